@@ -1,0 +1,1 @@
+//! IR -> CUDA C++ stress kernels, compiled with NVRTC and launched through cudarc.

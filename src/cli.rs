@@ -1,0 +1,70 @@
+//! Command-line arguments. Each subcommand's behaviour lives in `cmd/<name>.rs`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Exit codes that CI systems rely on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// No error-level finding.
+    Clean = 0,
+    /// Error-level findings (or warnings with `--deny warnings`).
+    Findings = 1,
+    /// Bad input, usage or configuration.
+    BadInput = 2,
+    /// A search stopped at a limit.
+    Inconclusive = 3,
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "phasecheck",
+    version,
+    about = "Checks and fuzzes GPU barrier protocols (.phase files)"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Explore every interleaving of each file and report deadlocks, UB and races.
+    Verify(VerifyArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// `NAME=VALUE` for `--param`.
+pub fn parse_param(s: &str) -> Result<(String, i64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))?;
+    let value = value.trim().replace('_', "");
+    let parsed = if let Some(hex) = value.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16)
+    } else if let Some(bin) = value.strip_prefix("0b") {
+        i64::from_str_radix(bin, 2)
+    } else {
+        value.parse()
+    };
+    let value = parsed.map_err(|_| format!("`{value}` is not an integer"))?;
+    Ok((name.trim().to_string(), value))
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The .phase files to check.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Override a parameter: `--param K=64` (repeatable).
+    #[arg(long = "param", short = 'p', value_parser = parse_param)]
+    pub params: Vec<(String, i64)>,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}

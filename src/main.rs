@@ -1,0 +1,16 @@
+//! `phasecheck`: correctness checker and GPU fuzzer for barrier protocols.
+
+mod cli;
+mod cmd;
+mod report;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let code = match cli.command {
+        cli::Command::Verify(args) => cmd::verify::run(&args),
+    };
+    ExitCode::from(code as u8)
+}

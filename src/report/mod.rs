@@ -1,0 +1,34 @@
+//! Reporters: each output format is one small file.
+
+pub mod human;
+pub mod json;
+pub mod load_errors;
+
+use crate::cli::Exit;
+use checker::{Report, Severity, Verdict};
+
+/// Exit code of one checked program.
+pub fn exit_code(report: &Report) -> Exit {
+    if report
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Error)
+    {
+        Exit::Findings
+    } else if report.verdict == Verdict::Inconclusive {
+        Exit::Inconclusive
+    } else {
+        Exit::Clean
+    }
+}
+
+/// Combine exit codes of several files: bad input beats findings beats inconclusive.
+pub fn worse(a: Exit, b: Exit) -> Exit {
+    let rank = |e: Exit| match e {
+        Exit::Clean => 0,
+        Exit::Inconclusive => 1,
+        Exit::Findings => 2,
+        Exit::BadInput => 3,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
