@@ -3,6 +3,7 @@
 //!
 //! It never prints. Entry point: [`check`].
 
+pub mod lints;
 pub mod report;
 pub mod rules;
 
