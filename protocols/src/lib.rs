@@ -7,6 +7,7 @@ mod ast;
 pub mod diagnostics;
 pub mod eval;
 pub mod ir;
+pub mod ir_display;
 mod lexer;
 mod loader;
 mod parser;
