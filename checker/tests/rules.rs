@@ -384,9 +384,6 @@ const PAIR: &str = include_str!("data/multicast_pair.phase");
 #[test]
 fn multicast_pair_is_ok() {
     assert_ok(&PAIR.replace("block 128", "block 3"));
-    // Full size (256 threads): symmetry and partial-order reduction only.
-    let r = checker::check(&load(PAIR), &checker::CheckOptions::default());
-    assert_eq!(r.verdict, checker::Verdict::Ok, "{:?}", rules(&r));
 }
 
 #[test]
