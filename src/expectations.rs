@@ -61,8 +61,8 @@ pub struct FileResult {
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut found = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let meta =
+            std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         if meta.is_dir() {
             walk(path, &mut found)?;
         } else {
@@ -171,12 +171,14 @@ pub fn judge(expect: &Expect, report: &Report) -> Result<(), String> {
             .findings
             .iter()
             .any(|f| f.severity == Severity::Error),
-        ExpectVerdict::Warning => report.findings.iter().any(|f| {
-            f.severity == Severity::Warning && Some(f.rule.name) == rule.map(|r| r.name)
-        }),
-        _ => report.findings.iter().any(|f| {
-            Some(f.class()) == class && rule.is_none_or(|r| f.rule.name == r.name)
-        }),
+        ExpectVerdict::Warning => report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Warning && Some(f.rule.name) == rule.map(|r| r.name)),
+        _ => report
+            .findings
+            .iter()
+            .any(|f| Some(f.class()) == class && rule.is_none_or(|r| f.rule.name == r.name)),
     };
     if holds {
         Ok(())
@@ -192,7 +194,12 @@ pub fn summarize(report: &Report) -> String {
     }
     let mut parts: Vec<String> = Vec::new();
     for f in &report.findings {
-        let s = format!("{} {} ({})", f.class().as_str(), f.rule.name, f.severity.as_str());
+        let s = format!(
+            "{} {} ({})",
+            f.class().as_str(),
+            f.rule.name,
+            f.severity.as_str()
+        );
         if !parts.contains(&s) {
             parts.push(s);
         }
@@ -359,7 +366,9 @@ pub fn status(result: &CaseResult, gaps: &KnownGaps) -> Status {
             g.line
         )),
         (Outcome::Fail(why), None) => Status::Fail(why.clone()),
-        (Outcome::Fail(why), Some(g)) => Status::KnownGap(format!("{why}; known gap: {}", g.reason)),
+        (Outcome::Fail(why), Some(g)) => {
+            Status::KnownGap(format!("{why}; known gap: {}", g.reason))
+        }
         (Outcome::LoadError(why), _) => Status::Fail(format!("load error: {why}")),
     }
 }

@@ -224,7 +224,10 @@ fn every_rule_has_a_hazard_pair_that_differs_in_one_line() {
                 rule.name
             ));
         }
-        if !expect_lines(&pass_text).iter().any(|l| l.starts_with("expect ok")) {
+        if !expect_lines(&pass_text)
+            .iter()
+            .any(|l| l.starts_with("expect ok"))
+        {
             problems.push(format!("{}: no `expect ok` line", pass.display()));
         }
         if !differ_in_one_line(
@@ -293,10 +296,9 @@ fn pass_twins_do_not_trigger_their_rule() {
         match (triggered, gaps.find(&case)) {
             (false, None) => {}
             (true, Some(_)) => {}
-            (true, None) => problems.push(format!(
-                "{name}: the pass twin triggers `{}`",
-                rule.name
-            )),
+            (true, None) => {
+                problems.push(format!("{name}: the pass twin triggers `{}`", rule.name))
+            }
             (false, Some(g)) => problems.push(format!(
                 "{GAPS}:{}: `{name}: {text}` passes now: remove it",
                 g.line
@@ -356,7 +358,10 @@ mod judging {
 
     #[test]
     fn ok_means_no_error_level_finding() {
-        let warn = report(Verdict::Ok, vec![finding("parity-not-bit", Severity::Warning)]);
+        let warn = report(
+            Verdict::Ok,
+            vec![finding("parity-not-bit", Severity::Warning)],
+        );
         assert!(judge(&expect(ExpectVerdict::Ok, None), &warn).is_ok());
         let bad = report(Verdict::Hazard, vec![finding("deadlock", Severity::Error)]);
         assert!(judge(&expect(ExpectVerdict::Ok, None), &bad).is_err());
@@ -364,7 +369,10 @@ mod judging {
 
     #[test]
     fn verdicts_match_class_and_rule() {
-        let r = report(Verdict::Hazard, vec![finding("stale-token", Severity::Error)]);
+        let r = report(
+            Verdict::Hazard,
+            vec![finding("stale-token", Severity::Error)],
+        );
         assert!(judge(&expect(ExpectVerdict::Ub, None), &r).is_ok());
         assert!(judge(&expect(ExpectVerdict::Ub, Some("stale-token")), &r).is_ok());
         assert!(judge(&expect(ExpectVerdict::Ub, Some("reinit")), &r).is_err());
@@ -376,9 +384,18 @@ mod judging {
 
     #[test]
     fn warnings_need_a_warning_of_that_rule() {
-        let r = report(Verdict::Ok, vec![finding("parity-not-bit", Severity::Warning)]);
+        let r = report(
+            Verdict::Ok,
+            vec![finding("parity-not-bit", Severity::Warning)],
+        );
         assert!(judge(&expect(ExpectVerdict::Warning, Some("parity-not-bit")), &r).is_ok());
-        assert!(judge(&expect(ExpectVerdict::Warning, Some("unified-pipeline")), &r).is_err());
+        assert!(
+            judge(
+                &expect(ExpectVerdict::Warning, Some("unified-pipeline")),
+                &r
+            )
+            .is_err()
+        );
         assert!(judge(&expect(ExpectVerdict::Warning, None), &r).is_err());
     }
 
@@ -408,4 +425,43 @@ mod judging {
         assert!(KnownGaps::parse("corpus/a.phase: expect ok\n").is_err());
         assert!(KnownGaps::parse("no colon here # why\n").is_err());
     }
+}
+
+/// The `phasecheck explain` text of each rule shows its hazard pair: the `# Example` block is
+/// the fail file and the `# Fix` block the pass file (comments aside), so every doc example is
+/// itself checked by the corpus test.
+#[test]
+fn rule_docs_show_their_hazard_pair() {
+    let mut problems = Vec::new();
+    for rule in checker::rules::ALL {
+        let dir = Path::new(CORPUS).join("hazards").join(rule.name);
+        let Some((fail, pass)) = hazard_pair(&dir) else {
+            continue; // reported by the pair test
+        };
+        for section in ["# What", "# Why", "# Example", "# Fix", "# Source"] {
+            if !rule.doc.contains(section) {
+                problems.push(format!("{}: doc has no `{section}` section", rule.name));
+            }
+        }
+        let blocks: Vec<String> = rule
+            .doc
+            .split("```phase\n")
+            .skip(1)
+            .filter_map(|b| b.split("```").next())
+            .map(str::to_string)
+            .collect();
+        for (i, file) in [fail, pass].iter().enumerate() {
+            let text = std::fs::read_to_string(file).unwrap();
+            let shown = blocks.get(i).map(|b| significant_lines(b));
+            if shown.as_ref() != Some(&significant_lines(&text)) {
+                problems.push(format!(
+                    "{}: ```phase block {} of the doc is not {}",
+                    rule.name,
+                    i + 1,
+                    file.display()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
