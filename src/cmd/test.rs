@@ -50,7 +50,7 @@ pub fn run(args: &TestArgs) -> Exit {
             .map(|n| n.get())
             .unwrap_or(1)
     });
-    let results = expectations::check_files(&files, &options, jobs);
+    let results = expectations::check_files(&files, &options, jobs, &|_| false);
 
     let (mut passed, mut failed, mut known, mut load_errors) = (0usize, 0usize, 0usize, 0usize);
     for file in &results {
