@@ -471,18 +471,18 @@ pub fn status(result: &CaseResult, gaps: &KnownGaps) -> Status {
     }
 }
 
-/// Known-gap entries that match no case: stale entries. With `every_file` all entries count;
-/// otherwise only entries naming one of the checked files (a run over a subset of a suite).
+/// Known-gap entries that name one of `files` (files checked with all their `expect` lines)
+/// but match none of its cases: stale entries.
 pub fn unmatched_gaps<'a>(
     gaps: &'a KnownGaps,
     results: &[FileResult],
-    every_file: bool,
+    files: &[String],
 ) -> Vec<&'a Gap> {
     gaps.entries
         .iter()
         // Other entries (`path: no RULE`, used by tests/corpus.rs) are not expect lines.
         .filter(|g| g.text.starts_with("expect"))
-        .filter(|g| every_file || results.iter().any(|f| f.file == g.file))
+        .filter(|g| files.contains(&g.file))
         .filter(|g| {
             !results.iter().any(|f| {
                 f.cases.as_ref().is_ok_and(|cs| {

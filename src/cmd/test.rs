@@ -91,7 +91,12 @@ pub fn run(args: &TestArgs) -> Exit {
         }
     }
     if let Some(path) = &args.known_gaps {
-        for gap in expectations::unmatched_gaps(&gaps, &results, false) {
+        let whole_files: Vec<String> = files
+            .iter()
+            .filter(|t| t.lines.is_none())
+            .map(|t| expectations::display_name(&t.path))
+            .collect();
+        for gap in expectations::unmatched_gaps(&gaps, &results, &whole_files) {
             failed += 1;
             println!(
                 "FAIL {}:{}: known gap `{}: {}` matches no expect line: remove it",
