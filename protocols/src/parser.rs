@@ -614,6 +614,10 @@ impl<'a> Parser<'a> {
     // ---- statements ----
 
     fn block(&mut self) -> R<Vec<Stmt>> {
+        // The `{` may start on the next line.
+        if self.kind() == Tok::Newline && self.peek_at(1).kind == Tok::LBrace {
+            self.bump();
+        }
         let open = self.expect(Tok::LBrace)?;
         if self.block_depth >= MAX_BLOCK_DEPTH {
             self.errors.push(LoadError {
