@@ -252,6 +252,23 @@ pub fn summarize(report: &Report) -> String {
     parts.join(", ")
 }
 
+thread_local! {
+    /// Where the last panic on this thread happened (set by [`quiet_panics`]'s hook).
+    static PANIC_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Replace the panic hook with one that only records where a panic happened, so that a checker
+/// panic caught by [`check_caught`] is reported as one failure line instead of a backtrace.
+pub fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let at = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        PANIC_AT.with(|p| *p.borrow_mut() = Some(at));
+    }));
+}
+
 /// Check a program; a panic in the checker becomes an error message (one bad case must not
 /// take the whole suite down).
 pub fn check_caught(
@@ -267,7 +284,10 @@ pub fn check_caught(
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
-        format!("the checker panicked: {msg}")
+        match PANIC_AT.with(|p| p.borrow_mut().take()) {
+            Some(at) => format!("the checker panicked at {at}: {msg}"),
+            None => format!("the checker panicked: {msg}"),
+        }
     })
 }
 

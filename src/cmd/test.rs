@@ -50,6 +50,7 @@ pub fn run(args: &TestArgs) -> Exit {
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    expectations::quiet_panics();
     let results = expectations::check_files(&files, &options, jobs, &|_| false);
 
     let (mut passed, mut failed, mut known, mut load_errors) = (0usize, 0usize, 0usize, 0usize);
