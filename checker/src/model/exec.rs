@@ -269,7 +269,9 @@ impl<'m, 'p> Exec<'m, 'p> {
         if b.valid {
             return true;
         }
-        let who = t.map(|t| self.name(t).to_string()).unwrap_or_else(|| "an async operation".into());
+        let who = t
+            .map(|t| self.name(t).to_string())
+            .unwrap_or_else(|| "an async operation".into());
         let name = &self.m.bar_names[bar as usize];
         if b.quit_inval {
             self.fail(
@@ -330,7 +332,9 @@ impl<'m, 'p> Exec<'m, 'p> {
     fn arrive_on(&mut self, t: Option<u32>, bar: u32, count: i64, span: Span) -> bool {
         let b = self.state.bars[bar as usize];
         let name = self.m.bar_names[bar as usize].clone();
-        let who = t.map(|t| self.name(t).to_string()).unwrap_or_else(|| "an async arrive-on".into());
+        let who = t
+            .map(|t| self.name(t).to_string())
+            .unwrap_or_else(|| "an async arrive-on".into());
         if b.phase > 0 && !b.consumed {
             self.flag(
                 MFinding::new(
@@ -705,8 +709,13 @@ impl<'m, 'p> Exec<'m, 'p> {
             .filter(|&u| self.m.threads[u as usize].tid / 32 == warp)
             .filter(|&u| self.state.threads[u as usize].mode.live())
             .collect();
-        let in_sync = |m: Mode| matches!(m, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect));
-        if lanes.is_empty() || !lanes.iter().all(|&u| in_sync(self.state.threads[u as usize].mode)) {
+        let in_sync =
+            |m: Mode| matches!(m, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect));
+        if lanes.is_empty()
+            || !lanes
+                .iter()
+                .all(|&u| in_sync(self.state.threads[u as usize].mode))
+        {
             return;
         }
         let first = &self.state.threads[lanes[0] as usize];
@@ -808,7 +817,9 @@ impl<'m, 'p> Exec<'m, 'p> {
             ) => {
                 let inst = base + block * o.count() + i;
                 let bars = bar_base + (inst - base) * 2 * stages;
-                let unified = producers == consumers && *producers == self.m.kernels[self.m.threads[t as usize].kernel as usize].block;
+                let unified = producers == consumers
+                    && *producers
+                        == self.m.kernels[self.m.threads[t as usize].kernel as usize].block;
                 Some(PipeRef {
                     id: inst,
                     block: Some((bars, *stages)),
@@ -999,7 +1010,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 let count = tryo!(self.eval(t, count));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "init on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "init on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 if self.state.bars[b as usize].valid {
@@ -1038,7 +1053,11 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::Inval { bar } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "inval on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "inval on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "invalidates"));
@@ -1046,9 +1065,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let in_flight = self.state.events.iter().any(|e| match e {
                     Event::Tma { bar, .. } | Event::CpArrive { bar, .. } => *bar == b,
                 });
-                let waiter = (0..self.m.nthreads()).find(|&u| {
-                    u != t && waits_on(self.m, &self.state, u) == Some(b)
-                });
+                let waiter = (0..self.m.nthreads())
+                    .find(|&u| u != t && waits_on(self.m, &self.state, u) == Some(b));
                 if in_flight || waiter.is_some() {
                     let why = match waiter {
                         Some(u) => format!("{} still waits on it", self.name(u)),
@@ -1182,7 +1200,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 let p = tryo!(self.eval(t, parity));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "wait on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "wait on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "waits on"));
@@ -1191,11 +1213,19 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.observe(t, b, span, true);
                 Done::Next
             }
-            Op::TestWait { bar, parity, result } => {
+            Op::TestWait {
+                bar,
+                parity,
+                result,
+            } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 let p = tryo!(self.eval(t, parity));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "test_wait on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "test_wait on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "tests"));
@@ -1210,7 +1240,11 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::WaitToken { bar, token, .. } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "wait on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "wait on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "waits on"));
@@ -1241,7 +1275,11 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::ArriveAndWait { bar } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "arrive_and_wait on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "arrive_and_wait on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "arrives on"));
@@ -1270,7 +1308,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let blocking = matches!(op, Op::BarSync { .. });
                 let idv = tryo!(self.eval(t, id));
                 if !(0..16).contains(&idv) {
-                    self.fail(&rules::model_error::RULE, id.span, format!("named barrier id {idv} is outside 0..15"));
+                    self.fail(
+                        &rules::model_error::RULE,
+                        id.span,
+                        format!("named barrier id {idv} is outside 0..15"),
+                    );
                     return Done::Handled;
                 }
                 let idv = idv as u8;
@@ -1280,14 +1322,19 @@ impl<'m, 'p> Exec<'m, 'p> {
                     None => 0,
                 };
                 if c < 0 || c > 1024 {
-                    self.fail(&rules::count_range::RULE, span, format!("named barrier count {c} is outside 0..1024"));
+                    self.fail(
+                        &rules::count_range::RULE,
+                        span,
+                        format!("named barrier count {c} is outside 0..1024"),
+                    );
                     return Done::Handled;
                 }
                 let slot = block as usize * 16 + idv as usize;
                 let cur = self.state.named[slot];
                 let busy = cur.arrived > 0
                     || self.block_threads(block).any(|u| {
-                        self.state.threads[u as usize].mode == Mode::Sync(SyncKind::Named { id: idv })
+                        self.state.threads[u as usize].mode
+                            == Mode::Sync(SyncKind::Named { id: idv })
                     });
                 if busy && cur.count != c as u16 {
                     self.fail(
@@ -1301,7 +1348,10 @@ impl<'m, 'p> Exec<'m, 'p> {
                     self.fail(
                         &rules::named_barrier_rearrive::RULE,
                         span,
-                        format!("{} arrives on named barrier {idv} again before its use completed", self.name(t)),
+                        format!(
+                            "{} arrives on named barrier {idv} again before its use completed",
+                            self.name(t)
+                        ),
                     );
                     return Done::Handled;
                 }
@@ -1423,14 +1473,25 @@ impl<'m, 'p> Exec<'m, 'p> {
                     let buf_o = self.m.program.object(dst.object).count();
                     let b = b_own + (block - own_block) * bar_o;
                     let x = x_own + (block - own_block) * buf_o;
-                    let b = if block >= own_block { b } else { b_own - (own_block - block) * bar_o };
-                    let x = if block >= own_block { x } else { x_own - (own_block - block) * buf_o };
+                    let b = if block >= own_block {
+                        b
+                    } else {
+                        b_own - (own_block - block) * bar_o
+                    };
+                    let x = if block >= own_block {
+                        x
+                    } else {
+                        x_own - (own_block - block) * buf_o
+                    };
                     if block != own_block {
                         if !self.live_block(block) {
                             self.fail(
                                 &rules::remote_cta_exited::RULE,
                                 span,
-                                format!("{} multicasts into block {c}, whose threads all finished", self.name(t)),
+                                format!(
+                                    "{} multicasts into block {c}, whose threads all finished",
+                                    self.name(t)
+                                ),
                             );
                             return Done::Handled;
                         }
@@ -1493,7 +1554,11 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::CpAsyncArrive { bar, noinc } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "cp_async_arrive on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "cp_async_arrive on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "tracks copies on"));
@@ -1760,7 +1825,10 @@ pub fn pipe_wait(m: &PhaseModel, s: &State, t: u32, op: &Op) -> Option<(u32, i64
     Some(if producer {
         (bars + ps.head % stages, i64::from(ps.consumed_parity))
     } else {
-        (bars + stages + ps.tail % stages, i64::from(ps.produced_parity))
+        (
+            bars + stages + ps.tail % stages,
+            i64::from(ps.produced_parity),
+        )
     })
 }
 
@@ -1805,6 +1873,14 @@ pub fn enabled(m: &PhaseModel, s: &State, t: u32) -> bool {
             !bs.valid || f(bs)
         }
     };
+    // Waits on a peer block's barrier are enabled: the step reports `remote-op`.
+    if let Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } = op {
+        if let Some(b) = peek_bar(m, s, t, bar) {
+            if m.bar_block[b as usize] != m.block_of(t) {
+                return true;
+            }
+        }
+    }
     match op {
         Op::WaitParity { bar, parity, .. } => {
             let b = peek_bar(m, s, t, bar);
@@ -1876,13 +1952,19 @@ pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         else {
             continue;
         };
-        let Some(b) = peek_bar(m, s, t, bar) else { continue };
+        let Some(b) = peek_bar(m, s, t, bar) else {
+            continue;
+        };
         let bs = &s.bars[b as usize];
         if !bs.valid {
             continue;
         }
-        let Ok(p) = m.eval(parity, t, &th.locals) else { continue };
-        let Some(tr) = th.tracks.iter().find(|x| x.bar == b) else { continue };
+        let Ok(p) = m.eval(parity, t, &th.locals) else {
+            continue;
+        };
+        let Some(tr) = th.tracks.iter().find(|x| x.bar == b) else {
+            continue;
+        };
         if tr.last_obs == NONE {
             continue;
         }
@@ -1910,4 +1992,116 @@ pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
             );
         }
     }
+}
+
+/// Partial-order reduction: the first enabled thread step that is independent of everything
+/// any other actor can still do (docs/design.md, "Partial-order reduction"):
+/// - a read (or `mma`) of a buffer no other live thread can still write and no in-flight copy
+///   writes;
+/// - a write of a buffer no other live thread can still read or write and no in-flight
+///   operation touches;
+/// - a passing wait on a barrier no other live thread can still signal, init or invalidate
+///   and no in-flight event targets;
+/// - a visible `exit`/end when no other live thread can still address a peer block and no
+///   in-flight copy crosses blocks.
+pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
+    if !m.por {
+        return None;
+    }
+    let n = m.nthreads();
+    actions
+        .iter()
+        .copied()
+        .take_while(|&a| a < n)
+        .find(|&t| safe(m, s, t))
+}
+
+/// Can a live thread other than `t` still do `f` (given its reach at its pc and whether
+/// `block` is its own block)?
+fn others_reach(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    block: u32,
+    f: impl Fn(&super::code::Reach, usize, bool) -> bool,
+) -> bool {
+    (0..m.nthreads()).any(|u| {
+        if u == t {
+            return false;
+        }
+        let th = &s.threads[u as usize];
+        th.mode.live()
+            && f(
+                &m.kernels[m.threads[u as usize].kernel as usize].reach,
+                th.pc as usize,
+                block == u32::MAX || m.block_of(u) == block,
+            )
+    })
+}
+
+fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
+    use super::code::has;
+    let th = &s.threads[t as usize];
+    match &m.code_of(t).instrs[th.pc as usize] {
+        Instr::Exit { .. } | Instr::End { .. } => {
+            let crossing = s.events.iter().any(|e| match *e {
+                Event::Tma { bar, issuer, .. } => m.bar_block[bar as usize] != m.block_of(issuer),
+                Event::CpArrive { .. } => false,
+            });
+            !crossing && !others_reach(m, s, t, u32::MAX, |r, pc, _| r.remote[pc])
+        }
+        Instr::Op { op, .. } => match op {
+            Op::Read { buf } | Op::Load { global: buf } | Op::Mma { buf } => {
+                let obj = buf.object.0;
+                let Some(x) = peek_bar(m, s, t, buf) else {
+                    return false;
+                };
+                let in_flight = s
+                    .events
+                    .iter()
+                    .any(|e| matches!(*e, Event::Tma { buf, .. } if buf == x))
+                    || s.threads.iter().any(|th| th.cp.iter().any(|c| c.buf == x));
+                let block = buf_block(m, x);
+                !in_flight
+                    && !others_reach(m, s, t, block, |r, pc, own| has(&r.writes[pc], obj, own))
+            }
+            Op::Write { buf } | Op::Store { global: buf } => {
+                let obj = buf.object.0;
+                let Some(x) = peek_bar(m, s, t, buf) else {
+                    return false;
+                };
+                let in_flight = s
+                    .events
+                    .iter()
+                    .any(|e| matches!(*e, Event::Tma { buf, .. } if buf == x))
+                    || s.threads.iter().any(|th| {
+                        th.cp.iter().any(|c| c.buf == x) || th.bulk.iter().any(|b| b.0 == x)
+                    });
+                let block = buf_block(m, x);
+                !in_flight
+                    && !others_reach(m, s, t, block, |r, pc, own| {
+                        has(&r.writes[pc], obj, own) || has(&r.reads[pc], obj, own)
+                    })
+            }
+            Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::TestWait { bar, .. } => {
+                let obj = bar.object.0;
+                let Some(b) = peek_bar(m, s, t, bar) else {
+                    return false;
+                };
+                let targeted = s.events.iter().any(|e| match *e {
+                    Event::Tma { bar, .. } | Event::CpArrive { bar, .. } => bar == b,
+                });
+                let block = m.bar_block[b as usize];
+                !targeted
+                    && !others_reach(m, s, t, block, |r, pc, own| has(&r.signals[pc], obj, own))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Block of a buffer instance (`u32::MAX` for globals, which every thread may touch).
+fn buf_block(m: &PhaseModel, x: u32) -> u32 {
+    m.buf_block[x as usize]
 }
