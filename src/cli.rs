@@ -32,6 +32,8 @@ pub struct Cli {
 pub enum Command {
     /// Explore every interleaving of each file and report deadlocks, UB and races.
     Verify(VerifyArgs),
+    /// Run every `expect` line of the .phase files under PATHS (a protocol test suite).
+    Test(TestArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -104,4 +106,24 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("`{s}` is not a size (e.g. 512M, 6G)"))?;
     n.checked_mul(mult)
         .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+#[derive(Args, Debug)]
+pub struct TestArgs {
+    /// Files, directories (searched recursively for *.phase) or FILE:LINE (one expect line);
+    /// default: the current directory.
+    pub paths: Vec<PathBuf>,
+    /// A list of expected failures (`path: expect-line-text  # reason` per line); a listed
+    /// line that passes fails the run, so the list can only shrink.
+    #[arg(long, value_name = "FILE")]
+    pub known_gaps: Option<PathBuf>,
+    /// Stop each search after this many states (the verdict is then inconclusive, a failure).
+    #[arg(long, value_name = "N")]
+    pub max_states: Option<u64>,
+    /// Files checked at once (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Print each line's load-and-check time.
+    #[arg(long)]
+    pub timings: bool,
 }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod cmd;
+mod expectations;
 mod report;
 
 use clap::Parser;
@@ -11,6 +12,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let code = match cli.command {
         cli::Command::Verify(args) => cmd::verify::run(&args),
+        cli::Command::Test(args) => cmd::test::run(&args),
     };
     ExitCode::from(code as u8)
 }
