@@ -1048,6 +1048,10 @@ impl<'m, 'p> Exec<'m, 'p> {
                     init_by: t,
                     quit_inval: false,
                 };
+                // A new life of the barrier: phases observed in the old one do not count.
+                for th in self.state.threads.iter_mut() {
+                    th.tracks.retain(|x| x.bar != b);
+                }
                 Done::Next
             }
             Op::Inval { bar } => {
@@ -1468,21 +1472,12 @@ impl<'m, 'p> Exec<'m, 'p> {
                         continue;
                     }
                     let block = k.first_block + c;
-                    // Same CTA-relative offset in block c.
-                    let bar_o = self.m.program.object(bar.object).count();
-                    let buf_o = self.m.program.object(dst.object).count();
-                    let b = b_own + (block - own_block) * bar_o;
-                    let x = x_own + (block - own_block) * buf_o;
-                    let b = if block >= own_block {
-                        b
-                    } else {
-                        b_own - (own_block - block) * bar_o
-                    };
-                    let x = if block >= own_block {
-                        x
-                    } else {
-                        x_own - (own_block - block) * buf_o
-                    };
+                    // Same CTA-relative offset in block c (signed: c may precede this block).
+                    let bar_o = i64::from(self.m.program.object(bar.object).count());
+                    let buf_o = i64::from(self.m.program.object(dst.object).count());
+                    let delta = i64::from(block) - i64::from(own_block);
+                    let b = (i64::from(b_own) + delta * bar_o) as u32;
+                    let x = (i64::from(x_own) + delta * buf_o) as u32;
                     if block != own_block {
                         if !self.live_block(block) {
                             self.fail(
@@ -1657,8 +1652,12 @@ impl<'m, 'p> Exec<'m, 'p> {
             }
             Op::Quit { pipe } => {
                 let p = tryo!(self.pipe(t, pipe));
-                ensure!(self.pipe_check(t, &p, true, span, "quit") || true);
-                if self.stop {
+                if self.pipe_state(t, p.id).quit {
+                    self.fail(
+                        &rules::after_quit::RULE,
+                        span,
+                        format!("{} calls `quit` twice", self.name(t)),
+                    );
                     return Done::Handled;
                 }
                 self.pipe_state(t, p.id).quit = true;

@@ -620,7 +620,10 @@ impl<'p> PhaseModel<'p> {
                                 };
                             }
                         }
-                        let users = if *producers == *consumers {
+                        let block_size =
+                            self.kernels[self.blocks[(inst / o.count()) as usize].0 as usize].block;
+                        // Unified: every thread both produces and consumes.
+                        let users = if *producers == *consumers && *producers == block_size {
                             *producers
                         } else {
                             producers + consumers

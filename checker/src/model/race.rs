@@ -36,7 +36,24 @@ struct Enabled {
     buf: u32,
     kind: AccessKind,
     span: Span,
-    what: String,
+    /// Statement keyword (thread accesses).
+    kw: &'static str,
+}
+
+impl Enabled {
+    /// Described only when a finding is made (this runs in every state).
+    fn what(&self, m: &PhaseModel) -> String {
+        let name = &m.threads[self.thread as usize].name;
+        let buf = &m.buf_names[self.buf as usize];
+        match self.agent {
+            Agent::Thread(_) => format!("{name} `{} {buf}`", self.kw),
+            Agent::AsyncOf(_) if self.kind == AccessKind::Write => {
+                format!("the in-flight cp.async of {name} into `{buf}`")
+            }
+            Agent::AsyncOf(_) => format!("the in-flight TMA store of {name} reading `{buf}`"),
+            Agent::Tma(_) => format!("the in-flight TMA copy of {name} into `{buf}`"),
+        }
+    }
 }
 
 /// Release scope needed to order an access of `u` before one of `v`.
@@ -68,7 +85,6 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
     let mut v = Vec::new();
     for t in 0..m.nthreads() {
         let th = &s.threads[t as usize];
-        let name = &m.threads[t as usize].name;
         if th.mode == Mode::Ready {
             if let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize] {
                 let acc = match op {
@@ -85,7 +101,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                             buf: x,
                             kind,
                             span: *span,
-                            what: format!("{name} `{} {}`", op.keyword(), m.buf_names[x as usize]),
+                            kw: op.keyword(),
                         });
                     }
                 }
@@ -98,10 +114,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 buf: c.buf,
                 kind: AccessKind::Write,
                 span: m.code_of(t).instrs[c.pc as usize].span(),
-                what: format!(
-                    "the in-flight cp.async of {name} into `{}`",
-                    m.buf_names[c.buf as usize]
-                ),
+                kw: "cp_async",
             });
         }
         for &(x, _, pc) in &th.bulk {
@@ -111,10 +124,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 buf: x,
                 kind: AccessKind::AsyncRead,
                 span: m.code_of(t).instrs[pc as usize].span(),
-                what: format!(
-                    "the in-flight TMA store of {name} reading `{}`",
-                    m.buf_names[x as usize]
-                ),
+                kw: "tma_store",
             });
         }
     }
@@ -129,10 +139,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 buf,
                 kind: AccessKind::AsyncWrite,
                 span: m.code_of(issuer).instrs[pc as usize].span(),
-                what: format!(
-                    "the in-flight TMA copy of {} into `{}`",
-                    m.threads[issuer as usize].name, m.buf_names[buf as usize]
-                ),
+                kw: "tma",
             });
         }
     }
@@ -157,7 +164,8 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                     second.span,
                     format!(
                         "{} and {} can happen at the same time: neither happens before the other",
-                        second.what, first.what
+                        second.what(m),
+                        first.what(m)
                     ),
                 )
                 .label(first.span, "the other access")
@@ -180,15 +188,17 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                     required_level(m, u, a.thread)
                 };
                 let e_span = m.code_of(u).instrs[e.pc as usize].span();
-                let e_what = format!(
-                    "the earlier {} of `{}` by {}",
-                    kind_word(e.kind),
-                    m.buf_names[e.buf as usize],
-                    m.threads[u as usize].name
-                );
+                let e_what = || {
+                    format!(
+                        "the earlier {} of `{}` by {}",
+                        kind_word(e.kind),
+                        m.buf_names[e.buf as usize],
+                        m.threads[u as usize].name
+                    )
+                };
                 if e.level < need && !(e.kind.is_async() && a.kind.is_async()) {
                     let why = if e.level == LVL_NONE {
-                        "it was never released by a barrier, and the event that let this access run carries no happens-before from it"
+                        "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access"
                     } else {
                         "it was released only at a scope too narrow for this accessor (cta vs cluster, or gpu across memory domains)"
                     };
@@ -196,7 +206,7 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                         MFinding::new(
                             &rules::data_race::RULE,
                             a.span,
-                            format!("{} is not ordered after {e_what}: {why}", a.what),
+                            format!("{} is not ordered after {}: {why}", a.what(m), e_what()),
                         )
                         .label(e_span, "the unordered access")
                         .help("publish the access with a release that the accessor acquires at a wide enough scope"),
@@ -207,8 +217,9 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                             &rules::missing_proxy_fence::RULE,
                             a.span,
                             format!(
-                                "{} through the async proxy follows {e_what} through the generic proxy with no fence_proxy_async in between",
-                                a.what
+                                "{} through the async proxy follows {} through the generic proxy with no fence_proxy_async in between",
+                                a.what(m),
+                                e_what()
                             ),
                         )
                         .label(e_span, "generic-proxy access")
