@@ -188,9 +188,9 @@ pub fn explore<M: Model>(
                         record(f, index, Some(a), &mut found);
                     }
                     let fp = fingerprint(&next);
-                    if !visited.contains_key(&fp) {
+                    if let std::collections::hash_map::Entry::Vacant(e) = visited.entry(fp) {
                         let new_index = parents.len() as u32;
-                        visited.insert(fp, new_index);
+                        e.insert(new_index);
                         parents.push((index, a));
                         queue_bytes += model.state_bytes(&next) as u64;
                         queue.push_back((next, new_index, depth + 1));
@@ -234,15 +234,15 @@ pub fn explore<M: Model>(
         let states = parents.len() as u64;
         let mem = states * VISITED_ENTRY_BYTES + queue_bytes;
         peak = peak.max(mem);
-        if states % 16_384 == 0 {
-            if let Some(cb) = progress {
-                cb(&Progress {
-                    states,
-                    depth,
-                    queued: queue.len() as u64,
-                    elapsed_ms: start.elapsed().as_millis() as u64,
-                });
-            }
+        if states.is_multiple_of(16_384)
+            && let Some(cb) = progress
+        {
+            cb(&Progress {
+                states,
+                depth,
+                queued: queue.len() as u64,
+                elapsed_ms: start.elapsed().as_millis() as u64,
+            });
         }
         if states >= limits.max_states {
             incomplete = Some((
@@ -265,10 +265,10 @@ pub fn explore<M: Model>(
             break;
         }
     }
-    if incomplete.is_none() {
-        if let Some(why) = bound_hit {
-            incomplete = Some((why, "every interleaving within the loop bound".to_string()));
-        }
+    if incomplete.is_none()
+        && let Some(why) = bound_hit
+    {
+        incomplete = Some((why, "every interleaving within the loop bound".to_string()));
     }
     Outcome {
         found,

@@ -1325,7 +1325,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     Some(c) => tryo!(self.eval(t, c)),
                     None => 0,
                 };
-                if c < 0 || c > 1024 {
+                if !(0..=1024).contains(&c) {
                     self.fail(
                         &rules::count_range::RULE,
                         span,
@@ -1873,12 +1873,11 @@ pub fn enabled(m: &PhaseModel, s: &State, t: u32) -> bool {
         }
     };
     // Waits on a peer block's barrier are enabled: the step reports `remote-op`.
-    if let Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } = op {
-        if let Some(b) = peek_bar(m, s, t, bar) {
-            if m.bar_block[b as usize] != m.block_of(t) {
-                return true;
-            }
-        }
+    if let Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } = op
+        && let Some(b) = peek_bar(m, s, t, bar)
+        && m.bar_block[b as usize] != m.block_of(t)
+    {
+        return true;
     }
     match op {
         Op::WaitParity { bar, parity, .. } => {

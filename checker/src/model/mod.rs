@@ -394,11 +394,11 @@ impl<'p> PhaseModel<'p> {
                         if code::uses_local(cond) {
                             continue;
                         }
-                        if let Ok(v) = model.eval_static(cond, ki as u32, c, t) {
-                            if v != 0 {
-                                role = Some(*r);
-                                break;
-                            }
+                        if let Ok(v) = model.eval_static(cond, ki as u32, c, t)
+                            && v != 0
+                        {
+                            role = Some(*r);
+                            break;
                         }
                     }
                     let mut name = String::new();

@@ -85,26 +85,26 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
     let mut v = Vec::new();
     for t in 0..m.nthreads() {
         let th = &s.threads[t as usize];
-        if th.mode == Mode::Ready {
-            if let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize] {
-                let acc = match op {
-                    Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
-                    Op::Write { buf } | Op::Store { global: buf } => Some((buf, AccessKind::Write)),
-                    Op::Mma { buf } => Some((buf, AccessKind::AsyncRead)),
-                    _ => None,
-                };
-                if let Some((r, kind)) = acc {
-                    if let Some(x) = peek_bar(m, s, t, r) {
-                        v.push(Enabled {
-                            agent: Agent::Thread(t),
-                            thread: t,
-                            buf: x,
-                            kind,
-                            span: *span,
-                            kw: op.keyword(),
-                        });
-                    }
-                }
+        if th.mode == Mode::Ready
+            && let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize]
+        {
+            let acc = match op {
+                Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
+                Op::Write { buf } | Op::Store { global: buf } => Some((buf, AccessKind::Write)),
+                Op::Mma { buf } => Some((buf, AccessKind::AsyncRead)),
+                _ => None,
+            };
+            if let Some((r, kind)) = acc
+                && let Some(x) = peek_bar(m, s, t, r)
+            {
+                v.push(Enabled {
+                    agent: Agent::Thread(t),
+                    thread: t,
+                    buf: x,
+                    kind,
+                    span: *span,
+                    kw: op.keyword(),
+                });
             }
         }
         for c in &th.cp {

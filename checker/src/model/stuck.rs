@@ -265,6 +265,7 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     }
     let cyclic = petgraph::algo::is_cyclic_directed(&g);
     // Fold threads blocked at the same statement on the same thing.
+    #[allow(clippy::type_complexity)]
     let mut groups: BTreeMap<(Span, String, String), (Vec<u32>, Vec<u32>)> = BTreeMap::new();
     for b in &blocked {
         let e = groups

@@ -43,6 +43,7 @@ pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
         sym_kernel.push(ok);
         exprs_of.push(exprs);
     }
+    #[allow(clippy::type_complexity)]
     let mut by_sig: BTreeMap<(u32, u32, Vec<Option<i64>>, u32), Vec<u32>> = BTreeMap::new();
     for t in 0..m.threads.len() as u32 {
         let ti = &m.threads[t as usize];
