@@ -1,3 +1,6 @@
 //! One module per subcommand.
 
+pub mod explain;
+pub mod lint;
+pub mod rules;
 pub mod verify;

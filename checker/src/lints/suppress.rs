@@ -38,7 +38,7 @@ pub fn did_you_mean(name: &str) -> Option<&'static Rule> {
                 r,
             )
         })
-        .filter(|(d, r)| *d <= (r.name.len() / 3).max(2))
+        .filter(|(d, _)| *d <= (name.len() / 3).max(2))
         .min_by_key(|(d, _)| *d)
         .map(|(_, r)| r)
 }
