@@ -87,6 +87,15 @@ fn declares_param(text: &str, name: &str) -> bool {
     })
 }
 
+/// The name a file is reported under: its path as found, without a leading `./`.
+fn display_name(path: &Path) -> String {
+    let s = path.display().to_string();
+    match s.strip_prefix("./") {
+        Some(rest) if !rest.is_empty() => rest.to_string(),
+        _ => s,
+    }
+}
+
 fn read(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
     String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
@@ -132,7 +141,7 @@ pub fn apply_levels(
 }
 
 fn check_file(job: &Job<'_>) -> FileResult {
-    let name = job.path.display().to_string();
+    let name = display_name(&job.path);
     let text = match read(&job.path) {
         Ok(t) => t,
         Err(msg) => {

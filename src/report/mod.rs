@@ -1,6 +1,8 @@
 //! Reporters: each output format is one small file.
 
 pub mod files;
+#[cfg(test)]
+mod fixtures;
 pub mod github;
 pub mod human;
 pub mod json;

@@ -8,6 +8,8 @@ mod interval;
 pub mod parity_not_bit;
 pub mod suppress;
 pub mod syncthreads_would_do;
+#[cfg(test)]
+mod tests;
 mod threads;
 pub mod unified_pipeline;
 pub mod wait_prior_over_8;
