@@ -429,3 +429,114 @@ fn explain_by_name_or_code_and_did_you_mean() {
         stderr(&o)
     );
 }
+
+/// Every `phasecheck lint` command in a code block of docs/ci.md, as arguments after `lint`.
+/// Shell tails (`|| ...`, comments) are cut; `$files` (the git hook) and the pre-commit `entry`
+/// get the files as arguments.
+fn documented_commands(files: &[String]) -> Vec<Vec<String>> {
+    let doc = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    let mut in_code = false;
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for line in doc.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        let Some(at) = line.find("phasecheck lint").filter(|_| in_code) else {
+            continue;
+        };
+        let cmd = &line[at + "phasecheck lint".len()..];
+        let cmd = cmd.split("||").next().unwrap().split(" #").next().unwrap();
+        let mut args: Vec<String> = Vec::new();
+        for word in cmd.split_whitespace() {
+            if word == "$files" {
+                args.extend(files.iter().cloned());
+            } else {
+                args.push(word.to_string());
+            }
+        }
+        if line.trim_start().starts_with("entry:") {
+            args.extend(files.iter().cloned());
+        }
+        if !out.contains(&args) {
+            out.push(args);
+        }
+    }
+    out
+}
+
+#[test]
+fn documented_ci_commands_run_on_the_corpus() {
+    let corpus = root().join("corpus");
+    if !corpus.is_dir() {
+        eprintln!("skipped: no corpus/ in this checkout (it lands with the corpus branch)");
+        return;
+    }
+    // A copy of the corpus is the project root the documented commands run in.
+    let dir = scratch("ci-doc");
+    let mut files = Vec::new();
+    let mut stack = vec![corpus.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(&corpus)
+                    .unwrap()
+                    .to_string_lossy()
+                    .to_string();
+                write(&dir, &rel, &std::fs::read_to_string(&p).unwrap());
+                if rel.ends_with(".phase") {
+                    files.push(rel);
+                }
+            }
+        }
+    }
+    files.sort();
+    let commands = documented_commands(&files);
+    assert!(
+        commands.len() >= 6,
+        "docs/ci.md documents the lint commands: {commands:?}"
+    );
+    for args in &commands {
+        let _ = std::fs::remove_file(dir.join("phasecheck.sarif"));
+        let mut full = vec!["lint"];
+        full.extend(args.iter().map(String::as_str));
+        let o = run(&dir, &full);
+        assert!(
+            matches!(code(&o), 0 | 1 | 3),
+            "`phasecheck {}` exited {}: {}",
+            full.join(" "),
+            code(&o),
+            stderr(&o)
+        );
+        let out = stdout(&o);
+        if args.iter().any(|a| a == "github") {
+            assert!(
+                out.lines()
+                    .all(|l| l.starts_with("::") || l.starts_with("phasecheck: ")),
+                "{out}"
+            );
+        }
+        if args.iter().any(|a| a == "sarif") {
+            let text = if args.iter().any(|a| a == "-o" || a == "--output") {
+                std::fs::read_to_string(dir.join("phasecheck.sarif")).unwrap()
+            } else {
+                out
+            };
+            validate_sarif(&serde_json::from_str(&text).unwrap());
+        }
+    }
+}
+
+#[test]
+fn documented_commands_are_found() {
+    let cmds = documented_commands(&["a.phase".to_string()]);
+    let has = |s: &str| cmds.iter().any(|c| c.join(" ") == s);
+    assert!(has("--format github"), "{cmds:?}");
+    assert!(has("--format sarif --output phasecheck.sarif"), "{cmds:?}");
+    assert!(has("a.phase"), "pre-commit entry and git hook: {cmds:?}");
+    assert!(has("-D warnings"), "{cmds:?}");
+}
