@@ -19,6 +19,9 @@ use crate::span::{SourceFile, Span};
 use crate::suggest::did_you_mean;
 use std::collections::HashMap;
 
+/// At most this many errors are reported per file (then one E0009 says how many more).
+pub const MAX_ERRORS: usize = 100;
+
 /// Load one file into the IR, with `overrides` replacing declared `param` values.
 pub fn load(file: &SourceFile, overrides: &[(String, i64)]) -> Result<Program, LoadErrors> {
     let lexed = lex(&file.text);
@@ -38,6 +41,17 @@ pub fn load(file: &SourceFile, overrides: &[(String, i64)]) -> Result<Program, L
     // Report in source order (errors without a place first), stable among equals.
     errors.sort_by_key(|e| e.span.map(|s| (1, s.start)).unwrap_or((0, 0)));
     errors.dedup();
+    if errors.len() > MAX_ERRORS {
+        let more = errors.len() - MAX_ERRORS;
+        errors.truncate(MAX_ERRORS);
+        errors.push(LoadError {
+            code: "E0009",
+            message: format!("too many errors; {more} more not shown"),
+            span: None,
+            label: String::new(),
+            help: Some("fix the errors above and load the file again".into()),
+        });
+    }
     Err(LoadErrors {
         file: file.clone(),
         errors,
