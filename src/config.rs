@@ -137,6 +137,7 @@ impl Limits {
             max_states: self.max_states.unwrap_or(d.max_states),
             max_memory_bytes: self.max_memory.unwrap_or(d.max_memory_bytes),
             max_loop_trips: self.max_loop_trips.unwrap_or(d.max_loop_trips),
+            ..d
         }
     }
 }

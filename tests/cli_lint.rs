@@ -46,13 +46,14 @@ fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
-/// A protocol whose only findings are static perf lints (a parity that is not a bit, on
-/// line 8), so the tests do not depend on what the search finds.
-const PARITY: &str = "protocol parity\nparam K = 4\nblock 32\nmbarrier b\n\
-if tid == 0 { init b, 32 }\nsyncthreads\nfor k in 0..K {\n  wait b parity k\n}\n";
+/// A correct protocol whose only finding is a static perf lint (a parity that is not a bit,
+/// on line 10).
+const PARITY: &str = "protocol parity\nparam K = 4\nblock 2\nmbarrier b\n\
+if tid == 0 { init b, 2 }\nsyncthreads\nfor k in 0..K {\n  arrive b\n  compute\n  \
+wait b parity k\n}\n";
 
 /// `consumer_wait_prior` with N from a param (default 4: fine; 12: over 8, line 7).
-const PRIOR: &str = "protocol prior\nparam N = 4\nblock 32\npipeline p thread\nbuffer x\n\
+const PRIOR: &str = "protocol prior\nparam N = 4\nblock 1\npipeline p thread\nbuffer x\n\
 memcpy_async x -> p; producer_commit p\nconsumer_wait_prior p, N\n";
 
 fn sarif_rule_ids(v: &Value) -> Vec<String> {
@@ -114,7 +115,7 @@ fn sarif_output_validates_against_the_oasis_schema() {
         .collect();
     assert_eq!(uris, ["a/parity.phase", "b/with%20space.phase"]);
     let region = &v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
-    assert_eq!(region["startLine"], 8);
+    assert_eq!(region["startLine"], 10);
     assert_eq!(region["startColumn"], 17);
     let notes = v["runs"][0]["invocations"][0]["toolExecutionNotifications"]
         .as_array()
@@ -257,7 +258,8 @@ fn configuration_is_found_per_file_and_validated() {
         "root config allows perf: {out}"
     );
     assert!(
-        out.contains("::error file=strict/p.phase,line=8,") && out.contains("PC404 parity-not-bit"),
+        out.contains("::error file=strict/p.phase,line=10,")
+            && out.contains("PC404 parity-not-bit"),
         "strict/ denies it: {out}"
     );
     assert_eq!(code(&o), 1, "denied in strict/: {}", stderr(&o));
@@ -337,14 +339,14 @@ fn suppressions_in_every_format() {
     let src = PARITY.replace(
         "  wait b parity k\n",
         "  wait b parity k  # phasecheck: allow(parity-not-bit) measured: k < 2 on real shapes\n  \
-         wait b parity 0  # phasecheck: allow(stale-token)\n",
+         compute  # phasecheck: allow(stale-token)\n",
     );
     write(&dir, "s.phase", &src);
     let o = run(&dir, &["lint", "--format", "github"]);
     let out = stdout(&o);
     assert!(!out.contains("PC404"), "{out}");
     assert!(
-        out.contains("::warning file=s.phase,line=9,") && out.contains("PC490 unused-suppression"),
+        out.contains("::warning file=s.phase,line=11,") && out.contains("PC490 unused-suppression"),
         "{out}"
     );
     let o = run(&dir, &["lint", "--format", "sarif"]);
@@ -372,7 +374,7 @@ fn human_output_has_no_colour_when_piped() {
     let o = run(&dir, &["lint"]);
     let out = stdout(&o);
     assert!(
-        out.contains("p.phase:8:") && out.contains("parity-not-bit"),
+        out.contains("p.phase:10:") && out.contains("parity-not-bit"),
         "{out}"
     );
     assert!(out.contains("checked 1 files"), "{out}");

@@ -178,17 +178,7 @@ fn check_file(job: &Job<'_>) -> FileResult {
         .cli_limits
         .over(config.map(|c| c.limits).unwrap_or_default());
     let mut report = checker::check(&program, &limits.options());
-    // `check` runs the static lints; add any it did not report (same rule and statement
-    // count once), so that lint output never depends on how `check` schedules them.
-    for f in checker::lints::run(&program) {
-        if !report
-            .findings
-            .iter()
-            .any(|g| g.rule == f.rule && g.span == f.span)
-        {
-            report.findings.push(f);
-        }
-    }
+    // `check` includes the static perf lints (`checker::lints::run`).
     let findings = std::mem::take(&mut report.findings);
     let findings = checker::lints::suppress::apply(&program, &file, findings);
     report.findings = apply_levels(findings, |r| level_for(r, config, job.cli));

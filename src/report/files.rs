@@ -123,7 +123,7 @@ pub fn human(results: &[FileResult], exit: Exit, color: bool) -> String {
         match &r.outcome {
             Outcome::Checked { program, report } => {
                 if !report.findings.is_empty() || report.incomplete.is_some() {
-                    out.push_str(&super::human::render(&r.file, program, report));
+                    out.push_str(&super::human::render(&r.file, program, report, color));
                 }
             }
             Outcome::LoadFailed(errors) => out.push_str(&super::load_errors::human(errors)),

@@ -199,7 +199,6 @@ fn github_snapshot() {
 }
 
 #[test]
-#[ignore = "report::json renders no findings until the checker branch (issue #3) lands"]
 fn every_finding_appears_in_every_format_with_its_rule() {
     let r = results();
     let human = files::human(&r, exit(&r), false);

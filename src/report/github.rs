@@ -50,7 +50,7 @@ pub fn render(results: &[FileResult]) -> String {
     let mut out = String::new();
     for r in results {
         match &r.outcome {
-            Outcome::Checked { report, .. } => {
+            Outcome::Checked { program, report } => {
                 for f in &report.findings {
                     let kind = match f.severity {
                         Severity::Error => "error",
@@ -60,7 +60,7 @@ pub fn render(results: &[FileResult]) -> String {
                     if let Some(h) = &f.help {
                         message.push_str(&format!("\nhelp: {h}"));
                     }
-                    if let Some(cmd) = super::sarif::replay_command(&r.file, f) {
+                    if let Some(cmd) = super::sarif::replay_command(&r.file, program, f) {
                         message.push_str(&format!("\nreplay: {cmd}"));
                     }
                     let title = format!("{} {}", f.rule.code, f.rule.name);

@@ -10,6 +10,7 @@
 
 use super::files::{FileResult, Outcome, Summary};
 use checker::{Finding, Rule, Severity};
+use protocols::ir::Program;
 use protocols::{SourceFile, Span};
 use serde_json::{Value, json};
 
@@ -107,13 +108,23 @@ fn location(file: &SourceFile, span: Span, message: Option<&str>) -> Value {
     loc
 }
 
-/// The command that replays a finding's interleaving.
-pub fn replay_command(file: &SourceFile, f: &Finding) -> Option<String> {
-    (!f.schedule.0.is_empty())
-        .then(|| format!("phasecheck verify {} --replay {}", file.name, f.schedule))
+/// The command that replays a finding's interleaving (with the parameter values it ran with).
+pub fn replay_command(file: &SourceFile, program: &Program, f: &Finding) -> Option<String> {
+    let overrides: String = program
+        .params
+        .iter()
+        .filter(|p| p.overridden)
+        .map(|p| format!(" --param {}={}", p.name, p.value))
+        .collect();
+    (!f.trace.is_empty()).then(|| {
+        format!(
+            "phasecheck verify {}{overrides} --replay {}",
+            file.name, f.schedule
+        )
+    })
 }
 
-fn code_flow(file: &SourceFile, f: &Finding) -> Value {
+fn code_flow(file: &SourceFile, program: &Program, f: &Finding) -> Value {
     // One threadFlow per thread, in order of first appearance; steps keep their global order.
     let mut threads: Vec<(&str, Vec<Value>)> = Vec::new();
     for (i, step) in f.trace.iter().enumerate() {
@@ -135,7 +146,7 @@ fn code_flow(file: &SourceFile, f: &Finding) -> Value {
         }
     }
     let mut message = format!("the shortest interleaving ({} steps)", f.trace.len());
-    if let Some(cmd) = replay_command(file, f) {
+    if let Some(cmd) = replay_command(file, program, f) {
         message.push_str(&format!("; replay: {cmd}"));
     }
     json!({
@@ -147,7 +158,7 @@ fn code_flow(file: &SourceFile, f: &Finding) -> Value {
     })
 }
 
-fn result(file: &SourceFile, f: &Finding, rules: &[&Rule]) -> Value {
+fn result(file: &SourceFile, program: &Program, f: &Finding, rules: &[&Rule]) -> Value {
     let mut text = f.message.clone();
     if let Some(h) = &f.help {
         text.push_str(&format!("\nhelp: {h}"));
@@ -197,9 +208,9 @@ fn result(file: &SourceFile, f: &Finding, rules: &[&Rule]) -> Value {
         out["relatedLocations"] = json!(related);
     }
     if !f.trace.is_empty() {
-        out["codeFlows"] = json!([code_flow(file, f)]);
+        out["codeFlows"] = json!([code_flow(file, program, f)]);
     }
-    if let Some(cmd) = replay_command(file, f) {
+    if let Some(cmd) = replay_command(file, program, f) {
         out["properties"]["schedule"] = json!(f.schedule.to_string());
         out["properties"]["replay"] = json!(cmd);
     }
@@ -232,8 +243,13 @@ pub fn render(results: &[FileResult], exit_code: u8) -> Value {
     let mut notifications = Vec::new();
     for r in results {
         match &r.outcome {
-            Outcome::Checked { report, .. } => {
-                sarif_results.extend(report.findings.iter().map(|f| result(&r.file, f, rules)));
+            Outcome::Checked { program, report } => {
+                sarif_results.extend(
+                    report
+                        .findings
+                        .iter()
+                        .map(|f| result(&r.file, program, f, rules)),
+                );
                 if let Some(inc) = &report.incomplete {
                     notifications.push(notification(
                         &r.file,
