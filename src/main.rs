@@ -3,6 +3,7 @@
 mod cli;
 mod cmd;
 mod config;
+mod expectations;
 mod report;
 
 use clap::Parser;
@@ -15,6 +16,7 @@ fn main() -> ExitCode {
         cli::Command::Lint(args) => cmd::lint::run(&args),
         cli::Command::Rules(args) => cmd::rules::run(&args),
         cli::Command::Explain(args) => cmd::explain::run(&args),
+        cli::Command::Test(args) => cmd::test::run(&args),
     };
     ExitCode::from(code as u8)
 }

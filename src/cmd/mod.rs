@@ -3,4 +3,5 @@
 pub mod explain;
 pub mod lint;
 pub mod rules;
+pub mod test;
 pub mod verify;
