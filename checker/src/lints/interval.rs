@@ -122,6 +122,8 @@ struct Env<'p> {
     program: &'p Program,
     block: u32,
     cluster: u32,
+    /// Treat every param as any value >= 1 instead of its value (see [`Params`]).
+    generic: bool,
     /// `None`: not bound on this path.
     locals: Vec<Option<AbsVal>>,
 }
@@ -184,7 +186,16 @@ impl Env<'_> {
     fn eval(&self, e: &Expr) -> AbsVal {
         match &e.kind {
             ExprKind::Int(v) => AbsVal::exact(*v),
-            ExprKind::Param(p) => AbsVal::exact(self.program.param(*p).value),
+            ExprKind::Param(p) => {
+                if self.generic {
+                    AbsVal::of(Interval {
+                        lo: 1,
+                        hi: i64::MAX,
+                    })
+                } else {
+                    AbsVal::exact(self.program.param(*p).value)
+                }
+            }
             ExprKind::Local(l) => self.locals[l.0 as usize].unwrap_or(AbsVal::TOP),
             ExprKind::Builtin(b) => AbsVal::of(self.builtin(*b)),
             ExprKind::Unary(UnaryOp::Not, _) => AbsVal::BIT,
@@ -348,12 +359,28 @@ struct Walk<'p, F> {
     _p: std::marker::PhantomData<&'p ()>,
 }
 
+/// How params are valued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Params {
+    /// Each param has its value (after overrides).
+    Actual,
+    /// Each param is any value >= 1: what a formula does for every configuration of the
+    /// protocol (params are meant to be overridden), not only for this one.
+    Generic,
+}
+
 /// Walk one kernel, calling `visit` once per operation with the values that hold there.
-pub(crate) fn walk_kernel<F: FnMut(&Site<'_, '_>)>(program: &Program, kernel: &Kernel, visit: F) {
+pub(crate) fn walk_kernel<F: FnMut(&Site<'_, '_>)>(
+    program: &Program,
+    kernel: &Kernel,
+    params: Params,
+    visit: F,
+) {
     let env = Env {
         program,
         block: kernel.block,
         cluster: kernel.cluster,
+        generic: params == Params::Generic,
         locals: vec![None; program.locals.len()],
     };
     let mut w = Walk {

@@ -159,7 +159,7 @@ pub(crate) fn check(program: &Program, out: &mut Vec<Finding>) {
         let mut usage = vec![Usage::default(); program.objects.len()];
         scan(&kernel.body, &mut usage);
         // Init counts must be exactly the block size.
-        interval::walk_kernel(program, kernel, |site| {
+        interval::walk_kernel(program, kernel, interval::Params::Actual, |site| {
             if let Op::Init { bar, count } = site.op {
                 let v = site.eval(count).range;
                 if !(v.lo == v.hi && v.lo == kernel.block as i64) {

@@ -154,3 +154,24 @@ fn suppressions_silence_one_statement_and_report_unused_ones() {
         "{got:?}"
     );
 }
+
+#[test]
+fn parity_not_bit_holds_for_every_configuration() {
+    // (k / 4) % 4 is 0 or 1 while k < 8, but not for longer loops: reported either way.
+    let src = "protocol t\nparam STAGES = 4\nparam K = 8\nblock 1\nmbarrier b\ninit b, 1\n\
+               for k in 0..K {\n  arrive b\n  wait b parity (k / STAGES) % STAGES\n  \
+               wait b parity (k / STAGES) % 2\n}\n";
+    let (_, findings) = lint(src);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert!(
+        findings[0]
+            .message
+            .contains("only for these parameter values")
+    );
+    // With K = 16 the values themselves leave 0..=1.
+    let file = SourceFile::new("t.phase", src);
+    let program = protocols::load(&file, &[("K".into(), 16)]).unwrap();
+    let f = super::run(&program);
+    assert_eq!(f.len(), 1);
+    assert!(f[0].message.contains("any of 0..=3"), "{}", f[0].message);
+}

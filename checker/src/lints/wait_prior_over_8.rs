@@ -12,7 +12,7 @@ use protocols::ir::{Op, Program};
 
 pub(crate) fn check(program: &Program, out: &mut Vec<Finding>) {
     for kernel in &program.kernels {
-        interval::walk_kernel(program, kernel, |site| {
+        interval::walk_kernel(program, kernel, interval::Params::Actual, |site| {
             let Op::ConsumerWaitPrior { pipe, n } = site.op else {
                 return;
             };
