@@ -4,6 +4,7 @@
 //! checker and the GPU lowering) consume only the IR.
 
 mod ast;
+pub mod codes;
 pub mod diagnostics;
 pub mod eval;
 pub mod ir;

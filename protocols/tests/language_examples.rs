@@ -202,3 +202,62 @@ fn collect(body: &[Stmt], seen: &mut std::collections::BTreeSet<&'static str>) {
         }
     }
 }
+
+#[test]
+fn syntax_details() {
+    // BOM, CRLF, `//` comments, `;`, continuation after `,` and operators and inside `[]`,
+    // `else` on the next line, keywords as kernel names, hex/binary/underscored integers.
+    let text = "\u{feff}protocol details\r\n\
+                param N = 1_0 +\r\n  0x2 * 0b1   // twelve\r\n\
+                block 64\r\n\
+                mbarrier m[N]\r\n\
+                if tid == 0 {\r\n  init m[\r\n 3], 1 ; init m[0],\r\n 2\r\n}\r\n\
+                else if tid == 1 { compute }\r\n\
+                else\r\n{ syncwarp }\r\n\
+                let x = -(-3) << 2\r\n\
+                expect ok\r\n";
+    let p = load(&SourceFile::new("details.phase", text), &[]).unwrap_or_else(|e| {
+        panic!("{:#?}", e.errors);
+    });
+    assert_eq!(p.param_value("N"), Some(12));
+    assert_eq!(p.objects[0].len, Some(12));
+    match &p.kernels[0].body[0].kind {
+        StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => {
+            assert_eq!(then_body.len(), 2);
+            match &else_body[0].kind {
+                StmtKind::If { else_body, .. } => assert_eq!(else_body.len(), 1),
+                other => panic!("{other:?}"),
+            }
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn expressions_group_by_precedence() {
+    let text = "protocol e\nblock 32\n\
+                param A = 1 + 2 * 3 << 1\n\
+                param B = 1 | 6 ^ 3 & 5\n\
+                param C = 1 < 2 == 1 && 0 || 1\n\
+                param D = -7 / 2 + -7 % 2\n\
+                param E = min(4, max(2, 9)) - !0\n";
+    let p = load(&SourceFile::new("e.phase", text), &[]).expect("loads");
+    assert_eq!(p.param_value("A"), Some(14));
+    assert_eq!(p.param_value("B"), Some(1 | (6 ^ (3 & 5))));
+    assert_eq!(p.param_value("C"), Some(1));
+    assert_eq!(p.param_value("D"), Some(-4));
+    assert_eq!(p.param_value("E"), Some(3));
+}
+
+#[test]
+fn overrides_flow_into_dependent_params_and_sizes() {
+    let text = "protocol o\nparam S = 2\nparam T = S * 2\nblock 32 * S\nbuffer b[T]\n";
+    let p = load(&SourceFile::new("o.phase", text), &[("S".to_string(), 4)]).expect("loads");
+    assert_eq!(p.param_value("T"), Some(8));
+    assert_eq!(p.kernels[0].block, 128);
+    assert_eq!(p.objects[0].len, Some(8));
+}

@@ -54,7 +54,7 @@ impl Loader<'_> {
         if let Some((_, prev)) = self.block {
             let l = self.file.line_of(prev);
             self.error(
-                "E0310",
+                "E0309",
                 "`block` declared twice",
                 span,
                 format!("first declared on line {l}"),
@@ -70,7 +70,7 @@ impl Loader<'_> {
         if let Some((_, prev)) = self.cluster_decl {
             let l = self.file.line_of(prev);
             self.error(
-                "E0310",
+                "E0309",
                 "`cluster` declared twice",
                 span,
                 format!("first declared on line {l}"),

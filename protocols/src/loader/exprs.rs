@@ -15,6 +15,9 @@ pub const BUILTINS: [(&str, Builtin); 6] = [
     ("ncta", Builtin::NCta),
 ];
 
+/// At most this many names of one kind are considered for "did you mean".
+pub const MAX_CANDIDATES: usize = 512;
+
 /// The kinds of object an operation accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Want {
@@ -145,25 +148,28 @@ impl Loader<'_> {
         })
     }
 
-    fn lookup_local(&self, name: &str) -> Option<LocalId> {
-        self.scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(n, _)| n == name)
-            .map(|(_, id)| *id)
-    }
-
     /// Names a value could be, for "did you mean".
+    /// Innermost locals first; bounded so that a huge file with many unknown names stays
+    /// linear.
     fn value_candidates(&self, constant: bool) -> Vec<String> {
         let mut c: Vec<String> = Vec::new();
+        if !self.helpful() {
+            return c;
+        }
         if !constant {
-            for s in &self.scopes {
-                c.extend(s.iter().map(|(n, _)| n.clone()));
-            }
+            c.extend(
+                self.locals_in_scope()
+                    .into_iter()
+                    .map(|(n, _)| n.to_string()),
+            );
             c.extend(BUILTINS.iter().map(|(n, _)| n.to_string()));
         }
-        c.extend(self.params.iter().map(|p| p.name.clone()));
+        c.extend(
+            self.params
+                .iter()
+                .take(MAX_CANDIDATES)
+                .map(|p| p.name.clone()),
+        );
         c
     }
 
@@ -301,14 +307,24 @@ impl Loader<'_> {
                     );
                     return None;
                 }
+                let helpful = self.helpful();
                 let wanted: Vec<&str> = self
                     .objects
                     .iter()
-                    .filter(|o| want.accepts(&o.kind))
+                    .filter(|o| helpful && want.accepts(&o.kind))
+                    .take(MAX_CANDIDATES)
                     .map(|o| o.name.as_str())
                     .collect();
                 let help = did_you_mean(name, wanted.iter().copied())
-                    .or_else(|| did_you_mean(name, self.objects.iter().map(|o| o.name.as_str())))
+                    .or_else(|| {
+                        did_you_mean(
+                            name,
+                            self.objects
+                                .iter()
+                                .take(if helpful { MAX_CANDIDATES } else { 0 })
+                                .map(|o| o.name.as_str()),
+                        )
+                    })
                     .or_else(|| Some(want.declare_hint().to_string()));
                 self.error(
                     "E0201",
@@ -324,12 +340,21 @@ impl Loader<'_> {
         let (obj_kind, obj_len) = (obj.kind.clone(), obj.len);
         let mut ok = true;
         if !want.accepts(&obj_kind) {
+            let helpful = self.helpful();
             let wanted: Vec<&str> = self
                 .objects
                 .iter()
-                .filter(|o| want.accepts(&o.kind))
+                .filter(|o| helpful && want.accepts(&o.kind))
+                .take(9)
                 .map(|o| o.name.as_str())
                 .collect();
+            let wanted = if wanted.len() == 9 {
+                let mut w = wanted[..8].to_vec();
+                w.push("...");
+                w
+            } else {
+                wanted
+            };
             let help = if wanted.is_empty() {
                 want.declare_hint().to_string()
             } else {

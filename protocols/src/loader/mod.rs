@@ -79,11 +79,14 @@ pub(crate) struct Loader<'f> {
     params: Vec<Param>,
     objects: Vec<Object>,
     roles: Vec<Role>,
+    role_ids: HashMap<String, RoleId>,
     locals: Vec<Local>,
     /// Top-level names (params and objects), for lookup.
     names: HashMap<String, Named>,
-    /// Lexical scopes of locals, innermost last.
-    scopes: Vec<Vec<(String, LocalId)>>,
+    /// Lexical scopes: the names each one binds, innermost last.
+    scopes: Vec<Vec<String>>,
+    /// For each local name, the slots it is bound to, innermost last.
+    bound: HashMap<String, Vec<LocalId>>,
     tokens: HashMap<LocalId, TokenSource>,
     /// Cluster size of the kernel whose body is being resolved.
     cluster: u32,
@@ -100,14 +103,57 @@ impl<'f> Loader<'f> {
             params: Vec::new(),
             objects: Vec::new(),
             roles: Vec::new(),
+            role_ids: HashMap::new(),
             locals: Vec::new(),
             names: HashMap::new(),
             scopes: Vec::new(),
+            bound: HashMap::new(),
             tokens: HashMap::new(),
             cluster: 1,
             block: None,
             cluster_decl: None,
         }
+    }
+
+    fn push_scope(&mut self) {
+        self.scopes.push(Vec::new());
+    }
+
+    fn pop_scope(&mut self) {
+        for name in self.scopes.pop().unwrap_or_default() {
+            if let Some(ids) = self.bound.get_mut(&name) {
+                ids.pop();
+            }
+        }
+    }
+
+    fn bind_local(&mut self, name: &str, id: LocalId) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.push(name.to_string());
+            self.bound.entry(name.to_string()).or_default().push(id);
+        }
+    }
+
+    /// The innermost local of that name.
+    fn lookup_local(&self, name: &str) -> Option<LocalId> {
+        self.bound.get(name).and_then(|ids| ids.last().copied())
+    }
+
+    /// Locals in scope, innermost first, at most `MAX_CANDIDATES` (for "did you mean").
+    fn locals_in_scope(&self) -> Vec<(&str, LocalId)> {
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .filter_map(|n| self.lookup_local(n).map(|id| (n.as_str(), id)))
+            .take(exprs::MAX_CANDIDATES)
+            .collect()
+    }
+
+    /// Whether computing a help line is still worth it: beyond the error cap nobody sees
+    /// it, and skipping it keeps huge broken files linear.
+    fn helpful(&self) -> bool {
+        self.errors.len() < MAX_ERRORS
     }
 
     fn error(
@@ -237,9 +283,9 @@ impl<'f> Loader<'f> {
                     Some("move it into a `kernel NAME { ... }` block".into()),
                 );
             }
-            let mut seen: Vec<(String, Span)> = Vec::new();
+            let mut seen: HashMap<String, Span> = HashMap::new();
             for k in kernels {
-                if let Some((_, first)) = seen.iter().find(|(n, _)| *n == k.name.text) {
+                if let Some(first) = seen.get(&k.name.text) {
                     let l = self.file.line_of(*first);
                     self.error(
                         "E0402",
@@ -249,7 +295,7 @@ impl<'f> Loader<'f> {
                         None,
                     );
                 }
-                seen.push((k.name.text.clone(), k.name.span));
+                seen.entry(k.name.text.clone()).or_insert(k.name.span);
                 ir_kernels.push(self.kernel(k));
             }
         }
@@ -306,9 +352,9 @@ impl<'f> Loader<'f> {
 
     fn kernel_body(&mut self, stmts: &[&ast::Stmt], cluster: u32) -> Vec<Stmt> {
         self.cluster = cluster;
-        self.scopes.push(Vec::new());
+        self.push_scope();
         let body = stmts.iter().filter_map(|s| self.stmt(s)).collect();
-        self.scopes.pop();
+        self.pop_scope();
         body
     }
 

@@ -14,28 +14,28 @@ impl Loader<'_> {
             kind,
             span: name.span,
         });
-        if let Some(scope) = self.scopes.last_mut() {
-            scope.push((name.text.clone(), id));
-        }
+        self.bind_local(&name.text, id);
         id
     }
 
     fn body(&mut self, stmts: &[ast::Stmt]) -> Vec<Stmt> {
-        self.scopes.push(Vec::new());
+        self.push_scope();
         let out = stmts.iter().filter_map(|s| self.stmt(s)).collect();
-        self.scopes.pop();
+        self.pop_scope();
         out
     }
 
     fn role_id(&mut self, name: &ast::Name) -> RoleId {
-        if let Some(i) = self.roles.iter().position(|r| r.name == name.text) {
-            return RoleId(i as u32);
+        if let Some(id) = self.role_ids.get(&name.text) {
+            return *id;
         }
+        let id = RoleId(self.roles.len() as u32);
         self.roles.push(Role {
             name: name.text.clone(),
             span: name.span,
         });
-        RoleId(self.roles.len() as u32 - 1)
+        self.role_ids.insert(name.text.clone(), id);
+        id
     }
 
     /// One statement; `None` when it has an error (already reported).
@@ -70,10 +70,10 @@ impl Loader<'_> {
             } => {
                 let start = self.expr(start);
                 let end = self.expr(end);
-                self.scopes.push(Vec::new());
+                self.push_scope();
                 let var = self.new_local(var, LocalKind::Int);
                 let body = self.body(body);
-                self.scopes.pop();
+                self.pop_scope();
                 Some(StmtKind::For {
                     var,
                     start,
@@ -150,13 +150,7 @@ impl Loader<'_> {
 
     fn assign_target(&mut self, name: &ast::Name) -> Option<LocalId> {
         let n = &name.text;
-        let local = self
-            .scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(ln, _)| ln == n)
-            .map(|(_, id)| *id);
+        let local = self.lookup_local(n);
         match local {
             Some(id) if self.locals[id.0 as usize].kind == LocalKind::Token => {
                 self.error(
@@ -179,11 +173,14 @@ impl Loader<'_> {
                         Some(format!("introduce a local with `let {n}_ = ...`")),
                     );
                 } else {
-                    let cands: Vec<String> = self
-                        .scopes
-                        .iter()
-                        .flat_map(|s| s.iter().map(|(n, _)| n.clone()))
-                        .collect();
+                    let cands: Vec<String> = if self.helpful() {
+                        self.locals_in_scope()
+                            .into_iter()
+                            .map(|(n, _)| n.to_string())
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
                     let help = did_you_mean(n, cands.iter().map(|s| s.as_str()))
                         .or_else(|| Some(format!("declare it first: `let {n} = ...`")));
                     self.error(
@@ -435,21 +432,17 @@ impl Loader<'_> {
     /// `wait B token T`: T must be a token local taken from the same barrier.
     fn token_use(&mut self, token: &ast::Name, bar: Option<&ObjRef>) -> Option<LocalId> {
         let n = &token.text;
-        let local = self
-            .scopes
-            .iter()
-            .rev()
-            .flat_map(|s| s.iter().rev())
-            .find(|(ln, _)| ln == n)
-            .map(|(_, id)| *id);
+        let local = self.lookup_local(n);
         let Some(id) = local else {
-            let cands: Vec<String> = self
-                .scopes
-                .iter()
-                .flat_map(|s| s.iter())
-                .filter(|(_, id)| self.locals[id.0 as usize].kind == LocalKind::Token)
-                .map(|(n, _)| n.clone())
-                .collect();
+            let cands: Vec<String> = if self.helpful() {
+                self.locals_in_scope()
+                    .into_iter()
+                    .filter(|(_, id)| self.locals[id.0 as usize].kind == LocalKind::Token)
+                    .map(|(n, _)| n.to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let help = did_you_mean(n, cands.iter().map(|s| s.as_str()))
                 .or_else(|| Some(format!("take a token first: `let {n} = arrive B`")));
             self.error(
