@@ -5,6 +5,7 @@
 //! are kept in [`Lexed::comments`] because `# phasecheck: allow(...)` comments mean something.
 
 use crate::diagnostics::LoadError;
+use crate::parser::starts_statement;
 use crate::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,10 +171,17 @@ pub fn lex(text: &str) -> Lexed {
         };
         match b {
             b'\n' => {
-                let continued = nesting
-                    .iter()
-                    .any(|t| matches!(t, Tok::LParen | Tok::LBracket))
-                    || tokens.last().is_some_and(|t| t.kind.continues_line())
+                let in_parens = matches!(nesting.last(), Some(Tok::LParen | Tok::LBracket));
+                let after_operator = tokens.last().is_some_and(|t| t.kind.continues_line());
+                // A continuation line never starts with a statement keyword: if it does, the
+                // `(`/`[` or operator before it is the mistake. Ending the statement here keeps
+                // one unclosed `(` from swallowing the rest of the file.
+                let next_is_statement =
+                    (in_parens || after_operator) && starts_statement(next_word(&text[i + 1..]));
+                if next_is_statement {
+                    nesting.retain(|t| *t == Tok::LBrace);
+                }
+                let continued = ((in_parens || after_operator) && !next_is_statement)
                     || tokens.last().is_none_or(|t| t.kind == Tok::Newline);
                 if !continued {
                     push(Tok::Newline, 1, &mut tokens);
@@ -314,6 +322,15 @@ pub fn lex(text: &str) -> Lexed {
     }
 }
 
+/// The first word of a line (after blanks), or "".
+fn next_word(rest: &str) -> &str {
+    let rest = rest.trim_start_matches([' ', '\t', '\r']);
+    let end = rest
+        .find(|c: char| !is_ident_continue(c))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
 fn unexpected_char(ch: char, span: Span) -> LoadError {
     let help = match ch {
         '\'' | '"' => Some("`.phase` files have no strings".to_string()),
@@ -446,6 +463,30 @@ mod tests {
                 Tok::RBrace,
                 Tok::Eof
             ]
+        );
+    }
+
+    #[test]
+    fn an_unclosed_paren_does_not_swallow_the_next_statement() {
+        assert_eq!(
+            kinds("f(a\nwait"),
+            vec![
+                Tok::Ident,
+                Tok::LParen,
+                Tok::Ident,
+                Tok::Newline,
+                Tok::Ident,
+                Tok::Eof
+            ]
+        );
+        assert_eq!(
+            kinds("a +\n  read"),
+            vec![Tok::Ident, Tok::Plus, Tok::Newline, Tok::Ident, Tok::Eof]
+        );
+        // Inside braces, an open `(` of an outer level does not continue lines.
+        assert_eq!(
+            kinds("({\na"),
+            vec![Tok::LParen, Tok::LBrace, Tok::Newline, Tok::Ident, Tok::Eof]
         );
     }
 

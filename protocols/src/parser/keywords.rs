@@ -81,7 +81,7 @@ pub const KEYWORDS: &[&str] = &[
 ];
 
 /// Words that start a statement (for "did you mean" on a misspelt one).
-pub(super) const STATEMENT_WORDS: &[&str] = &[
+pub(crate) const STATEMENT_WORDS: &[&str] = &[
     "let",
     "if",
     "for",
@@ -146,4 +146,9 @@ pub(super) const STATEMENT_WORDS: &[&str] = &[
 
 pub fn is_keyword(s: &str) -> bool {
     KEYWORDS.contains(&s)
+}
+
+/// Whether a word can only start a statement or declaration (never appear in an expression).
+pub(crate) fn starts_statement(s: &str) -> bool {
+    STATEMENT_WORDS.contains(&s)
 }

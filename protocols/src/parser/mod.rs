@@ -9,6 +9,7 @@ mod keywords;
 mod stmts;
 
 pub use keywords::is_keyword;
+pub(crate) use keywords::starts_statement;
 
 use crate::ast::*;
 use crate::diagnostics::LoadError;
