@@ -180,7 +180,8 @@ pub struct ExplainArgs {
 
 #[derive(Args, Debug)]
 pub struct TestArgs {
-    /// Files or directories (searched recursively for *.phase); default: the current directory.
+    /// Files, directories (searched recursively for *.phase) or FILE:LINE (one expect line);
+    /// default: the current directory.
     pub paths: Vec<PathBuf>,
     /// A list of expected failures (`path: expect-line-text  # reason` per line); a listed
     /// line that passes fails the run, so the list can only shrink.

@@ -56,22 +56,67 @@ pub struct FileResult {
     pub cases: Result<Vec<CaseResult>, String>,
 }
 
-/// The `.phase` files under `paths` (files are taken as given; directories are searched
-/// recursively, skipping hidden directories and `target`), sorted and without duplicates.
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut found = Vec::new();
+/// A file to check, with the `expect` lines to run (`None`: all of them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub path: PathBuf,
+    /// 1-based lines of the `expect` lines to run, from `FILE:LINE` arguments.
+    pub lines: Option<Vec<u32>>,
+}
+
+/// The `.phase` files under `paths`, sorted and without duplicates. Files are taken as given;
+/// directories are searched recursively, skipping hidden directories and `target`; `FILE:LINE`
+/// selects one `expect` line of a file.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<Target>, String> {
+    let mut found: Vec<Target> = Vec::new();
     for path in paths {
+        let (path, line) = split_line_suffix(path);
         let meta =
-            std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            std::fs::metadata(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         if meta.is_dir() {
-            walk(path, &mut found)?;
+            let mut files = Vec::new();
+            walk(&path, &mut files)?;
+            found.extend(files.into_iter().map(|path| Target { path, lines: None }));
         } else {
-            found.push(path.clone());
+            found.push(Target {
+                path,
+                lines: line.map(|l| vec![l]),
+            });
         }
     }
-    found.sort();
-    found.dedup();
-    Ok(found)
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    // Merge duplicates: a whole file wins over selected lines.
+    let mut merged: Vec<Target> = Vec::new();
+    for t in found {
+        match merged.last_mut() {
+            Some(last) if last.path == t.path => match (&mut last.lines, t.lines) {
+                (Some(a), Some(b)) => {
+                    a.extend(b);
+                    a.sort_unstable();
+                    a.dedup();
+                }
+                (lines, _) => *lines = None,
+            },
+            _ => merged.push(t),
+        }
+    }
+    Ok(merged)
+}
+
+/// `corpus/a.phase:37` -> (`corpus/a.phase`, Some(37)) when the whole string is not a path.
+fn split_line_suffix(path: &Path) -> (PathBuf, Option<u32>) {
+    if path.exists() {
+        return (path.to_path_buf(), None);
+    }
+    let s = path.to_string_lossy();
+    if let Some((file, line)) = s.rsplit_once(':') {
+        if let Ok(line) = line.parse::<u32>() {
+            if Path::new(file).is_file() {
+                return (PathBuf::from(file), Some(line));
+            }
+        }
+    }
+    (path.to_path_buf(), None)
 }
 
 fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
@@ -207,8 +252,52 @@ pub fn summarize(report: &Report) -> String {
     parts.join(", ")
 }
 
-/// Run every `expect` line of one file.
-pub fn check_file(path: &Path, options: &CheckOptions) -> FileResult {
+thread_local! {
+    /// Where the last panic on this thread happened (set by [`quiet_panics`]'s hook).
+    static PANIC_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Replace the panic hook with one that only records where a panic happened, so that a checker
+/// panic caught by [`check_caught`] is reported as one failure line instead of a backtrace.
+pub fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let at = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        PANIC_AT.with(|p| *p.borrow_mut() = Some(at));
+    }));
+}
+
+/// Check a program; a panic in the checker becomes an error message (one bad case must not
+/// take the whole suite down).
+pub fn check_caught(
+    program: &protocols::ir::Program,
+    options: &CheckOptions,
+) -> Result<Report, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        checker::check(program, options)
+    }))
+    .map_err(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        match PANIC_AT.with(|p| p.borrow_mut().take()) {
+            Some(at) => format!("the checker panicked at {at}: {msg}"),
+            None => format!("the checker panicked: {msg}"),
+        }
+    })
+}
+
+/// Run the `expect` lines of one file that the target selects and `skip` does not reject.
+pub fn check_file(
+    target: &Target,
+    options: &CheckOptions,
+    skip: &(dyn Fn(&Case) -> bool + Sync),
+) -> FileResult {
+    let path = &target.path;
     let name = display_name(path);
     let text = match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
@@ -237,6 +326,22 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileResult {
             };
         }
     };
+    if let Some(lines) = &target.lines {
+        let missing: Vec<String> = lines
+            .iter()
+            .filter(|l| !program.expects.iter().any(|e| file.line_of(e.span) == **l))
+            .map(u32::to_string)
+            .collect();
+        if !missing.is_empty() {
+            return FileResult {
+                file: name.clone(),
+                cases: Err(format!(
+                    "{name} has no expect line at line {}",
+                    missing.join(", ")
+                )),
+            };
+        }
+    }
     let mut cases = Vec::new();
     for expect in &program.expects {
         let case = Case {
@@ -244,16 +349,24 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileResult {
             line: file.line_of(expect.span),
             text: normalize(file.slice(expect.span)),
         };
+        if target
+            .lines
+            .as_ref()
+            .is_some_and(|l| !l.contains(&case.line))
+            || skip(&case)
+        {
+            continue;
+        }
         let start = std::time::Instant::now();
         let outcome = match protocols::load(&file, &expect.overrides) {
             Err(errors) => Outcome::LoadError(describe_load_errors(&errors)),
-            Ok(program) => {
-                let report = checker::check(&program, options);
-                match judge(expect, &report) {
+            Ok(program) => match check_caught(&program, options) {
+                Ok(report) => match judge(expect, &report) {
                     Ok(()) => Outcome::Pass,
                     Err(why) => Outcome::Fail(why),
-                }
-            }
+                },
+                Err(why) => Outcome::Fail(why),
+            },
         };
         cases.push(CaseResult {
             case,
@@ -267,17 +380,22 @@ pub fn check_file(path: &Path, options: &CheckOptions) -> FileResult {
     }
 }
 
-/// Check many files on `jobs` threads; results come back in the order of `paths`.
-pub fn check_files(paths: &[PathBuf], options: &CheckOptions, jobs: usize) -> Vec<FileResult> {
+/// Check many files on `jobs` threads; results come back in the order of `targets`.
+pub fn check_files(
+    targets: &[Target],
+    options: &CheckOptions,
+    jobs: usize,
+    skip: &(dyn Fn(&Case) -> bool + Sync),
+) -> Vec<FileResult> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<FileResult>>> = Mutex::new(vec![None; paths.len()]);
+    let results: Mutex<Vec<Option<FileResult>>> = Mutex::new(vec![None; targets.len()]);
     std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1).min(paths.len().max(1)) {
+        for _ in 0..jobs.max(1).min(targets.len().max(1)) {
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(path) = paths.get(i) else { break };
-                    let result = check_file(path, options);
+                    let Some(target) = targets.get(i) else { break };
+                    let result = check_file(target, options, skip);
                     results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
                 }
             });
@@ -373,18 +491,18 @@ pub fn status(result: &CaseResult, gaps: &KnownGaps) -> Status {
     }
 }
 
-/// Known-gap entries that match no case: stale entries. With `every_file` all entries count;
-/// otherwise only entries naming one of the checked files (a run over a subset of a suite).
+/// Known-gap entries that name one of `files` (files checked with all their `expect` lines)
+/// but match none of its cases: stale entries.
 pub fn unmatched_gaps<'a>(
     gaps: &'a KnownGaps,
     results: &[FileResult],
-    every_file: bool,
+    files: &[String],
 ) -> Vec<&'a Gap> {
     gaps.entries
         .iter()
         // Other entries (`path: no RULE`, used by tests/corpus.rs) are not expect lines.
         .filter(|g| g.text.starts_with("expect"))
-        .filter(|g| every_file || results.iter().any(|f| f.file == g.file))
+        .filter(|g| files.contains(&g.file))
         .filter(|g| {
             !results.iter().any(|f| {
                 f.cases.as_ref().is_ok_and(|cs| {

@@ -16,13 +16,17 @@ const CORPUS: &str = "corpus";
 const GAPS: &str = "corpus/known-gaps.txt";
 
 fn corpus_files() -> Vec<PathBuf> {
+    corpus_targets().into_iter().map(|t| t.path).collect()
+}
+
+fn corpus_targets() -> Vec<expectations::Target> {
     assert!(
         Path::new(CORPUS).is_dir(),
         "run from the repository root (cargo test does)"
     );
-    let files = expectations::discover(&[PathBuf::from(CORPUS)]).expect("corpus is readable");
-    assert!(!files.is_empty(), "no .phase files under {CORPUS}/");
-    files
+    let targets = expectations::discover(&[PathBuf::from(CORPUS)]).expect("corpus is readable");
+    assert!(!targets.is_empty(), "no .phase files under {CORPUS}/");
+    targets
 }
 
 fn known_gaps() -> KnownGaps {
@@ -56,31 +60,121 @@ fn options() -> checker::CheckOptions {
     }
 }
 
+/// How long a known-gap line may run before it counts as still failing (the gaps are mostly
+/// searches that today's checker cannot finish; when one finishes and passes within this time,
+/// the test asks for its removal).
+const GAP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A known-gap line, run as `phasecheck test FILE:LINE --known-gaps` in a child process that is
+/// killed at [`GAP_TIMEOUT`].
+struct GapRun {
+    place: String,
+    child: Option<std::process::Child>,
+    problem: Option<String>,
+}
+
+fn start_gap_runs(gaps: &KnownGaps) -> Vec<GapRun> {
+    let mut runs = Vec::new();
+    for gap in gaps.entries.iter().filter(|g| g.text.starts_with("expect")) {
+        let line = std::fs::read_to_string(&gap.file).ok().and_then(|text| {
+            text.lines().enumerate().find_map(|(i, l)| {
+                (expectations::normalize(strip_comment(l)) == gap.text).then_some(i + 1)
+            })
+        });
+        let Some(line) = line else {
+            runs.push(GapRun {
+                place: format!("{GAPS}:{}", gap.line),
+                child: None,
+                problem: Some(format!(
+                    "`{}: {}` matches no expect line of the corpus: remove it",
+                    gap.file, gap.text
+                )),
+            });
+            continue;
+        };
+        let place = format!("{}:{line}", gap.file);
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_phasecheck"))
+            .args(["test", &place, "--known-gaps", GAPS, "-j", "1"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("phasecheck runs");
+        runs.push(GapRun {
+            place,
+            child: Some(child),
+            problem: None,
+        });
+    }
+    runs
+}
+
+/// Wait for the gap runs (killing those past the deadline); the problems found.
+fn finish_gap_runs(runs: Vec<GapRun>, started: std::time::Instant) -> Vec<String> {
+    use std::io::Read;
+    let mut problems = Vec::new();
+    for mut run in runs {
+        if let Some(p) = run.problem.take() {
+            problems.push(p);
+        }
+        let Some(mut child) = run.child.take() else {
+            continue;
+        };
+        let status = loop {
+            match child.try_wait().expect("child status") {
+                Some(status) => break Some(status),
+                None if started.elapsed() > GAP_TIMEOUT => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                None => std::thread::sleep(std::time::Duration::from_millis(50)),
+            }
+        };
+        let mut out = String::new();
+        if let Some(mut stdout) = child.stdout.take() {
+            let _ = stdout.read_to_string(&mut out);
+        }
+        match status {
+            // Still failing within the time: an expected failure.
+            None => eprintln!("  gap {}: still running after {GAP_TIMEOUT:?}", run.place),
+            Some(s) if s.success() => eprintln!("  gap {}: still fails as listed", run.place),
+            Some(_) => problems.push(format!(
+                "known gap {}: {}",
+                run.place,
+                out.lines()
+                    .filter(|l| l.starts_with("FAIL"))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )),
+        }
+    }
+    problems
+}
+
 #[test]
 fn every_expect_line_of_the_corpus_holds() {
-    let files = corpus_files();
+    let targets = corpus_targets();
     let gaps = known_gaps();
     let jobs = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
     let start = std::time::Instant::now();
-    let results = expectations::check_files(&files, &options(), jobs);
+    // Known gaps are skipped here and run afterwards in child processes (they may be searches
+    // that do not finish).
+    let is_gap = |case: &expectations::Case| gaps.find(case).is_some();
+    let results = expectations::check_files(&targets, &options(), jobs, &is_gap);
     let mut failures = Vec::new();
-    let (mut passed, mut known) = (0, 0);
+    let mut passed = 0;
     let mut slowest: Vec<(u64, String)> = Vec::new();
     for file in &results {
         match &file.cases {
             Err(why) => failures.push(format!("{}: does not load: {why}", file.file)),
             Ok(cases) => {
-                if cases.is_empty() {
-                    failures.push(format!("{}: has no expect line", file.file));
-                }
                 for r in cases {
                     slowest.push((r.elapsed_ms, format!("{}:{}", r.case.file, r.case.line)));
                     match expectations::status(r, &gaps) {
                         Status::Pass => passed += 1,
-                        Status::KnownGap(_) => known += 1,
-                        Status::Fail(why) => failures.push(format!(
+                        Status::KnownGap(why) | Status::Fail(why) => failures.push(format!(
                             "{}:{} `{}`: {why}",
                             r.case.file, r.case.line, r.case.text
                         )),
@@ -89,16 +183,14 @@ fn every_expect_line_of_the_corpus_holds() {
             }
         }
     }
-    for gap in expectations::unmatched_gaps(&gaps, &results, true) {
-        failures.push(format!(
-            "{GAPS}:{}: `{}: {}` matches no expect line of the corpus: remove it",
-            gap.line, gap.file, gap.text
-        ));
-    }
+    let gap_start = std::time::Instant::now();
+    let gap_runs = start_gap_runs(&gaps);
+    let gap_count = gap_runs.len();
+    failures.extend(finish_gap_runs(gap_runs, gap_start));
     slowest.sort_by(|a, b| b.cmp(a));
     eprintln!(
-        "corpus: {} files, {passed} passed, {} failed, {known} known gaps, {:.1} s",
-        files.len(),
+        "corpus: {} files, {passed} passed, {} failed, {gap_count} known gaps, {:.1} s",
+        targets.len(),
         failures.len(),
         start.elapsed().as_secs_f64()
     );
@@ -154,6 +246,21 @@ fn significant_lines(text: &str) -> Vec<String> {
     text.lines()
         .map(|l| expectations::normalize(strip_comment(l)))
         .filter(|l| !l.is_empty() && !l.starts_with("expect ") && !l.starts_with("protocol "))
+        .collect()
+}
+
+/// The lines of a protocol without full-line comments, blank lines, `expect` and `protocol`
+/// lines, trailing comments kept.
+fn code_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(expectations::normalize)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with('#')
+                && !l.starts_with("//")
+                && !l.starts_with("expect ")
+                && !l.starts_with("protocol ")
+        })
         .collect()
 }
 
@@ -230,10 +337,13 @@ fn every_rule_has_a_hazard_pair_that_differs_in_one_line() {
         {
             problems.push(format!("{}: no `expect ok` line", pass.display()));
         }
-        if !differ_in_one_line(
+        // Comments aside; for a pair whose difference is a comment (a suppression), with the
+        // trailing comments kept.
+        let one_line = differ_in_one_line(
             &significant_lines(&fail_text),
             &significant_lines(&pass_text),
-        ) {
+        ) || differ_in_one_line(&code_lines(&fail_text), &code_lines(&pass_text));
+        if !one_line {
             problems.push(format!(
                 "{} and {} must differ in exactly one line (comments and expect lines aside)",
                 fail.display(),
@@ -285,7 +395,13 @@ fn pass_twins_do_not_trigger_their_rule() {
                 continue;
             }
         };
-        let report = checker::check(&program, &options());
+        let report = match expectations::check_caught(&program, &options()) {
+            Ok(r) => r,
+            Err(why) => {
+                problems.push(format!("{name}: {why}"));
+                continue;
+            }
+        };
         let text = format!("no {}", rule.name);
         let case = expectations::Case {
             file: name.clone(),
@@ -442,6 +558,10 @@ fn rule_docs_show_their_hazard_pair() {
             if !rule.doc.contains(section) {
                 problems.push(format!("{}: doc has no `{section}` section", rule.name));
             }
+        }
+        if !rule.doc.contains("```phase") {
+            // A rule documented by another part of the project (e.g. `unused-suppression`).
+            continue;
         }
         let blocks: Vec<String> = rule
             .doc

@@ -3,10 +3,11 @@
 super::declare_rule! {
     /// # What
     ///
-    /// In a partitioned block-scope `cuda::pipeline`, a consumer thread calls a producer operation
-    /// (`producer_acquire`, `producer_commit`, `memcpy_async`) or a producer thread calls a
-    /// consumer operation (`consumer_wait`, `consumer_release`). Producers are the first
-    /// `producers` threads of the block, as with `make_pipeline(group, &state, producer_count)`.
+    /// In a partitioned block-scope `cuda::pipeline`, a thread calls operations of both roles: a
+    /// consumer calls a producer operation (`producer_acquire`, `producer_commit`, `memcpy_async`)
+    /// or a producer calls a consumer operation (`consumer_wait`, `consumer_release`). A thread's
+    /// role is the one of its first pipeline operation; with `make_pipeline(group, &state,
+    /// producer_count)` the producers are the threads of rank < producer_count.
     ///
     /// # Why
     ///

@@ -71,9 +71,8 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §0.1 (PERF); CUDA Programming Guide, *Asynchronous Barriers* ("if the goal is
-    /// only to synchronise the whole block or warp, `__syncthreads()` and `__syncwarp()` perform
-    /// better").
+    /// semantics.md §0.1 (PERF); CUDA Programming Guide, *Asynchronous Barriers* (to synchronise a
+    /// whole block or warp, `__syncthreads()` and `__syncwarp()` perform better).
     code: "PC403",
     name: "syncthreads-would-do",
     class: Perf,

@@ -72,8 +72,8 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §4.2; CUDA Programming Guide, *Pipelines > Unified vs Partitioned* ("prefer the
-    /// thread-local pipeline").
+    /// semantics.md §4.2; CUDA Programming Guide, *Pipelines > Unified vs Partitioned* (prefer the
+    /// thread-local pipeline).
     code: "PC401",
     name: "unified-pipeline",
     class: Perf,

@@ -8,10 +8,9 @@ super::declare_rule! {
     ///
     /// # Why
     ///
-    /// libcu++ implements it as `cp.async.wait_group min(N, 8)`: the hardware tracks at most 8
-    /// pending groups in the instruction, so a request to leave more than 8 batches in flight waits
-    /// for more batches than asked. The protocol is still correct, but the prefetch depth it was
-    /// written for is lost.
+    /// libcu++ implements it as `cp.async.wait_group min(N, 8)` (the cap is in `cuda/pipeline`), so
+    /// a request to leave more than 8 batches in flight waits until only 8 are: more batches than
+    /// asked. The protocol is still correct, but the prefetch depth it was written for is lost.
     ///
     /// # Example
     ///

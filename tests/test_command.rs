@@ -1,0 +1,112 @@
+//! `phasecheck test`: output lines, summary and exit codes on a small suite of its own.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn suite(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("phasecheck-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    dir
+}
+
+fn run(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_phasecheck"))
+        .arg("test")
+        .args(args)
+        .output()
+        .expect("phasecheck runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+const HANDOFF: &str = "# one producer, one consumer
+protocol handoff
+block 2
+mbarrier full
+buffer data
+if tid == 0 { init full, 1 }
+syncthreads
+if tid == 0 { write data; arrive full }
+if tid == 1 { wait full parity 0; read data }
+";
+
+#[test]
+fn passing_and_failing_lines_and_the_summary() {
+    let ok = format!("{HANDOFF}expect ok\n");
+    let wrong = format!("{HANDOFF}expect ok\nexpect deadlock\nexpect ub no-such-rule\n");
+    let dir = suite("mixed", &[("a.phase", &ok), ("b.phase", &wrong)]);
+    let (code, out) = run(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("PASS ") && out.contains("a.phase:10 expect ok"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAIL ") && out.contains("b.phase:11 expect deadlock: found"),
+        "{out}"
+    );
+    assert!(out.contains("unknown rule `no-such-rule`"), "{out}");
+    assert!(out.contains("2 passed, 2 failed"), "{out}");
+
+    // One expect line selected with FILE:LINE.
+    let b = dir.join("b.phase");
+    let (code, out) = run(&[&format!("{}:10", b.display())]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn known_gaps_are_expected_failures_and_the_list_only_shrinks() {
+    let file = format!("{HANDOFF}expect ok\nexpect deadlock\n");
+    let dir = suite("gaps", &[("c.phase", &file)]);
+    let c = dir.join("c.phase");
+    let name = c.display().to_string();
+    let gaps = dir.join("gaps.txt");
+    std::fs::write(&gaps, format!("{name}: expect deadlock  # a test gap\n")).unwrap();
+    let (code, out) = run(&[&name, "--known-gaps", gaps.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("GAP  ") && out.contains("1 passed, 0 failed, 1 known gaps"),
+        "{out}"
+    );
+
+    // A listed line that passes is a failure.
+    std::fs::write(&gaps, format!("{name}: expect ok  # wrongly listed\n")).unwrap();
+    let (code, out) = run(&[&name, "--known-gaps", gaps.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("passes now but is listed as a known gap"),
+        "{out}"
+    );
+
+    // An entry that matches no expect line is a failure.
+    std::fs::write(&gaps, format!("{name}: expect race  # stale\n")).unwrap();
+    let (code, out) = run(&[&name, "--known-gaps", gaps.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("matches no expect line"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn load_errors_and_bad_paths_exit_2() {
+    let dir = suite(
+        "bad",
+        &[(
+            "d.phase",
+            "protocol d\nblock 2\nwait nothing parity 0\nexpect ok\n",
+        )],
+    );
+    let (code, out) = run(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("does not load"), "{out}");
+    let (code, out) = run(&["/no/such/path.phase"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("cannot read"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
