@@ -553,3 +553,43 @@ fn documented_commands_are_found() {
     assert!(has("a.phase"), "pre-commit entry and git hook: {cmds:?}");
     assert!(has("-D warnings"), "{cmds:?}");
 }
+
+#[test]
+fn exit_codes_clean_findings_bad_input_inconclusive() {
+    let dir = scratch("exit");
+    // Clean: the parity written as a bit.
+    write(
+        &dir,
+        "clean/p.phase",
+        &PARITY.replace("parity k\n", "parity k % 2\n"),
+    );
+    assert_eq!(code(&run(&dir, &["lint", "clean"])), 0);
+    // Warnings only: still 0; denied: 1.
+    write(&dir, "warn/p.phase", PARITY);
+    assert_eq!(code(&run(&dir, &["lint", "warn"])), 0);
+    assert_eq!(code(&run(&dir, &["lint", "warn", "-D", "warnings"])), 1);
+    // A search cut short: 3.
+    assert_eq!(code(&run(&dir, &["lint", "clean", "--max-states", "1"])), 3);
+    // An error-level finding: 1, also when another search is inconclusive.
+    write(
+        &dir,
+        "err/p.phase",
+        "protocol err\nblock 2\nmbarrier b\nif tid == 0 { init b, 2 }\nsyncthreads\n\
+         if tid == 0 { arrive b }\nwait b parity 0\n",
+    );
+    assert_eq!(code(&run(&dir, &["lint", "err"])), 1);
+    write(
+        &dir,
+        "err/phasecheck.toml",
+        "[rules]\ndeadlock = \"warn\"\n",
+    );
+    assert_eq!(
+        code(&run(&dir, &["lint", "err"])),
+        0,
+        "deadlock demoted to a warning"
+    );
+    std::fs::remove_file(dir.join("err/phasecheck.toml")).unwrap();
+    // Bad input wins over everything.
+    write(&dir, "err/bad.phase", "protocol bad\nblock 0\n");
+    assert_eq!(code(&run(&dir, &["lint", "err", "clean"])), 2);
+}
