@@ -126,7 +126,10 @@ pub fn human(results: &[FileResult], exit: Exit, color: bool) -> String {
                     out.push_str(&super::human::render(&r.file, program, report, color));
                 }
             }
-            Outcome::LoadFailed(errors) => out.push_str(&super::load_errors::human(errors)),
+            // Same colour decision as the findings (stdout, `--output`), not stderr's.
+            Outcome::LoadFailed(errors) => {
+                out.push_str(&protocols::render::render(errors, color, 100))
+            }
             Outcome::Unreadable(msg) => out.push_str(&format!("error: {}: {msg}\n", r.file.name)),
         }
     }
