@@ -387,3 +387,188 @@ impl Instr {
         }
     }
 }
+
+/// What the code reachable from each instruction may do, per object (bitsets over object ids).
+/// Used by the partial-order reduction to prove a step independent of everything that any
+/// other thread can still do.
+#[derive(Clone, Debug, Default)]
+pub struct Reach {
+    /// Objects written (write, store, cp_async, memcpy_async, tma destination).
+    pub writes: Vec<Vec<u64>>,
+    /// Objects read (read, load, mma, tma_store source).
+    pub reads: Vec<Vec<u64>>,
+    /// Barriers and pipelines signalled, initialized or invalidated.
+    pub signals: Vec<Vec<u64>>,
+    /// Some reachable operation addresses a peer block (`@`) or multicasts.
+    pub remote: Vec<bool>,
+}
+
+fn set(bits: &mut [u64], i: u32) {
+    bits[(i / 64) as usize] |= 1 << (i % 64);
+}
+
+fn bit_set(bits: &[u64], i: u32) -> bool {
+    bits[(i / 64) as usize] & (1 << (i % 64)) != 0
+}
+
+/// May the code touch object `obj` of a block: `same_block` says whether that block is the
+/// thread's own (then local references count too).
+pub fn has(bits: &[u64], obj: u32, same_block: bool) -> bool {
+    bit_set(bits, 2 * obj + 1) || (same_block && bit_set(bits, 2 * obj))
+}
+
+fn successors(i: &Instr, pc: usize) -> Vec<usize> {
+    match i {
+        Instr::Jump(t) => vec![*t as usize],
+        Instr::JumpIfZero { target, .. } => vec![pc + 1, *target as usize],
+        Instr::ForTest { exit, .. } | Instr::WhileTest { exit, .. } => vec![pc + 1, *exit as usize],
+        Instr::ForNext { test, .. } => vec![*test as usize],
+        Instr::Elect { skip, .. } => vec![pc + 1, *skip as usize],
+        Instr::Exit { .. } | Instr::End { .. } => Vec::new(),
+        Instr::Set { .. } | Instr::Op { .. } => vec![pc + 1],
+    }
+}
+
+pub fn reach(code: &Code, nobjects: usize) -> Reach {
+    // Bit 2*obj: the object in the thread's own block; bit 2*obj+1: in any block (`@`,
+    // multicast).
+    let words = (2 * nobjects).div_ceil(64).max(1);
+    let n = code.instrs.len();
+    let mut own_w = vec![vec![0u64; words]; n];
+    let mut own_r = vec![vec![0u64; words]; n];
+    let mut own_s = vec![vec![0u64; words]; n];
+    let mut own_remote = vec![false; n];
+    for (pc, i) in code.instrs.iter().enumerate() {
+        let Instr::Op { op, .. } = i else { continue };
+        let far = objrefs(op).iter().any(|r| r.cta.is_some())
+            || matches!(
+                op,
+                Op::Tma {
+                    multicast: Some(_),
+                    ..
+                }
+            );
+        if far {
+            own_remote[pc] = true;
+        }
+        let bit = |o: protocols::ir::ObjectId| 2 * o.0 + u32::from(far);
+        let w = &mut own_w[pc];
+        let r = &mut own_r[pc];
+        let s = &mut own_s[pc];
+        match op {
+            Op::Write { buf } | Op::Store { global: buf } | Op::CpAsync { dst: buf } => {
+                set(w, bit(buf.object))
+            }
+            Op::MemcpyAsync { dst, pipe } => {
+                set(w, bit(dst.object));
+                set(s, bit(pipe.object));
+            }
+            Op::Tma { dst, bar, .. } => {
+                set(w, bit(dst.object));
+                set(s, bit(bar.object));
+            }
+            Op::Read { buf }
+            | Op::Load { global: buf }
+            | Op::Mma { buf }
+            | Op::TmaStore { src: buf } => set(r, bit(buf.object)),
+            Op::StoreRelease { global, .. } => set(s, bit(global.object)),
+            Op::Init { bar, .. }
+            | Op::Inval { bar }
+            | Op::Arrive { bar, .. }
+            | Op::ArriveDrop { bar, .. }
+            | Op::ArriveExpectTx { bar, .. }
+            | Op::ExpectTx { bar, .. }
+            | Op::CompleteTx { bar, .. }
+            | Op::ArriveAndWait { bar }
+            | Op::CpAsyncArrive { bar, .. } => set(s, bit(bar.object)),
+            Op::ProducerCommit { pipe }
+            | Op::ConsumerRelease { pipe }
+            | Op::Quit { pipe }
+            | Op::ProducerAcquire { pipe }
+            | Op::ConsumerWait { pipe }
+            | Op::ConsumerWaitPrior { pipe, .. } => set(s, bit(pipe.object)),
+            _ => {}
+        }
+    }
+    // Backward closure over the control-flow graph, to a fixed point.
+    let mut writes = own_w.clone();
+    let mut reads = own_r.clone();
+    let mut signals = own_s.clone();
+    let mut remote = own_remote.clone();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in (0..n).rev() {
+            for succ in successors(&code.instrs[pc], pc) {
+                if succ >= n {
+                    continue;
+                }
+                for dst in [&mut writes, &mut reads, &mut signals] {
+                    let (a, b) = if pc < succ {
+                        let (x, y) = dst.split_at_mut(succ);
+                        (&mut x[pc], &y[0])
+                    } else if pc > succ {
+                        let (x, y) = dst.split_at_mut(pc);
+                        (&mut y[0], &x[succ])
+                    } else {
+                        continue;
+                    };
+                    for (wa, wb) in a.iter_mut().zip(b.iter()) {
+                        let nv = *wa | *wb;
+                        if nv != *wa {
+                            *wa = nv;
+                            changed = true;
+                        }
+                    }
+                }
+                if remote[succ] && !remote[pc] {
+                    remote[pc] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    Reach {
+        writes,
+        reads,
+        signals,
+        remote,
+    }
+}
+
+/// Every object reference of an operation.
+pub fn objrefs(op: &Op) -> Vec<&protocols::ir::ObjRef> {
+    match op {
+        Op::Init { bar, .. }
+        | Op::Inval { bar }
+        | Op::Arrive { bar, .. }
+        | Op::ArriveDrop { bar, .. }
+        | Op::ArriveExpectTx { bar, .. }
+        | Op::ExpectTx { bar, .. }
+        | Op::CompleteTx { bar, .. }
+        | Op::WaitParity { bar, .. }
+        | Op::WaitToken { bar, .. }
+        | Op::ArriveAndWait { bar }
+        | Op::TestWait { bar, .. }
+        | Op::CpAsyncArrive { bar, .. } => vec![bar],
+        Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } | Op::TmaStore { src: buf } => {
+            vec![buf]
+        }
+        Op::CpAsync { dst } => vec![dst],
+        Op::Tma { dst, bar, .. } => vec![dst, bar],
+        Op::ProducerAcquire { pipe }
+        | Op::ProducerCommit { pipe }
+        | Op::ConsumerWait { pipe }
+        | Op::ConsumerRelease { pipe }
+        | Op::ConsumerWaitPrior { pipe, .. }
+        | Op::Quit { pipe } => vec![pipe],
+        Op::MemcpyAsync { dst, pipe } => vec![dst, pipe],
+        Op::Store { global }
+        | Op::Load { global }
+        | Op::StoreRelease { global, .. }
+        | Op::LoadAcquire { global, .. } => {
+            vec![global]
+        }
+        _ => Vec::new(),
+    }
+}

@@ -80,6 +80,7 @@ pub struct KernelInfo {
     pub first_block: u32,
     /// `exit` and the end of the kernel are visible steps (they matter to peers).
     pub exit_visible: bool,
+    pub reach: code::Reach,
 }
 
 /// Where the instances of one object live.
@@ -107,6 +108,8 @@ pub struct PhaseModel<'p> {
     /// Per buffer instance: display name, touched by the async proxy, needed release level,
     /// block (u32::MAX for globals).
     pub buf_names: Vec<String>,
+    /// Per buffer instance: its block (`u32::MAX` for globals).
+    pub buf_block: Vec<u32>,
     pub buf_async: Vec<bool>,
     pub buf_level: Vec<Level>,
     pub nblocks: u32,
@@ -118,6 +121,12 @@ pub struct PhaseModel<'p> {
     pub tracks_arrive: Vec<bool>,
     pub max_loop_trips: u32,
     pub symmetry: bool,
+    /// Partial-order reduction on (see `exec::ample`).
+    pub por: bool,
+    /// Per barrier instance: its object.
+    pub bar_obj: Vec<u32>,
+    /// Per buffer instance: its object.
+    pub buf_obj: Vec<u32>,
     /// Per class: its thread indices, ascending.
     pub classes: Vec<Vec<u32>>,
 }
@@ -139,6 +148,7 @@ impl<'p> PhaseModel<'p> {
         let mut first_thread = 0u32;
         for (ki, k) in program.kernels.iter().enumerate() {
             let code = code::compile(program, k);
+            let reach = code::reach(&code, program.objects.len());
             let first_block = blocks.len() as u32;
             for c in 0..k.cluster {
                 blocks.push((ki as u32, c));
@@ -151,6 +161,7 @@ impl<'p> PhaseModel<'p> {
                 domain: k.domain.clone(),
                 first_block,
                 exit_visible: k.cluster > 1,
+                reach,
             });
             first_thread += k.block * k.cluster;
         }
@@ -250,6 +261,36 @@ impl<'p> PhaseModel<'p> {
                 }
             }
         }
+        let mut bar_obj = vec![0u32; bar_names.len()];
+        let mut buf_obj = vec![0u32; buf_names.len()];
+        for (oi, l) in layouts.iter().enumerate() {
+            let o = &program.objects[oi];
+            match l {
+                Layout::Bar { base } => {
+                    for j in 0..o.count() * nblocks {
+                        bar_obj[(base + j) as usize] = oi as u32;
+                    }
+                }
+                Layout::Pipe { bar_base, .. } => {
+                    if let ObjectKind::Pipeline(PipelineKind::Block { stages, .. }) = &o.kind {
+                        for j in 0..o.count() * nblocks * 2 * stages {
+                            bar_obj[(bar_base + j) as usize] = oi as u32;
+                        }
+                    }
+                }
+                Layout::Buf { base } => {
+                    let n = if o.kind == ObjectKind::Global {
+                        o.count()
+                    } else {
+                        o.count() * nblocks
+                    };
+                    for j in 0..n {
+                        buf_obj[(base + j) as usize] = oi as u32;
+                    }
+                }
+                Layout::ThreadPipe { .. } => {}
+            }
+        }
         // Which buffers the async proxy touches, and which barriers track expect_tx.
         let mut async_objs = vec![false; program.objects.len()];
         let mut tracks_arrive = vec![false; program.objects.len()];
@@ -324,6 +365,7 @@ impl<'p> PhaseModel<'p> {
             bar_names,
             bar_block,
             buf_names,
+            buf_block: buf_block.clone(),
             buf_async,
             buf_level,
             nblocks,
@@ -333,6 +375,9 @@ impl<'p> PhaseModel<'p> {
             tracks_arrive,
             max_loop_trips,
             symmetry,
+            por: symmetry,
+            bar_obj,
+            buf_obj,
             classes: Vec::new(),
         };
         let _ = nthread_pipes;
@@ -668,6 +713,9 @@ impl explore::Model for Search<'_, '_> {
         if actions.is_empty() && s.threads.iter().any(|t| t.mode.live()) {
             stuck::deadlock(self.model, s, found);
         }
+    }
+    fn ample(&self, s: &State, actions: &[u32]) -> Option<u32> {
+        exec::ample(self.model, s, actions)
     }
     fn key(&self, f: &MFinding) -> Self::Key {
         (f.rule.code, f.span)

@@ -1,0 +1,83 @@
+//! Helpers: load a `.phase` source string and check it with symmetry reduction on and off;
+//! both runs must report the same (rule, statement) pairs.
+
+#![allow(dead_code)]
+
+use checker::{CheckOptions, Report, Severity};
+use protocols::SourceFile;
+use std::collections::BTreeSet;
+
+pub fn load(src: &str) -> protocols::ir::Program {
+    let f = SourceFile::new("test.phase", src);
+    match protocols::load(&f, &[]) {
+        Ok(p) => p,
+        Err(e) => panic!(
+            "test source does not load: {:?}",
+            e.errors.iter().map(|x| &x.message).collect::<Vec<_>>()
+        ),
+    }
+}
+
+fn keys(r: &Report) -> BTreeSet<(String, u32)> {
+    r.findings
+        .iter()
+        .map(|f| (f.rule.name.to_string(), f.span.start))
+        .collect()
+}
+
+/// Check with symmetry on and off; assert they agree; return the reduced run.
+pub fn check(src: &str) -> Report {
+    let p = load(src);
+    let on = checker::check(&p, &CheckOptions::default());
+    let off = checker::check(
+        &p,
+        &CheckOptions {
+            symmetry: false,
+            ..CheckOptions::default()
+        },
+    );
+    assert_eq!(
+        keys(&on),
+        keys(&off),
+        "symmetry reduction changed the findings"
+    );
+    assert_eq!(on.verdict, off.verdict);
+    on
+}
+
+pub fn rules(r: &Report) -> Vec<&'static str> {
+    r.findings.iter().map(|f| f.rule.name).collect()
+}
+
+pub fn errors(r: &Report) -> Vec<&'static str> {
+    r.findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| f.rule.name)
+        .collect()
+}
+
+#[track_caller]
+pub fn assert_flags(src: &str, rule: &str) -> Report {
+    let r = check(src);
+    assert!(
+        rules(&r).contains(&rule),
+        "expected `{rule}`, got {:?}\n{:#?}",
+        rules(&r),
+        r.findings.iter().map(|f| &f.message).collect::<Vec<_>>()
+    );
+    r
+}
+
+#[track_caller]
+pub fn assert_ok(src: &str) -> Report {
+    let r = check(src);
+    assert!(
+        errors(&r).is_empty(),
+        "expected no error, got {:?}\n{:#?}",
+        errors(&r),
+        r.findings.iter().map(|f| &f.message).collect::<Vec<_>>()
+    );
+    assert_eq!(r.verdict, checker::Verdict::Ok);
+    r
+}

@@ -1,0 +1,653 @@
+//! One failing and one passing protocol per rule the checker's search reports, plus the
+//! subtle cases of semantics.md. Every case runs with symmetry reduction on and off and the
+//! two runs must agree (common::check).
+
+mod common;
+use common::*;
+
+const DB: &str = include_str!("data/double_buffer.phase");
+
+fn small_db() -> String {
+    DB.replace("param K = 8", "param K = 3")
+        .replace("param NC = 8", "param NC = 2")
+}
+
+// ---------- deadlock ----------
+
+#[test]
+fn deadlock_wrong_parity() {
+    let src = small_db().replace(
+        "wait empty[s] parity ((k / STAGES) % 2) ^ 1",
+        "wait empty[s] parity ((k / STAGES) % 2)",
+    );
+    let r = assert_flags(&src, "deadlock");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "deadlock")
+        .unwrap();
+    assert!(!f.waits_for.is_empty());
+    let producer = f
+        .waits_for
+        .iter()
+        .find(|w| w.thread == "producer[0]")
+        .unwrap();
+    assert!(
+        producer.waits_on.contains("empty[0]"),
+        "{}",
+        producer.waits_on
+    );
+    assert!(
+        producer.missing.contains("2 arrivals"),
+        "{}",
+        producer.missing
+    );
+    assert_eq!(producer.expected_from[0].thread, "consumer[0..1]");
+    assert_eq!(
+        producer.expected_from[0].status,
+        checker::PartyStatus::Blocked
+    );
+}
+
+#[test]
+fn deadlock_free_double_buffer() {
+    assert_ok(&small_db());
+}
+
+#[test]
+fn deadlock_exit_without_drop() {
+    let src = "protocol p
+block 2
+mbarrier b
+if tid == 0 { init b, 2 }
+syncthreads
+if tid == 1 { exit }
+arrive b
+wait b parity 0
+";
+    let r = assert_flags(src, "deadlock");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "deadlock")
+        .unwrap();
+    let w = &f.waits_for[0];
+    assert!(
+        w.expected_from
+            .iter()
+            .any(|p| p.status == checker::PartyStatus::Exited)
+    );
+    // The fix: drop out before leaving.
+    assert_ok(&src.replace(
+        "if tid == 1 { exit }",
+        "if tid == 1 { arrive_drop b; exit }",
+    ));
+}
+
+// ---------- use before init, visibility, re-init, inval ----------
+
+#[test]
+fn use_before_init() {
+    let bad = "protocol p\nblock 1\nmbarrier b\narrive b\n";
+    assert_flags(bad, "use-before-init");
+    assert_ok("protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\n");
+}
+
+#[test]
+fn init_not_visible() {
+    let bad = "protocol p
+block 2
+mbarrier b
+if tid == 0 { init b, 2 }
+if tid == 1 { while test_wait_never() { } }
+";
+    let _ = bad;
+    let bad = "protocol p
+block 2
+mbarrier b
+buffer x
+if tid == 0 { init b, 2; write x }
+if tid == 1 { read x }
+arrive b
+wait b parity 0
+";
+    assert_flags(bad, "init-not-visible");
+    let good = "protocol p
+block 2
+mbarrier b
+if tid == 0 { init b, 2 }
+syncthreads
+arrive b
+wait b parity 0
+";
+    assert_ok(good);
+}
+
+#[test]
+fn reinit() {
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\ninit b, 1\n",
+        "reinit",
+    );
+    assert_ok("protocol p\nblock 1\nmbarrier b\ninit b, 1\ninval b\ninit b, 1\n");
+}
+
+#[test]
+fn inval_in_use() {
+    let bad = "protocol p
+block 2
+mbarrier b
+if tid == 0 { init b, 1 }
+syncthreads
+if tid == 0 { inval b } else { wait b parity 0 }
+";
+    assert_flags(bad, "inval-in-use");
+    let good = "protocol p
+block 2
+mbarrier b
+if tid == 0 { init b, 1 }
+syncthreads
+if tid == 0 { arrive b }
+wait b parity 0
+syncthreads
+if tid == 0 { inval b }
+";
+    assert_ok(good);
+}
+
+// ---------- counts ----------
+
+#[test]
+fn count_range() {
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 0\n",
+        "count-range",
+    );
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 2\narrive b, 3\n",
+        "count-range",
+    );
+    assert_ok("protocol p\nblock 1\nmbarrier b\ninit b, 2\narrive b, 2\nwait b parity 0\n");
+}
+
+#[test]
+fn tx_range() {
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive_expect_tx b, 2000000\n",
+        "tx-range",
+    );
+    assert_ok(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive_expect_tx b, 1024\ncomplete_tx b, 1024\nwait b parity 0\n",
+    );
+}
+
+#[test]
+fn arrive_on_zero_pending() {
+    // Two leaders on a count-1 full barrier.
+    let bad = "protocol p
+block 2
+mbarrier full
+if tid == 0 { init full, 1 }
+syncthreads
+arrive_expect_tx full, 64
+";
+    assert_flags(bad, "arrive-on-zero-pending");
+    let good = "protocol p
+block 2
+mbarrier full
+if tid == 0 { init full, 1 }
+syncthreads
+if tid == 0 { arrive_expect_tx full, 64; complete_tx full, 64 }
+wait full parity 0
+";
+    assert_ok(good);
+}
+
+#[test]
+fn unobserved_phase() {
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\narrive b\n",
+        "unobserved-phase",
+    );
+    assert_ok(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\narrive b\nwait b parity 1\n",
+    );
+}
+
+#[test]
+fn drop_to_zero() {
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive_drop b\n",
+        "drop-to-zero",
+    );
+    let good = "protocol p
+block 2
+mbarrier b
+if tid == 0 { init b, 2 }
+syncthreads
+if tid == 1 { arrive_drop b; exit }
+arrive b
+wait b parity 0
+arrive b
+wait b parity 1
+";
+    assert_ok(good);
+}
+
+// ---------- waits ----------
+
+#[test]
+fn stale_token() {
+    let bad = "protocol p
+block 1
+mbarrier b
+init b, 1
+let t = arrive b
+wait b token t
+let u = arrive b
+wait b token t
+";
+    assert_flags(bad, "stale-token");
+    assert_ok(&bad.replace("wait b token t\n\0", "").replace(
+        "let u = arrive b\nwait b token t",
+        "let u = arrive b\nwait b token u",
+    ));
+}
+
+/// Thread 1 observes phase 0, skips phases 1 and 2, then waits with parity 1 (for phase 1)
+/// while the barrier is in phase 3: it waits for phase 3 instead and never returns.
+const BEHIND: &str = "protocol p
+block 2
+mbarrier b
+if tid == 0 { init b, 1 }
+syncthreads
+if tid == 0 { arrive b }
+wait b parity 0
+syncthreads
+if tid == 0 { arrive b; wait b parity 1; arrive b; wait b parity 0 }
+syncthreads
+if tid == 1 { wait b parity PAR }
+";
+
+#[test]
+fn wait_phase_behind_over_waits() {
+    let r = assert_flags(&BEHIND.replace("PAR", "1"), "wait-phase-behind");
+    // ... and the over-wait hangs.
+    assert!(rules(&r).contains(&"deadlock"));
+    assert_ok(&BEHIND.replace("PAR", "0"));
+}
+
+#[test]
+fn parity_one_on_fresh_barrier_passes() {
+    assert_ok("protocol p\nblock 1\nmbarrier b\ninit b, 1\nwait b parity 1\n");
+}
+
+#[test]
+fn stale_phase() {
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\nwait b parity 0\n",
+        "stale-phase",
+    );
+    assert_ok(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\narrive b\nwait b parity 1\n",
+    );
+}
+
+// ---------- tx ----------
+
+#[test]
+fn tx_may_go_negative_before_the_expect() {
+    assert_ok(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\ncomplete_tx b, 16\nexpect_tx b, 16\narrive b\nwait b parity 0\n",
+    );
+}
+
+#[test]
+fn expect_without_arrival() {
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\ncomplete_tx b, 16\narrive b\nexpect_tx b, 16\n",
+        "expect-without-arrival",
+    );
+}
+
+#[test]
+fn expect_after_completion() {
+    let bad = "protocol p
+block 1
+mbarrier full
+buffer a
+init full, 1
+arrive full
+expect_tx full, 1024
+tma a -> full, 1024
+wait full parity 0
+read a
+";
+    assert_flags(bad, "expect-after-completion");
+    let good = "protocol p
+block 1
+mbarrier full
+buffer a
+init full, 1
+expect_tx full, 1024
+tma a -> full, 1024
+arrive full
+wait full parity 0
+read a
+";
+    assert_ok(good);
+}
+
+// ---------- CTA, warp, named barriers ----------
+
+#[test]
+fn barrier_divergence() {
+    assert_flags(
+        "protocol p\nblock 64\nif tid < 32 { syncthreads } else { syncthreads }\n",
+        "barrier-divergence",
+    );
+    assert_ok("protocol p\nblock 64\nsyncthreads\n");
+}
+
+#[test]
+fn exited_threads_do_not_block_syncthreads() {
+    assert_ok("protocol p\nblock 64\nif tid >= 32 { exit }\nsyncthreads\n");
+}
+
+#[test]
+fn syncthreads_reached_by_some_threads_only() {
+    let src = "protocol p
+block 64
+mbarrier b
+if tid == 0 { init b, 1 }
+syncthreads
+if tid < 32 { syncthreads } else { wait b parity 0 }
+";
+    let r = assert_flags(src, "barrier-divergence");
+    assert!(rules(&r).contains(&"deadlock"));
+}
+
+#[test]
+fn named_barrier_rearrive() {
+    assert_flags(
+        "protocol p\nblock 64\nif tid == 0 { bar_arrive 1, 64; bar_arrive 1, 64 }\n",
+        "named-barrier-rearrive",
+    );
+    assert_ok("protocol p\nblock 64\nbar_sync 1, 64\n");
+    assert_ok("protocol p\nblock 64\nif warp == 0 { bar_arrive 1, 64 } else { bar_sync 1, 64 }\n");
+}
+
+// ---------- clusters ----------
+
+const PAIR: &str = include_str!("data/multicast_pair.phase");
+
+#[test]
+fn multicast_pair_is_ok() {
+    assert_ok(&PAIR.replace("block 128", "block 3"));
+}
+
+#[test]
+fn remote_cta_exited() {
+    let bad = "protocol p
+block 2
+cluster 2
+mbarrier b
+if tid == 0 { init b, 1; fence_mbarrier_init }
+cluster_sync
+if cta == 0 && tid == 0 { arrive b @ 1 }
+";
+    assert_flags(bad, "remote-cta-exited");
+    let good = "protocol p
+block 2
+cluster 2
+mbarrier b
+if tid == 0 { init b, 1; fence_mbarrier_init }
+cluster_sync
+if cta == 0 && tid == 0 { arrive b @ 1 scope cluster }
+if cta == 1 { wait b parity 0 }
+cluster_sync
+";
+    assert_ok(good);
+}
+
+#[test]
+fn remote_op() {
+    let bad = "protocol p
+block 2
+cluster 2
+mbarrier b
+if tid == 0 { init b, 1 }
+cluster_sync
+if cta == 0 && tid == 0 { wait b @ 1 parity 0 }
+cluster_sync
+";
+    assert_flags(bad, "remote-op");
+}
+
+#[test]
+fn init_not_visible_to_peer_block() {
+    let bad = "protocol p
+block 2
+cluster 2
+mbarrier b
+if tid == 0 { init b, 1 }
+if cta == 0 && tid == 0 { arrive b @ 1 }
+cluster_sync
+";
+    assert_flags(bad, "init-not-visible");
+}
+
+// ---------- pipelines ----------
+
+const PIPE: &str = "protocol p
+block 64
+pipeline pp stages 2 producers 32 consumers 32
+buffer s[2]
+role producer when warp == 0 {
+  for k in 0..3 {
+    producer_acquire pp
+    memcpy_async s[k % 2] -> pp
+    producer_commit pp
+  }
+}
+role consumer when warp == 1 {
+  for k in 0..3 {
+    consumer_wait pp
+    read s[k % 2]
+    consumer_release pp
+  }
+}
+";
+
+#[test]
+fn pipeline_roles() {
+    // Too big for a unit test with 64 threads; shrink to one warp-ish group each.
+    let src = PIPE
+        .replace("block 64", "block 3")
+        .replace("producers 32 consumers 32", "producers 1 consumers 2")
+        .replace("warp == 0", "tid == 0")
+        .replace("warp == 1", "tid >= 1");
+    assert_ok(&src);
+    let bad = src.replace(
+        "    read s[k % 2]\n",
+        "    read s[k % 2]\n    producer_acquire pp\n",
+    );
+    assert_flags(&bad, "pipeline-role");
+}
+
+#[test]
+fn after_quit() {
+    let src = "protocol p
+block 1
+pipeline tp thread
+buffer a
+quit tp
+producer_acquire tp
+";
+    assert_flags(src, "after-quit");
+    assert_ok(
+        "protocol p\nblock 1\npipeline tp thread\nbuffer a\nproducer_acquire tp\nmemcpy_async a -> tp\nproducer_commit tp\nconsumer_wait tp\nread a\nconsumer_release tp\nquit tp\n",
+    );
+}
+
+#[test]
+fn thread_pipeline_read_before_wait_races() {
+    assert_flags(
+        "protocol p\nblock 1\npipeline tp thread\nbuffer a\nproducer_acquire tp\nmemcpy_async a -> tp\nproducer_commit tp\nread a\n",
+        "data-race",
+    );
+}
+
+// ---------- model errors and loop bounds ----------
+
+#[test]
+fn model_error() {
+    assert_flags(
+        "protocol p\nblock 1\nlet z = 0\nlet x = 1 / z\n",
+        "model-error",
+    );
+    assert_ok("protocol p\nblock 1\nlet z = 1\nlet x = 1 / z\n");
+}
+
+#[test]
+fn runaway_while_is_inconclusive() {
+    let p = load(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\nlet i = 0\nwhile 1 { arrive b; wait b parity i; i = i ^ 1 }\n",
+    );
+    let r = checker::check(
+        &p,
+        &checker::CheckOptions {
+            max_loop_trips: 5,
+            ..checker::CheckOptions::default()
+        },
+    );
+    assert_eq!(r.verdict, checker::Verdict::Inconclusive);
+    assert!(r.incomplete.unwrap().reason.contains("max-loop-trips"));
+}
+
+#[test]
+fn max_states_is_inconclusive() {
+    let p = load(&small_db());
+    let r = checker::check(
+        &p,
+        &checker::CheckOptions {
+            max_states: 10,
+            ..checker::CheckOptions::default()
+        },
+    );
+    assert_eq!(r.verdict, checker::Verdict::Inconclusive);
+    let inc = r.incomplete.unwrap();
+    assert!(inc.reason.contains("max-states"));
+    assert!(inc.covered.contains("depth"));
+}
+
+// ---------- races ----------
+
+#[test]
+fn data_race_arrive_before_read() {
+    let src = small_db().replace(
+        "    read slot[s]\n    arrive empty[s]",
+        "    arrive empty[s]\n    read slot[s]",
+    );
+    assert_flags(&src, "data-race");
+}
+
+#[test]
+fn tma_does_not_publish_issuer_writes() {
+    let bad = "protocol p
+block 2
+mbarrier full
+buffer a
+buffer flag
+if tid == 0 { init full, 1 }
+syncthreads
+if tid == 0 {
+  arrive_expect_tx full, 64
+  write flag
+  tma a -> full, 64
+}
+wait full parity 0
+read a
+read flag
+";
+    assert_flags(bad, "data-race");
+    let good = bad.replace(
+        "  arrive_expect_tx full, 64\n  write flag\n",
+        "  write flag\n  arrive_expect_tx full, 64\n",
+    );
+    assert_ok(&good);
+}
+
+#[test]
+fn tma_read_before_wait_races() {
+    let src = "protocol p
+block 1
+mbarrier full
+buffer a
+init full, 1
+arrive_expect_tx full, 64
+tma a -> full, 64
+read a
+wait full parity 0
+";
+    assert_flags(src, "data-race");
+}
+
+#[test]
+fn missing_proxy_fence() {
+    let bad = "protocol p
+block 2
+buffer a
+if tid == 1 { write a }
+syncthreads
+if tid == 0 { tma_store a; bulk_commit; bulk_wait_read 0 }
+";
+    assert_flags(bad, "missing-proxy-fence");
+    assert_ok(&bad.replace("write a }", "write a; fence_proxy_async }"));
+}
+
+#[test]
+fn cp_async_visible_to_issuing_thread_only() {
+    let bad = "protocol p
+block 2
+buffer a
+mbarrier b
+if tid == 0 { init b, 1 }
+syncthreads
+if tid == 0 { cp_async a; commit_group; wait_group 0 }
+if tid == 1 { read a }
+";
+    assert_flags(bad, "data-race");
+    let good = "protocol p
+block 2
+buffer a
+if tid == 0 { cp_async a; commit_group; wait_group 0 }
+syncthreads
+if tid == 1 { read a }
+";
+    assert_ok(good);
+}
+
+#[test]
+fn cp_async_mbarrier_arrive_publishes() {
+    let good = "protocol p
+block 2
+buffer a
+mbarrier b
+if tid == 0 { init b, 1 }
+syncthreads
+if tid == 0 { cp_async a; cp_async_arrive b noinc }
+if tid == 1 { wait b parity 0; read a }
+";
+    assert_ok(good);
+}
+
+const DOMAINS: &str = include_str!("data/domains.phase");
+
+#[test]
+fn gpu_scope_handoff_across_domains_races() {
+    assert_flags(DOMAINS, "data-race");
+    assert_ok(&DOMAINS.replace("scope gpu", "scope sys"));
+    // Same domain: gpu scope suffices.
+    assert_ok(&DOMAINS.replace("domain remote", "domain default"));
+}
