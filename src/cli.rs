@@ -32,6 +32,12 @@ pub struct Cli {
 pub enum Command {
     /// Explore every interleaving of each file and report deadlocks, UB and races.
     Verify(VerifyArgs),
+    /// Check every .phase file under the paths for CI: human, JSON, SARIF or GitHub output.
+    Lint(LintArgs),
+    /// List the rules (code, name, class, severity, summary).
+    Rules(RulesArgs),
+    /// Print a rule's documentation (by name or code).
+    Explain(ExplainArgs),
     /// Run every `expect` line of the .phase files under PATHS (a protocol test suite).
     Test(TestArgs),
 }
@@ -106,6 +112,70 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("`{s}` is not a size (e.g. 512M, 6G)"))?;
     n.checked_mul(mult)
         .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LintFormat {
+    /// Diagnostics for people; colour only on a terminal, never with NO_COLOR.
+    Human,
+    /// The `verify` JSON contract, one entry per file, plus a summary.
+    Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// GitHub Actions workflow commands (annotations).
+    Github,
+}
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// Files or folders to check (folders: every .phase file, honouring .gitignore).
+    pub paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+    pub format: LintFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short = 'o')]
+    pub output: Option<PathBuf>,
+    /// Report these rules (or classes) as errors; `-D warnings` fails on any warning.
+    #[arg(long = "deny", short = 'D', value_name = "RULE")]
+    pub deny: Vec<String>,
+    /// Report these rules (or classes) as warnings.
+    #[arg(long = "warn", short = 'W', value_name = "RULE")]
+    pub warn: Vec<String>,
+    /// Do not report these rules (or classes).
+    #[arg(long = "allow", short = 'A', value_name = "RULE")]
+    pub allow: Vec<String>,
+    /// Override a parameter in every file that declares it: `--param K=64` (repeatable).
+    #[arg(long = "param", short = 'p', value_parser = parse_param)]
+    pub params: Vec<(String, i64)>,
+    /// Use this configuration file for every file instead of the nearest phasecheck.toml.
+    #[arg(long, conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+    /// Ignore phasecheck.toml files.
+    #[arg(long)]
+    pub no_config: bool,
+    /// Stop each search after this many states (verdict inconclusive, exit 3).
+    #[arg(long)]
+    pub max_states: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RulesFormat {
+    Human,
+    Json,
+    /// The Markdown of docs/rules.md.
+    Markdown,
+}
+
+#[derive(Args, Debug)]
+pub struct RulesArgs {
+    #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
+    pub format: RulesFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    /// Rule name (`stale-token`) or code (`PC209`).
+    pub rule: String,
 }
 
 #[derive(Args, Debug)]

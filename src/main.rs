@@ -2,6 +2,7 @@
 
 mod cli;
 mod cmd;
+mod config;
 mod expectations;
 mod report;
 
@@ -12,6 +13,9 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let code = match cli.command {
         cli::Command::Verify(args) => cmd::verify::run(&args),
+        cli::Command::Lint(args) => cmd::lint::run(&args),
+        cli::Command::Rules(args) => cmd::rules::run(&args),
+        cli::Command::Explain(args) => cmd::explain::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
     };
     ExitCode::from(code as u8)

@@ -1,8 +1,13 @@
 //! Reporters: each output format is one small file.
 
+pub mod files;
+#[cfg(test)]
+mod fixtures;
+pub mod github;
 pub mod human;
 pub mod json;
 pub mod load_errors;
+pub mod sarif;
 
 use crate::cli::Exit;
 use checker::{Report, Severity, Verdict};

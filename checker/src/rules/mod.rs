@@ -106,6 +106,7 @@ pub mod syncthreads_would_do;
 pub mod tx_range;
 pub mod unified_pipeline;
 pub mod unobserved_phase;
+pub mod unused_suppression;
 pub mod use_before_init;
 pub mod wait_phase_behind;
 pub mod wait_prior_over_8;
@@ -142,6 +143,7 @@ pub static ALL: &[&Rule] = &[
     &wait_prior_over_8::RULE,
     &syncthreads_would_do::RULE,
     &parity_not_bit::RULE,
+    &unused_suppression::RULE,
 ];
 
 /// Look a rule up by name (`stale-token`) or code (`PC209`), case-insensitively.

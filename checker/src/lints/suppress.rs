@@ -1,0 +1,106 @@
+//! Inline suppressions: `# phasecheck: allow(rule-a, rule-b) reason`.
+//!
+//! The loader turns each such comment into an [`ir::Suppression`](protocols::ir::Suppression)
+//! with the line of the statement it targets. A finding is suppressed when its span starts on
+//! that line and its rule is named (by name or code). Every named rule that suppressed nothing,
+//! and every name that is not a rule, becomes an `unused-suppression` warning at the comment,
+//! so stale suppressions do not pile up.
+
+use crate::report::Finding;
+use crate::rules::{self, Rule, unused_suppression};
+use protocols::SourceFile;
+use protocols::ir::Program;
+
+/// Levenshtein distance, for did-you-mean hints.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The rule whose name is closest to `name`, if it is close enough to be a typo.
+pub fn did_you_mean(name: &str) -> Option<&'static Rule> {
+    let name = name.to_ascii_lowercase();
+    rules::ALL
+        .iter()
+        .copied()
+        .map(|r| {
+            (
+                distance(&name, r.name).min(distance(&name, &r.code.to_ascii_lowercase())),
+                r,
+            )
+        })
+        .filter(|(d, _)| *d <= (name.len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, r)| r)
+}
+
+/// Drop the suppressed findings and add an `unused-suppression` warning for every named rule
+/// that suppressed nothing. The result is sorted by (span, rule code).
+pub fn apply(program: &Program, file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {
+    // used[s][k]: rule k of suppression s suppressed something.
+    let mut used: Vec<Vec<bool>> = program
+        .suppressions
+        .iter()
+        .map(|s| vec![false; s.rules.len()])
+        .collect();
+    let mut kept = Vec::with_capacity(findings.len());
+    for f in findings {
+        let line = file.line_of(f.span);
+        let mut suppressed = false;
+        for (si, s) in program.suppressions.iter().enumerate() {
+            if s.target_line != line {
+                continue;
+            }
+            for (ki, name) in s.rules.iter().enumerate() {
+                if rules::find(name).is_some_and(|r| r == f.rule) {
+                    used[si][ki] = true;
+                    suppressed = true;
+                }
+            }
+        }
+        if !suppressed {
+            kept.push(f);
+        }
+    }
+    for (si, s) in program.suppressions.iter().enumerate() {
+        for (ki, name) in s.rules.iter().enumerate() {
+            if used[si][ki] {
+                continue;
+            }
+            let (message, help) = match rules::find(name) {
+                Some(r) => (
+                    format!(
+                        "unused suppression: no `{}` finding on line {}",
+                        r.name, s.target_line
+                    ),
+                    "remove it, or move it to the statement the finding points at".to_string(),
+                ),
+                None => (
+                    format!("`{name}` is not a phasecheck rule, so this suppresses nothing"),
+                    match did_you_mean(name) {
+                        Some(r) => format!("did you mean `{}`?", r.name),
+                        None => "`phasecheck rules` lists the rule names".to_string(),
+                    },
+                ),
+            };
+            kept.push(super::finding(
+                &unused_suppression::RULE,
+                s.span,
+                message,
+                Vec::new(),
+                Some(help),
+            ));
+        }
+    }
+    kept.sort_by(|a, b| (a.span, a.rule.code).cmp(&(b.span, b.rule.code)));
+    kept
+}

@@ -1,0 +1,310 @@
+//! `phasecheck lint [PATHS...]`: every `.phase` file under the paths (honouring `.gitignore`),
+//! checked in parallel, rendered as one result in the chosen format.
+//!
+//! Per file: nearest `phasecheck.toml` -> parameter values -> load -> check (with the config's
+//! limits) -> inline suppressions -> levels (config, then `-A`, `-W`, `-D`; the last match
+//! wins) -> verdict. Exit: 2 bad input or configuration, else 1 errors (or warnings with
+//! `-D warnings`), else 3 inconclusive, else 0.
+
+use crate::cli::{Exit, LintArgs, LintFormat};
+use crate::config::{self, Config, Level, Limits, Target};
+use crate::report::files::{self, FileResult, Outcome, Summary};
+use checker::{Finding, Severity};
+use protocols::SourceFile;
+use rayon::prelude::*;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Levels and switches given on the command line.
+struct CliLevels {
+    levels: Vec<(Target, Level)>,
+    deny_warnings: bool,
+}
+
+fn cli_levels(args: &LintArgs) -> Result<CliLevels, String> {
+    let mut levels = Vec::new();
+    let mut deny_warnings = false;
+    for (names, level) in [
+        (&args.allow, Level::Allow),
+        (&args.warn, Level::Warn),
+        (&args.deny, Level::Deny),
+    ] {
+        for name in names.iter().flat_map(|n| n.split(',')).map(str::trim) {
+            if name == "warnings" {
+                if level == Level::Deny {
+                    deny_warnings = true;
+                    continue;
+                }
+                return Err("`warnings` goes with `-D`/`--deny` only".into());
+            }
+            let target = Target::parse(name).ok_or_else(|| config::unknown_rule(name))?;
+            levels.push((target, level));
+        }
+    }
+    Ok(CliLevels {
+        levels,
+        deny_warnings,
+    })
+}
+
+/// Every `.phase` file under `paths` (files given by name are taken as they are), sorted.
+pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_file() {
+            out.push(p.clone());
+            continue;
+        }
+        if !p.is_dir() {
+            return Err(format!("{}: no such file or folder", p.display()));
+        }
+        let walk = ignore::WalkBuilder::new(p)
+            // Honour .gitignore also outside a git checkout (a tarball, a CI cache).
+            .require_git(false)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .build();
+        for entry in walk {
+            let entry = entry.map_err(|e| format!("{}: {e}", p.display()))?;
+            let is_file = entry.file_type().is_some_and(|t| t.is_file());
+            if is_file && entry.path().extension().is_some_and(|e| e == "phase") {
+                out.push(entry.into_path());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Whether the file declares `param NAME` (so that a value for NAME applies to it).
+fn declares_param(text: &str, name: &str) -> bool {
+    text.split(['\n', ';']).any(|stmt| {
+        let mut words = stmt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        let mut words = words.by_ref().filter(|w| !w.is_empty());
+        let first_is_param = stmt.trim_start().starts_with("param");
+        first_is_param && words.next() == Some("param") && words.next() == Some(name)
+    })
+}
+
+/// The name a file is reported under: its path as found, without a leading `./`.
+fn display_name(path: &Path) -> String {
+    let s = path.display().to_string();
+    match s.strip_prefix("./") {
+        Some(rest) if !rest.is_empty() => rest.to_string(),
+        _ => s,
+    }
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
+}
+
+struct Job<'a> {
+    path: PathBuf,
+    config: Option<Arc<Config>>,
+    cli: &'a CliLevels,
+    cli_params: &'a [(String, i64)],
+    cli_limits: Limits,
+}
+
+/// The level of a rule: the config's, then the command line's; the last match wins.
+fn level_for(rule: &checker::Rule, config: Option<&Config>, cli: &CliLevels) -> Option<Level> {
+    config
+        .map(|c| c.levels.as_slice())
+        .unwrap_or(&[])
+        .iter()
+        .chain(&cli.levels)
+        .filter(|(t, _)| t.matches(rule))
+        .map(|(_, l)| *l)
+        .next_back()
+}
+
+/// Apply levels: `allow` drops a finding, `warn`/`deny` set its severity.
+pub fn apply_levels(
+    findings: Vec<Finding>,
+    mut level: impl FnMut(&checker::Rule) -> Option<Level>,
+) -> Vec<Finding> {
+    findings
+        .into_iter()
+        .filter_map(|mut f| {
+            match level(f.rule) {
+                Some(Level::Allow) => return None,
+                Some(Level::Warn) => f.severity = Severity::Warning,
+                Some(Level::Deny) => f.severity = Severity::Error,
+                None => {}
+            }
+            Some(f)
+        })
+        .collect()
+}
+
+fn check_file(job: &Job<'_>) -> FileResult {
+    let name = display_name(&job.path);
+    let text = match read(&job.path) {
+        Ok(t) => t,
+        Err(msg) => {
+            return FileResult {
+                file: SourceFile::new(name, ""),
+                outcome: Outcome::Unreadable(msg),
+            };
+        }
+    };
+    let file = SourceFile::new(name, &text);
+    let config = job.config.as_deref();
+    let mut params: Vec<(String, i64)> = config
+        .map(|c| c.params_for(&job.path))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(n, _)| declares_param(&file.text, n))
+        .collect();
+    for (n, v) in job.cli_params {
+        if declares_param(&file.text, n) {
+            params.retain(|(m, _)| m != n);
+            params.push((n.clone(), *v));
+        }
+    }
+    let program = match protocols::load(&file, &params) {
+        Ok(p) => p,
+        Err(errors) => {
+            return FileResult {
+                file,
+                outcome: Outcome::LoadFailed(errors),
+            };
+        }
+    };
+    let limits = job
+        .cli_limits
+        .over(config.map(|c| c.limits).unwrap_or_default());
+    let mut report = checker::check(&program, &limits.options());
+    // `check` includes the static perf lints (`checker::lints::run`).
+    let findings = std::mem::take(&mut report.findings);
+    let findings = checker::lints::suppress::apply(&program, &file, findings);
+    report.findings = apply_levels(findings, |r| level_for(r, config, job.cli));
+    report.verdict = files::verdict_of(&report);
+    FileResult {
+        file,
+        outcome: Outcome::Checked {
+            program: Box::new(program),
+            report,
+        },
+    }
+}
+
+/// Colour for human output: only on a terminal, never with `NO_COLOR` set (no-color.org).
+pub fn use_color() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+fn bad(msg: impl std::fmt::Display) -> Exit {
+    eprintln!("error: {msg}");
+    Exit::BadInput
+}
+
+pub fn run(args: &LintArgs) -> Exit {
+    let cli = match cli_levels(args) {
+        Ok(c) => c,
+        Err(e) => return bad(e),
+    };
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    let files = match collect_files(&paths) {
+        Ok(f) => f,
+        Err(e) => return bad(e),
+    };
+    if files.is_empty() {
+        let shown: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
+        return bad(format!("no .phase files under {}", shown.join(", ")));
+    }
+    // Configuration: one file for all (`--config`), or the nearest one per file.
+    let forced = match &args.config {
+        Some(p) => match Config::load(p) {
+            Ok(c) => Some(Arc::new(c)),
+            Err(e) => return bad(e),
+        },
+        None => None,
+    };
+    let mut finder = config::Finder::default();
+    let mut jobs = Vec::with_capacity(files.len());
+    let cli_limits = Limits {
+        max_states: args.max_states,
+        max_memory: None,
+        max_loop_trips: None,
+    };
+    for path in files {
+        let config = if args.no_config {
+            None
+        } else if let Some(c) = &forced {
+            Some(c.clone())
+        } else {
+            match finder.for_file(&path) {
+                Ok(c) => c,
+                Err(e) => return bad(e),
+            }
+        };
+        jobs.push(Job {
+            path,
+            config,
+            cli: &cli,
+            cli_params: &args.params,
+            cli_limits,
+        });
+    }
+    // A `--param` that no file declares is a typo, not a no-op.
+    for (name, _) in &args.params {
+        let used = jobs
+            .iter()
+            .any(|j| std::fs::read_to_string(&j.path).is_ok_and(|t| declares_param(&t, name)));
+        if !used {
+            return bad(format!(
+                "--param {name}: no checked file declares `param {name}`"
+            ));
+        }
+    }
+    let results: Vec<FileResult> = jobs.par_iter().map(check_file).collect();
+    let exit = Summary::of(&results).exit(cli.deny_warnings);
+    let text = match args.format {
+        LintFormat::Human => files::human(&results, exit, args.output.is_none() && use_color()),
+        LintFormat::Json => pretty(&files::json(&results, exit)),
+        LintFormat::Sarif => pretty(&crate::report::sarif::render(&results, exit as u8)),
+        LintFormat::Github => crate::report::github::render(&results),
+    };
+    match &args.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, text) {
+                return bad(format!("cannot write {}: {e}", path.display()));
+            }
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error of the lint.
+            let _ = stdout.write_all(text.as_bytes());
+        }
+    }
+    exit
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("JSON values serialize");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declares_param_matches_whole_names_at_statement_start() {
+        let t = "protocol p\nparam K = 8 # trips\nparam KK = 2; param S=1\nlet x = K\n";
+        assert!(declares_param(t, "K"));
+        assert!(declares_param(t, "KK"));
+        assert!(declares_param(t, "S"));
+        assert!(!declares_param(t, "x"));
+        assert!(!declares_param(t, "STAGES"));
+    }
+}

@@ -1,0 +1,377 @@
+//! `phasecheck.toml`: per-project settings for `phasecheck lint`.
+//!
+//! ```toml
+//! [rules]                 # level per rule (name or code) or per class: allow | warn | deny
+//! stale-token = "deny"
+//! perf = "allow"
+//!
+//! [[params]]              # parameter values for the files a glob matches (relative to this file)
+//! glob = "corpus/**/big_*.phase"
+//! values = { K = 64 }
+//!
+//! [limits]                # search limits
+//! max-states = 1000000
+//! max-memory = 4294967296  # bytes
+//! max-loop-trips = 1000
+//! ```
+//!
+//! Each `.phase` file uses the nearest `phasecheck.toml` found by walking up from its folder.
+//! A class entry applies first, a rule entry overrides it; the command line overrides both.
+
+use checker::{CheckOptions, Class, Rule};
+use globset::{GlobBuilder, GlobMatcher};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub const FILE_NAME: &str = "phasecheck.toml";
+
+/// What to do with a rule's findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Drop its findings.
+    Allow,
+    /// Report as warnings.
+    Warn,
+    /// Report as errors.
+    Deny,
+}
+
+/// What a level applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Class(Class),
+    Rule(&'static Rule),
+}
+
+impl Target {
+    /// A rule name or code, or a class name (`deadlock`, `ub`, `race`, `perf`).
+    pub fn parse(s: &str) -> Option<Target> {
+        let class = match s.to_ascii_lowercase().as_str() {
+            "deadlock" => Some(Class::Deadlock),
+            "ub" => Some(Class::Ub),
+            "race" => Some(Class::Race),
+            "perf" => Some(Class::Perf),
+            _ => None,
+        };
+        class
+            .map(Target::Class)
+            .or_else(|| checker::rules::find(s).map(Target::Rule))
+    }
+
+    pub fn matches(self, rule: &Rule) -> bool {
+        match self {
+            Target::Class(c) => rule.class == c,
+            Target::Rule(r) => r == rule,
+        }
+    }
+
+    fn is_class(self) -> bool {
+        matches!(self, Target::Class(_))
+    }
+}
+
+/// An "unknown rule" message with a did-you-mean hint.
+pub fn unknown_rule(name: &str) -> String {
+    match checker::lints::suppress::did_you_mean(name) {
+        Some(r) => format!(
+            "`{name}` is not a rule or class (did you mean `{}`?)",
+            r.name
+        ),
+        None => format!(
+            "`{name}` is not a rule or class (`phasecheck rules` lists them; classes are \
+             deadlock, ub, race, perf)"
+        ),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    rules: BTreeMap<String, Level>,
+    #[serde(default)]
+    params: Vec<RawParams>,
+    #[serde(default)]
+    limits: RawLimits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawParams {
+    glob: String,
+    values: BTreeMap<String, i64>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawLimits {
+    max_states: Option<u64>,
+    max_memory: Option<u64>,
+    max_loop_trips: Option<u32>,
+}
+
+/// Search limits a config (or the command line) may set; `None` keeps the default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    pub max_states: Option<u64>,
+    pub max_memory: Option<u64>,
+    pub max_loop_trips: Option<u32>,
+}
+
+impl Limits {
+    /// `self` where set, else `base`.
+    pub fn over(self, base: Limits) -> Limits {
+        Limits {
+            max_states: self.max_states.or(base.max_states),
+            max_memory: self.max_memory.or(base.max_memory),
+            max_loop_trips: self.max_loop_trips.or(base.max_loop_trips),
+        }
+    }
+
+    pub fn options(self) -> CheckOptions {
+        let d = CheckOptions::default();
+        CheckOptions {
+            max_states: self.max_states.unwrap_or(d.max_states),
+            max_memory_bytes: self.max_memory.unwrap_or(d.max_memory_bytes),
+            max_loop_trips: self.max_loop_trips.unwrap_or(d.max_loop_trips),
+            ..d
+        }
+    }
+}
+
+/// A loaded, validated `phasecheck.toml`.
+#[derive(Debug)]
+pub struct Config {
+    pub path: PathBuf,
+    /// Class levels first, then rule levels: later entries win.
+    pub levels: Vec<(Target, Level)>,
+    /// Globs are matched against paths relative to the config's folder.
+    pub params: Vec<(GlobMatcher, Vec<(String, i64)>)>,
+    pub limits: Limits,
+}
+
+/// A configuration file that cannot be used; exit code 2.
+#[derive(Debug)]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid configuration {}: {}",
+            self.path.display(),
+            self.message.trim_end()
+        )
+    }
+}
+
+impl Config {
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let err = |message: String| ConfigError {
+            path: path.to_path_buf(),
+            message,
+        };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| err(e.to_string()))?;
+        let mut levels = Vec::new();
+        for (name, level) in &raw.rules {
+            let target = Target::parse(name)
+                .ok_or_else(|| err(format!("key `rules.{name}`: {}", unknown_rule(name))))?;
+            levels.push((target, *level));
+        }
+        // Classes first so that a rule entry overrides its class.
+        levels.sort_by_key(|(t, _)| !t.is_class());
+        let mut params = Vec::new();
+        for (i, p) in raw.params.iter().enumerate() {
+            let glob = GlobBuilder::new(&p.glob)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| err(format!("key `params[{i}].glob`: {e}")))?;
+            params.push((
+                glob.compile_matcher(),
+                p.values.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            ));
+        }
+        let limits = Limits {
+            max_states: raw.limits.max_states,
+            max_memory: raw.limits.max_memory,
+            max_loop_trips: raw.limits.max_loop_trips,
+        };
+        if limits.max_states == Some(0) {
+            return Err(err("key `limits.max-states`: must be at least 1".into()));
+        }
+        Ok(Config {
+            path: path.to_path_buf(),
+            levels,
+            params,
+            limits,
+        })
+    }
+
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            path: path.to_path_buf(),
+            message: format!("cannot read it: {e}"),
+        })?;
+        Config::parse(path, &text)
+    }
+
+    /// Parameter values for `file` (later `[[params]]` entries win).
+    pub fn params_for(&self, file: &Path) -> Vec<(String, i64)> {
+        let dir = self.path.parent().unwrap_or(Path::new(""));
+        let rel = relative_to(file, dir);
+        let mut out: Vec<(String, i64)> = Vec::new();
+        for (glob, values) in &self.params {
+            if glob.is_match(&rel) {
+                for (k, v) in values {
+                    out.retain(|(n, _)| n != k);
+                    out.push((k.clone(), *v));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `file` relative to `dir`, comparing absolute forms; `file` itself when it is not below.
+fn relative_to(file: &Path, dir: &Path) -> PathBuf {
+    let abs = |p: &Path| {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map(|c| c.join(p))
+                .unwrap_or_else(|_| p.to_path_buf())
+        }
+    };
+    let (f, d) = (normalize(&abs(file)), normalize(&abs(dir)));
+    f.strip_prefix(&d).map(Path::to_path_buf).unwrap_or(f)
+}
+
+/// Remove `.` and `..` components without touching the file system.
+fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Finds the nearest `phasecheck.toml` above each file, loading each one once.
+#[derive(Default)]
+pub struct Finder {
+    /// Folder -> the config that governs it (`None`: none up to the root).
+    by_dir: BTreeMap<PathBuf, Option<std::sync::Arc<Config>>>,
+}
+
+impl Finder {
+    pub fn for_file(&mut self, file: &Path) -> Result<Option<std::sync::Arc<Config>>, ConfigError> {
+        let start = file
+            .parent()
+            .map(|p| {
+                if p.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    p.to_path_buf()
+                }
+            })
+            .unwrap_or_else(|| PathBuf::from("."));
+        let start = std::fs::canonicalize(&start).unwrap_or(start);
+        let mut visited = Vec::new();
+        let mut dir = Some(start.as_path());
+        let mut found = None;
+        while let Some(d) = dir {
+            if let Some(hit) = self.by_dir.get(d) {
+                found = hit.clone();
+                break;
+            }
+            visited.push(d.to_path_buf());
+            let candidate = d.join(FILE_NAME);
+            if candidate.is_file() {
+                found = Some(std::sync::Arc::new(Config::load(&candidate)?));
+                break;
+            }
+            dir = d.parent();
+        }
+        for d in visited {
+            self.by_dir.insert(d, found.clone());
+        }
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_levels_params_and_limits() {
+        let c = Config::parse(
+            Path::new("/p/phasecheck.toml"),
+            r#"
+            [rules]
+            stale-token = "deny"
+            perf = "allow"
+            PC400 = "warn"
+            [[params]]
+            glob = "corpus/**/big_*.phase"
+            values = { K = 64, STAGES = 4 }
+            [limits]
+            max-states = 1000
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.levels.len(), 3);
+        assert!(matches!(
+            c.levels[0],
+            (Target::Class(Class::Perf), Level::Allow)
+        ));
+        assert_eq!(c.limits.max_states, Some(1000));
+        assert_eq!(
+            c.params_for(Path::new("/p/corpus/x/big_one.phase")),
+            vec![("K".to_string(), 64), ("STAGES".to_string(), 4)]
+        );
+        assert!(c.params_for(Path::new("/p/corpus/small.phase")).is_empty());
+        // `*` does not cross folders.
+        assert!(
+            c.params_for(Path::new("/p/corpus/big_x/a.phase"))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn errors_name_the_file_and_key() {
+        let e = Config::parse(
+            Path::new("cfg/phasecheck.toml"),
+            "[rules]\nstale-tokn = \"deny\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("cfg/phasecheck.toml"), "{e}");
+        assert!(e.contains("rules.stale-tokn"), "{e}");
+        assert!(e.contains("did you mean `stale-token`"), "{e}");
+        let e = Config::parse(
+            Path::new("phasecheck.toml"),
+            "[rules]\nstale-token = \"deni\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("deni") && e.contains("line 2"), "{e}");
+        let e = Config::parse(Path::new("phasecheck.toml"), "[limits]\nmax-stats = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max-stats"), "{e}");
+    }
+}

@@ -1,0 +1,306 @@
+//! SARIF 2.1.0 (OASIS) output of `phasecheck lint --format sarif`.
+//!
+//! One run. `tool.driver.rules` lists every rule of the registry (id = code, with its
+//! summary, the `What` section of its doc and the whole doc as help). Each finding is a result
+//! with rule id and index, level, message, physical location (1-based line/column, end column
+//! exclusive, columns in Unicode code points), related locations for its labels and for the
+//! threads of a deadlock, and its counterexample as a `codeFlow`: one `threadFlow` per thread,
+//! the global order of steps in `executionOrder`. Files that failed to load, and searches that
+//! stopped early, are tool execution notifications of the invocation.
+
+use super::files::{FileResult, Outcome, Summary};
+use checker::{Finding, Rule, Severity};
+use protocols::ir::Program;
+use protocols::{SourceFile, Span};
+use serde_json::{Value, json};
+
+pub const SCHEMA_URI: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+
+/// Percent-encode a path into a URI reference (relative paths stay relative).
+pub fn uri(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let (prefix, rest) = if path.starts_with('/') {
+        ("file://", path.as_str())
+    } else {
+        ("", path.strip_prefix("./").unwrap_or(&path))
+    };
+    let mut out = String::from(prefix);
+    for b in rest.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+fn level(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+/// The paragraph under `# What` (the rule's full description), or its summary.
+pub fn what_section(rule: &Rule) -> String {
+    let mut lines = rule
+        .doc
+        .lines()
+        .skip_while(|l| l.trim() != "# What")
+        .skip(1);
+    let mut text = Vec::new();
+    for l in lines.by_ref() {
+        if l.trim_start().starts_with("# ") {
+            break;
+        }
+        text.push(l.trim());
+    }
+    let joined = text
+        .split(|l| l.is_empty())
+        .map(|p| p.join(" "))
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    if joined.is_empty() {
+        rule.summary.to_string()
+    } else {
+        joined
+    }
+}
+
+fn descriptor(rule: &Rule) -> Value {
+    let doc = crate::cmd::explain::doc(rule);
+    json!({
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": { "text": rule.summary },
+        "fullDescription": { "text": what_section(rule) },
+        "help": { "text": doc, "markdown": doc },
+        "defaultConfiguration": { "level": level(rule.default_severity) },
+        "properties": { "tags": [rule.class.as_str()], "class": rule.class.as_str() },
+    })
+}
+
+fn region(file: &SourceFile, span: Span) -> Value {
+    let start = file.line_col(span.start);
+    let end = file.line_col(span.end.max(span.start));
+    json!({
+        "startLine": start.line,
+        "startColumn": start.column,
+        "endLine": end.line,
+        "endColumn": end.column,
+    })
+}
+
+fn location(file: &SourceFile, span: Span, message: Option<&str>) -> Value {
+    let mut loc = json!({
+        "physicalLocation": {
+            "artifactLocation": { "uri": uri(&file.name) },
+            "region": region(file, span),
+        }
+    });
+    if let Some(m) = message {
+        loc["message"] = json!({ "text": m });
+    }
+    loc
+}
+
+/// The command that replays a finding's interleaving (with the parameter values it ran with).
+pub fn replay_command(file: &SourceFile, program: &Program, f: &Finding) -> Option<String> {
+    let overrides: String = program
+        .params
+        .iter()
+        .filter(|p| p.overridden)
+        .map(|p| format!(" --param {}={}", p.name, p.value))
+        .collect();
+    (!f.trace.is_empty()).then(|| {
+        format!(
+            "phasecheck verify {}{overrides} --replay {}",
+            file.name, f.schedule
+        )
+    })
+}
+
+fn code_flow(file: &SourceFile, program: &Program, f: &Finding) -> Value {
+    // One threadFlow per thread, in order of first appearance; steps keep their global order.
+    let mut threads: Vec<(&str, Vec<Value>)> = Vec::new();
+    for (i, step) in f.trace.iter().enumerate() {
+        let text = if step.repeat > 1 {
+            format!(
+                "{}: {} (x{}) -> {}",
+                step.thread, step.op, step.repeat, step.state
+            )
+        } else {
+            format!("{}: {} -> {}", step.thread, step.op, step.state)
+        };
+        let tfl = json!({
+            "location": location(file, step.span, Some(&text)),
+            "executionOrder": i + 1,
+        });
+        match threads.iter_mut().find(|(t, _)| *t == step.thread) {
+            Some((_, locs)) => locs.push(tfl),
+            None => threads.push((&step.thread, vec![tfl])),
+        }
+    }
+    let mut message = format!("the shortest interleaving ({} steps)", f.trace.len());
+    if let Some(cmd) = replay_command(file, program, f) {
+        message.push_str(&format!("; replay: {cmd}"));
+    }
+    json!({
+        "message": { "text": message },
+        "threadFlows": threads
+            .into_iter()
+            .map(|(t, locs)| json!({ "id": t, "message": { "text": t }, "locations": locs }))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn result(file: &SourceFile, program: &Program, f: &Finding, rules: &[&Rule]) -> Value {
+    let mut text = f.message.clone();
+    if let Some(h) = &f.help {
+        text.push_str(&format!("\nhelp: {h}"));
+    }
+    let mut related: Vec<Value> = f
+        .labels
+        .iter()
+        .map(|l| location(file, l.span, Some(&l.message)))
+        .collect();
+    for w in &f.waits_for {
+        let parties: Vec<String> = w
+            .expected_from
+            .iter()
+            .map(|p| {
+                let status = serde_json::to_value(p.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                format!("{} ({status})", p.thread)
+            })
+            .collect();
+        let msg = format!(
+            "{} waits on {}: {}; expected from {}",
+            w.thread,
+            w.waits_on,
+            w.missing,
+            if parties.is_empty() {
+                "nobody".to_string()
+            } else {
+                parties.join(", ")
+            }
+        );
+        related.push(location(file, w.span, Some(&msg)));
+    }
+    for (i, r) in related.iter_mut().enumerate() {
+        r["id"] = json!(i + 1);
+    }
+    let mut out = json!({
+        "ruleId": f.rule.code,
+        "ruleIndex": rules.iter().position(|r| *r == f.rule).unwrap_or(0),
+        "level": level(f.severity),
+        "message": { "text": text },
+        "locations": [location(file, f.span, None)],
+        "properties": { "name": f.rule.name, "class": f.rule.class.as_str() },
+    });
+    if !related.is_empty() {
+        out["relatedLocations"] = json!(related);
+    }
+    if !f.trace.is_empty() {
+        out["codeFlows"] = json!([code_flow(file, program, f)]);
+    }
+    if let Some(cmd) = replay_command(file, program, f) {
+        out["properties"]["schedule"] = json!(f.schedule.to_string());
+        out["properties"]["replay"] = json!(cmd);
+    }
+    out
+}
+
+fn notification(
+    file: &SourceFile,
+    level: &str,
+    id: &str,
+    text: String,
+    span: Option<Span>,
+) -> Value {
+    let loc = match span {
+        Some(s) => location(file, s, None),
+        None => json!({ "physicalLocation": { "artifactLocation": { "uri": uri(&file.name) } } }),
+    };
+    json!({
+        "level": level,
+        "descriptor": { "id": id },
+        "message": { "text": text },
+        "locations": [loc],
+    })
+}
+
+/// The whole SARIF log for one lint run.
+pub fn render(results: &[FileResult], exit_code: u8) -> Value {
+    let rules = checker::rules::ALL;
+    let mut sarif_results = Vec::new();
+    let mut notifications = Vec::new();
+    for r in results {
+        match &r.outcome {
+            Outcome::Checked { program, report } => {
+                sarif_results.extend(
+                    report
+                        .findings
+                        .iter()
+                        .map(|f| result(&r.file, program, f, rules)),
+                );
+                if let Some(inc) = &report.incomplete {
+                    notifications.push(notification(
+                        &r.file,
+                        "warning",
+                        "inconclusive",
+                        format!(
+                            "search stopped early: {}; covered: {}",
+                            inc.reason, inc.covered
+                        ),
+                        None,
+                    ));
+                }
+            }
+            Outcome::LoadFailed(errors) => {
+                for e in &errors.errors {
+                    let mut text = e.message.clone();
+                    if let Some(h) = &e.help {
+                        text.push_str(&format!("\nhelp: {h}"));
+                    }
+                    notifications.push(notification(&r.file, "error", e.code, text, e.span));
+                }
+            }
+            Outcome::Unreadable(msg) => notifications.push(notification(
+                &r.file,
+                "error",
+                "unreadable",
+                msg.clone(),
+                None,
+            )),
+        }
+    }
+    let summary = Summary::of(results);
+    json!({
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {
+                "driver": {
+                    "name": "phasecheck",
+                    "version": env!("CARGO_PKG_VERSION"),
+                    "semanticVersion": env!("CARGO_PKG_VERSION"),
+                    "rules": rules.iter().map(|r| descriptor(r)).collect::<Vec<_>>(),
+                }
+            },
+            "invocations": [{
+                "executionSuccessful": summary.bad_input == 0,
+                "exitCode": exit_code,
+                "toolExecutionNotifications": notifications,
+            }],
+            "columnKind": "unicodeCodePoints",
+            "results": sarif_results,
+        }]
+    })
+}
