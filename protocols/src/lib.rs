@@ -3,10 +3,17 @@
 //! Data flows one way: source text -> tokens -> AST -> [`ir::Program`]. Both back ends (the
 //! checker and the GPU lowering) consume only the IR.
 
+mod ast;
 pub mod diagnostics;
+pub mod eval;
 pub mod ir;
+pub mod ir_display;
+mod lexer;
 mod loader;
+mod parser;
+pub mod render;
 pub mod span;
+mod suggest;
 
 pub use diagnostics::{LoadError, LoadErrors};
 pub use loader::load;

@@ -1,0 +1,204 @@
+//! Every example of language.md loads into the IR (the spec's code blocks are copied verbatim
+//! into tests/fixtures/lang/).
+
+use protocols::ir::*;
+use protocols::{SourceFile, load};
+
+fn load_fixture(name: &str, overrides: &[(String, i64)]) -> Program {
+    let path = format!(
+        "{}/tests/fixtures/lang/{name}.phase",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("fixture exists");
+    let file = SourceFile::new(path, text);
+    match load(&file, overrides) {
+        Ok(p) => p,
+        Err(e) => panic!("{name} failed to load: {:#?}", e.errors),
+    }
+}
+
+#[test]
+fn double_buffer_loads() {
+    let p = load_fixture("double_buffer", &[]);
+    assert_eq!(p.name, "double_buffer");
+    assert_eq!(p.param_value("STAGES"), Some(2));
+    assert_eq!(p.param_value("K"), Some(8));
+    assert_eq!(p.kernels.len(), 1);
+    let k = &p.kernels[0];
+    assert!(k.implicit);
+    assert_eq!(k.block, 160);
+    assert_eq!(k.cluster, 1);
+    assert_eq!(p.objects.len(), 3);
+    assert_eq!(p.objects[0].len, Some(2));
+    assert_eq!(p.roles.len(), 2);
+    assert_eq!(p.expects.len(), 2);
+    assert_eq!(p.expects[1].overrides, vec![("K".to_string(), 1)]);
+    // if, syncthreads, role, role
+    assert_eq!(k.body.len(), 4);
+}
+
+#[test]
+fn double_buffer_param_override() {
+    let p = load_fixture("double_buffer", &[("K".into(), 64)]);
+    assert_eq!(p.param_value("K"), Some(64));
+    assert!(p.params[1].overridden);
+    assert!(!p.params[0].overridden);
+}
+
+#[test]
+fn multicast_pair_loads() {
+    let p = load_fixture("multicast_pair", &[]);
+    let k = &p.kernels[0];
+    assert_eq!((k.block, k.cluster), (128, 2));
+    let tma = find_op(&k.body, "tma").expect("has a tma");
+    match tma {
+        Op::Tma { multicast, .. } => assert!(matches!(
+            multicast.as_ref().map(|m| &m.kind),
+            Some(ExprKind::Int(3))
+        )),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn domains_loads() {
+    let p = load_fixture("domains", &[]);
+    assert_eq!(p.kernels.len(), 2);
+    assert_eq!(p.kernels[0].domain, "default");
+    assert_eq!(p.kernels[1].domain, "remote");
+    assert!(!p.kernels[0].implicit);
+    assert_eq!(p.kernels[1].block, 32);
+    let acq = find_op(&p.kernels[1].body, "load_acquire").expect("has load_acquire");
+    assert!(matches!(
+        acq,
+        Op::LoadAcquire {
+            scope: MemScope::Gpu,
+            ..
+        }
+    ));
+}
+
+fn find_op<'a>(body: &'a [Stmt], kw: &str) -> Option<&'a Op> {
+    for s in body {
+        let found = match &s.kind {
+            StmtKind::Op(op) if op.keyword() == kw => Some(op),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => find_op(then_body, kw).or_else(|| find_op(else_body, kw)),
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::Role { body, .. }
+            | StmtKind::Elect { body } => find_op(body, kw),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+#[test]
+fn every_statement_loads() {
+    let path = format!(
+        "{}/tests/fixtures/all_statements.phase",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("fixture exists");
+    let p = match load(&SourceFile::new(path, text), &[]) {
+        Ok(p) => p,
+        Err(e) => panic!("{:#?}", e.errors),
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    collect(&p.kernels[0].body, &mut seen);
+    for kw in [
+        "init",
+        "inval",
+        "arrive",
+        "arrive_drop",
+        "arrive_expect_tx",
+        "expect_tx",
+        "complete_tx",
+        "wait",
+        "arrive_and_wait",
+        "test_wait",
+        "syncthreads",
+        "bar_sync",
+        "bar_arrive",
+        "syncwarp",
+        "cluster_sync",
+        "cluster_arrive",
+        "cluster_wait",
+        "fence_mbarrier_init",
+        "read",
+        "write",
+        "mma",
+        "fence_proxy_async",
+        "tma",
+        "tma_store",
+        "bulk_commit",
+        "bulk_wait_read",
+        "cp_async",
+        "commit_group",
+        "wait_group",
+        "cp_async_arrive",
+        "producer_acquire",
+        "producer_commit",
+        "consumer_wait",
+        "consumer_release",
+        "consumer_wait_prior",
+        "memcpy_async",
+        "quit",
+        "compute",
+        "store",
+        "load",
+        "store_release",
+        "load_acquire",
+        "fence",
+    ] {
+        assert!(seen.contains(kw), "missing {kw}");
+    }
+    assert_eq!(p.roles.len(), 2, "two `role producer` share one id");
+    assert_eq!(p.kernels[0].block, 128);
+    assert_eq!(p.param_value("BYTES"), Some(16384));
+    assert_eq!(p.param_value("MASK"), Some(3));
+    assert_eq!(p.param_value("HEX"), Some(16));
+    assert_eq!(p.expects.len(), 5);
+    assert_eq!(p.expects[2].rule.as_deref(), Some("stale-token"));
+    assert_eq!(p.expects[4].rule.as_deref(), Some("wait-prior-over-8"));
+    assert_eq!(
+        p.expects[2].overrides,
+        vec![("STAGES".to_string(), 4), ("BYTES".to_string(), -1)]
+    );
+    let tokens = p
+        .locals
+        .iter()
+        .filter(|l| l.kind == LocalKind::Token)
+        .count();
+    assert_eq!(tokens, 2);
+}
+
+fn collect(body: &[Stmt], seen: &mut std::collections::BTreeSet<&'static str>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Op(op) => {
+                seen.insert(op.keyword());
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                collect(then_body, seen);
+                collect(else_body, seen);
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::Role { body, .. }
+            | StmtKind::Elect { body } => collect(body, seen),
+            _ => {}
+        }
+    }
+}
