@@ -11,6 +11,9 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let code = match cli.command {
         cli::Command::Verify(args) => cmd::verify::run(&args),
+        cli::Command::Lower(args) => cmd::lower::run(&args),
+        cli::Command::Fuzz(args) => cmd::fuzz::run(&args),
+        cli::Command::Confirm(args) => cmd::confirm::run(&args),
     };
     ExitCode::from(code as u8)
 }

@@ -93,10 +93,15 @@ fn version_key(p: &Path) -> Vec<u32> {
 }
 
 fn lib_dirs_of(root: &Path) -> Vec<PathBuf> {
-    ["lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib", "lib"]
-        .iter()
-        .map(|d| root.join(d))
-        .collect()
+    [
+        "lib64",
+        "targets/x86_64-linux/lib",
+        "targets/sbsa-linux/lib",
+        "lib",
+    ]
+    .iter()
+    .map(|d| root.join(d))
+    .collect()
 }
 
 /// `$LD_LIBRARY_PATH` entries and the standard library directories.
@@ -137,9 +142,9 @@ fn find_in(dirs: &[PathBuf], names: &[&str], prefixes: &[&str]) -> Option<PathBu
                 rd.filter_map(|e| e.ok())
                     .map(|e| e.path())
                     .filter(|p| {
-                        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                            prefixes.iter().any(|pre| n.starts_with(pre))
-                        })
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| prefixes.iter().any(|pre| n.starts_with(pre)))
                     })
                     .collect()
             })
@@ -182,7 +187,10 @@ pub fn probe() -> Result<CudaEnv, EnvError> {
         what: "the CUDA driver library (libcuda.so.1) was not found: is there an NVIDIA GPU and \
                driver on this machine?"
             .into(),
-        looked_in: driver_dirs.iter().map(|d| d.display().to_string()).collect(),
+        looked_in: driver_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect(),
         hint: "install the NVIDIA driver, or add the directory holding libcuda.so.1 to \
                LD_LIBRARY_PATH"
             .into(),
@@ -199,7 +207,10 @@ pub fn probe() -> Result<CudaEnv, EnvError> {
         })
         .or_else(|| {
             // e.g. a pip layout `.../lib/libnvrtc.so.13` beside `.../include`
-            nvrtc.parent().and_then(|d| d.parent()).map(Path::to_path_buf)
+            nvrtc
+                .parent()
+                .and_then(|d| d.parent())
+                .map(Path::to_path_buf)
         });
     let mut header_roots: Vec<PathBuf> = nvrtc_root.iter().cloned().collect();
     header_roots.extend(roots.iter().cloned());

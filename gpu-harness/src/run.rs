@@ -29,7 +29,9 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Env(e) => write!(f, "{e}"),
             RunError::Compile { log } => write!(f, "NVRTC could not compile the kernel:\n{log}"),
-            RunError::Driver { what, error } => write!(f, "CUDA driver error while {what}: {error}"),
+            RunError::Driver { what, error } => {
+                write!(f, "CUDA driver error while {what}: {error}")
+            }
             RunError::Stuck { seconds } => write!(
                 f,
                 "the kernel did not finish within {seconds:.1} s: a hardware barrier that cannot be \
@@ -145,17 +147,22 @@ impl Gpu {
         cuda_env::preload(&env.nvrtc, Some(&env.libcuda)).map_err(|e| {
             RunError::Env(EnvError {
                 what: e,
-                looked_in: vec![env.libcuda.display().to_string(), env.nvrtc.display().to_string()],
+                looked_in: vec![
+                    env.libcuda.display().to_string(),
+                    env.nvrtc.display().to_string(),
+                ],
                 hint: "check the driver and toolkit installation".into(),
             })
         })?;
-        let count = no_panic("loading the CUDA driver", CudaContext::device_count)?.map_err(|e| {
-            RunError::Env(EnvError {
-                what: format!("the CUDA driver found no usable GPU ({e})"),
-                looked_in: vec![env.libcuda.display().to_string()],
-                hint: "run on a machine with an NVIDIA GPU (compute capability 9.0, Hopper)".into(),
-            })
-        })?;
+        let count =
+            no_panic("loading the CUDA driver", CudaContext::device_count)?.map_err(|e| {
+                RunError::Env(EnvError {
+                    what: format!("the CUDA driver found no usable GPU ({e})"),
+                    looked_in: vec![env.libcuda.display().to_string()],
+                    hint: "run on a machine with an NVIDIA GPU (compute capability 9.0, Hopper)"
+                        .into(),
+                })
+            })?;
         if ordinal >= count.max(0) as usize {
             return Err(RunError::Env(EnvError {
                 what: format!("there is no GPU {ordinal}: the driver reports {count} device(s)"),
@@ -225,7 +232,7 @@ impl Gpu {
                     return Err(RunError::Driver {
                         what: "running the kernel".into(),
                         error: e.to_string(),
-                    })
+                    });
                 }
             }
             if t0.elapsed() > timeout {
@@ -270,9 +277,17 @@ impl Gpu {
             shared_mem_bytes: 0,
         };
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self.ctx.new_event(flags).map_err(driver("creating an event"))?;
-        let end = self.ctx.new_event(flags).map_err(driver("creating an event"))?;
-        start.record(&self.stream).map_err(driver("recording an event"))?;
+        let start = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        let end = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        start
+            .record(&self.stream)
+            .map_err(driver("recording an event"))?;
         let mut b = self.stream.launch_builder(&kernel.func);
         b.arg(&params.seed)
             .arg(&params.delay_max_ns)
@@ -286,7 +301,8 @@ impl Gpu {
         // const u32* seq); `out` has `OutLayout::total_words()` words, `staging` has
         // `per_block` bytes per block, and `seq` at least its 4-word header.
         unsafe { b.launch(cfg) }.map_err(driver("launching the kernel"))?;
-        end.record(&self.stream).map_err(driver("recording an event"))?;
+        end.record(&self.stream)
+            .map_err(driver("recording an event"))?;
         if let Err(e) = self.finish(params.timeout) {
             // A stuck kernel holds the buffers: they must not be freed (their drop would wait).
             std::mem::forget(out);
@@ -294,7 +310,9 @@ impl Gpu {
             std::mem::forget(seq_dev);
             return Err(e);
         }
-        let ms = start.elapsed_ms(&end).map_err(driver("timing the launch"))?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(driver("timing the launch"))?;
         let host = self
             .stream
             .clone_dtoh(&out)
@@ -312,9 +330,18 @@ impl Gpu {
         iters: u32,
         params: &LaunchParams,
     ) -> Result<BaselineResult, RunError> {
-        let hangs = self.stream.alloc_zeros::<u32>(1).map_err(driver("allocating"))?;
-        let races = self.stream.alloc_zeros::<u32>(1).map_err(driver("allocating"))?;
-        let done = self.stream.alloc_zeros::<u64>(1).map_err(driver("allocating"))?;
+        let hangs = self
+            .stream
+            .alloc_zeros::<u32>(1)
+            .map_err(driver("allocating"))?;
+        let races = self
+            .stream
+            .alloc_zeros::<u32>(1)
+            .map_err(driver("allocating"))?;
+        let done = self
+            .stream
+            .alloc_zeros::<u64>(1)
+            .map_err(driver("allocating"))?;
         let cfg = LaunchConfig {
             grid_dim: (params.blocks, 1, 1),
             block_dim: (threads, 1, 1),
@@ -322,9 +349,17 @@ impl Gpu {
         };
         let seed = params.seed as u32;
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self.ctx.new_event(flags).map_err(driver("creating an event"))?;
-        let end = self.ctx.new_event(flags).map_err(driver("creating an event"))?;
-        start.record(&self.stream).map_err(driver("recording an event"))?;
+        let start = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        let end = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        start
+            .record(&self.stream)
+            .map_err(driver("recording an event"))?;
         let mut b = self.stream.launch_builder(&kernel.func);
         b.arg(&iters)
             .arg(&seed)
@@ -335,9 +370,12 @@ impl Gpu {
             .arg(&done);
         // SAFETY: matches the baseline kernel's signature given above.
         unsafe { b.launch(cfg) }.map_err(driver("launching the baseline"))?;
-        end.record(&self.stream).map_err(driver("recording an event"))?;
+        end.record(&self.stream)
+            .map_err(driver("recording an event"))?;
         self.finish(params.timeout)?;
-        let ms = start.elapsed_ms(&end).map_err(driver("timing the launch"))?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(driver("timing the launch"))?;
         let h = self.stream.clone_dtoh(&hangs).map_err(driver("copying"))?[0];
         let r = self.stream.clone_dtoh(&races).map_err(driver("copying"))?[0];
         let d = self.stream.clone_dtoh(&done).map_err(driver("copying"))?[0];

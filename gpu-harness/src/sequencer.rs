@@ -48,6 +48,9 @@ mod tests {
         let st = |tid, stmt| SeqStep { cta: 0, tid, stmt };
         let t = build(&[st(0, 3), st(1, 3), st(0, 3), st(0, 4)], Some(1), None);
         assert_eq!(&t.words[..4], &[4, 1, NONE, 0]);
-        assert_eq!(&t.words[4..], &[0, 0, 3, 0, 0, 1, 3, 0, 0, 0, 3, 1, 0, 0, 4, 0]);
+        assert_eq!(
+            &t.words[4..],
+            &[0, 0, 3, 0, 0, 1, 3, 0, 0, 0, 3, 1, 0, 0, 4, 0]
+        );
     }
 }

@@ -1,3 +1,6 @@
 //! One module per subcommand.
 
+pub mod confirm;
+pub mod fuzz;
+pub mod lower;
 pub mod verify;

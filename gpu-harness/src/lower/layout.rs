@@ -1,9 +1,9 @@
 //! What the kernel declares and reports: the statement table (ids the device uses in events),
 //! buffer sizes and staging offsets, and which libraries the kernel needs.
 
-use super::{expr, LowerError};
-use protocols::ir::{Kernel, ObjectKind, Op, Program, Stmt, StmtKind};
+use super::{LowerError, expr};
 use protocols::Span;
+use protocols::ir::{Kernel, ObjectKind, Op, Program, Stmt, StmtKind};
 use serde::Serialize;
 
 /// Data words (after the 16-byte stamp header) that writers fill and readers check.

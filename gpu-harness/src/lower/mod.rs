@@ -12,8 +12,8 @@ mod stmt;
 
 pub use layout::{BufferInfo, StmtInfo};
 
-use protocols::ir::{Kernel, ObjectKind, PipelineKind, Program};
 use protocols::SourceFile;
+use protocols::ir::{Kernel, ObjectKind, PipelineKind, Program};
 use std::fmt::Write;
 
 /// The device helpers every kernel starts with.
@@ -196,7 +196,7 @@ fn header(
         for p in &program.params {
             let _ = writeln!(
                 out,
-                "constexpr long long {} = {};",
+                "[[maybe_unused]] constexpr long long {} = {};",
                 expr::ident(&p.name),
                 p.value
             );

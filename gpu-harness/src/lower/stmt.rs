@@ -2,11 +2,11 @@
 
 use super::expr::{self, cond, ident, local, print};
 use super::layout::{Layout, MAX_WORDS};
-use super::{unsupported, LowerError, Mode};
+use super::{LowerError, Mode, unsupported};
+use protocols::SourceFile;
 use protocols::ir::{
     Kernel, LocalKind, MemScope, ObjRef, ObjectKind, Op, PipelineKind, Program, Stmt, StmtKind,
 };
-use protocols::SourceFile;
 use std::fmt::Write;
 
 pub(crate) struct Gen<'a> {
@@ -108,7 +108,10 @@ impl<'a> Gen<'a> {
             };
             match &o.kind {
                 ObjectKind::MBarrier => {
-                    self.line(out, &format!("__shared__ __align__(8) pc_u64 {name}{dims};  // mbarrier"));
+                    self.line(
+                        out,
+                        &format!("__shared__ __align__(8) pc_u64 {name}{dims};  // mbarrier"),
+                    );
                 }
                 ObjectKind::Barrier { completion } => {
                     let ty = if *completion { "pc_cbar_t" } else { "pc_bar_t" };
@@ -127,7 +130,10 @@ impl<'a> Gen<'a> {
                     );
                 }
                 ObjectKind::Buffer => {
-                    let b = self.layout.buffer(i as u32).expect("every buffer has a layout");
+                    let b = self
+                        .layout
+                        .buffer(i as u32)
+                        .expect("every buffer has a layout");
                     self.line(
                         out,
                         &format!(
@@ -154,10 +160,13 @@ impl<'a> Gen<'a> {
                             Some(o.span),
                         ));
                     }
-                    let ty = format!("cuda::pipeline_shared_state<cuda::thread_scope_block, {stages}>");
+                    let ty =
+                        format!("cuda::pipeline_shared_state<cuda::thread_scope_block, {stages}>");
                     self.line(
                         out,
-                        &format!("__shared__ __align__(16) unsigned char {name}_mem[sizeof({ty})];"),
+                        &format!(
+                            "__shared__ __align__(16) unsigned char {name}_mem[sizeof({ty})];"
+                        ),
                     );
                     self.line(
                         out,
@@ -174,13 +183,20 @@ impl<'a> Gen<'a> {
             }
         }
         let cluster = kernel.cluster;
-        self.line(out, "const long long tid = threadIdx.x, lane = tid % 32, warp = tid / 32;");
+        self.line(
+            out,
+            "const long long tid = threadIdx.x, lane = tid % 32, warp = tid / 32;",
+        );
         self.line(
             out,
             &format!(
                 "const long long nthreads = {}, ncta = {cluster}, cta = {};",
                 kernel.block,
-                if cluster > 1 { "pc_cluster_rank()" } else { "0" }
+                if cluster > 1 {
+                    "pc_cluster_rank()"
+                } else {
+                    "0"
+                }
             ),
         );
         self.line(out, "(void)lane; (void)warp; (void)nthreads; (void)ncta;");
@@ -196,7 +212,10 @@ impl<'a> Gen<'a> {
             out,
             "pc.rng = (pc_u32)(seed ^ (seed >> 32)) ^ (blockIdx.x * 0x9E3779B9u) ^ ((pc_u32)tid * 0x85EBCA6Bu); if (!pc.rng) pc.rng = 1;",
         );
-        self.line(out, "pc.rng = pc_rand(pc) ^ 0x2545F491u; if (!pc.rng) pc.rng = 1;");
+        self.line(
+            out,
+            "pc.rng = pc_rand(pc) ^ 0x2545F491u; if (!pc.rng) pc.rng = 1;",
+        );
         self.line(
             out,
             "pc.delay_max_ns = delay_max_ns; pc.delay_permille = delay_permille;",
@@ -205,11 +224,20 @@ impl<'a> Gen<'a> {
             out,
             "pc.tid = (pc_u32)tid; pc.cta = (pc_u32)cta; pc.trial = blockIdx.x / (pc_u32)ncta;",
         );
-        self.line(out, "pc.dead = 0; pc.free_run = 0; pc.held = 0; pc.trips = 0;");
-        self.line(out, "pc.cur = (PC_CONFIRM && seq) ? pc_next_entry(pc, 0) : 0;");
+        self.line(
+            out,
+            "pc.dead = 0; pc.free_run = 0; pc.held = 0; pc.trips = 0;",
+        );
+        self.line(
+            out,
+            "pc.cur = (PC_CONFIRM && seq) ? pc_next_entry(pc, 0) : 0;",
+        );
         // Stamps start at 0 ("never written").
         if !total_stamps.is_empty() {
-            self.line(out, "// harness bootstrap (not part of the protocol): clear the stamps");
+            self.line(
+                out,
+                "// harness bootstrap (not part of the protocol): clear the stamps",
+            );
             for (name, count, _) in &total_stamps {
                 self.line(
                     out,
@@ -231,9 +259,10 @@ impl<'a> Gen<'a> {
                 ObjectKind::Pipeline(PipelineKind::Thread) => {
                     self.line(
                         out,
-                        &format!("auto {name} = cuda::make_pipeline();  // pipeline<thread_scope_thread>"),
+                        &format!(
+                            "auto {name} = cuda::make_pipeline();  // pipeline<thread_scope_thread>"
+                        ),
                     );
-                    self.line(out, &format!("bool {name}_quit = false; (void){name}_quit;"));
                 }
                 ObjectKind::Pipeline(PipelineKind::Block {
                     producers,
@@ -270,7 +299,6 @@ impl<'a> Gen<'a> {
                             "pc_u32 {name}_head = 0, {name}_tail = 0, {name}_cpar = 1, {name}_ppar = 0;  // mirror of the pipeline's private state"
                         ),
                     );
-                    self.line(out, &format!("bool {name}_quit = false; (void){name}_quit;"));
                 }
                 _ => {}
             }
@@ -360,7 +388,10 @@ impl<'a> Gen<'a> {
         let p = self.program;
         match &s.kind {
             StmtKind::Let { local: l, value } => {
-                self.line(out, &format!("long long {} = {};", local(p, *l), print(p, value)));
+                self.line(
+                    out,
+                    &format!("long long {} = {};", local(p, *l), print(p, value)),
+                );
             }
             StmtKind::Assign { local: l, value } => {
                 self.line(out, &format!("{} = {};", local(p, *l), print(p, value)));
@@ -405,7 +436,11 @@ impl<'a> Gen<'a> {
                 self.block(out, body)?;
                 self.line(out, "}");
             }
-            StmtKind::Role { role, cond: c, body } => {
+            StmtKind::Role {
+                role,
+                cond: c,
+                body,
+            } => {
                 self.line(
                     out,
                     &format!("if ({}) {{  // role {}", cond(p, c), p.role(*role).name),
@@ -442,9 +477,9 @@ impl<'a> Gen<'a> {
         let idx = self.index(r);
         match &o.kind {
             ObjectKind::MBarrier => Ok(format!("&{name}[{idx}]")),
-            ObjectKind::Barrier { completion: false } => {
-                Ok(format!("cuda::device::barrier_native_handle({name}[{idx}])"))
-            }
+            ObjectKind::Barrier { completion: false } => Ok(format!(
+                "cuda::device::barrier_native_handle({name}[{idx}])"
+            )),
             ObjectKind::Barrier { completion: true } => Err(unsupported(
                 format!(
                     "`{}` is a barrier with a completion function (a software barrier): it has no \
@@ -471,15 +506,27 @@ impl<'a> Gen<'a> {
         r.cta.as_ref().map(|e| print(self.program, e))
     }
 
+    /// A barrier with a completion function: libcu++'s software barrier (no mbarrier).
+    fn is_software_barrier(&self, r: &ObjRef) -> bool {
+        matches!(
+            self.program.object(r.object).kind,
+            ObjectKind::Barrier { completion: true }
+        )
+    }
+
     fn is_libcu_barrier(&self, r: &ObjRef) -> bool {
-        matches!(self.program.object(r.object).kind, ObjectKind::Barrier { .. })
+        matches!(
+            self.program.object(r.object).kind,
+            ObjectKind::Barrier { .. }
+        )
     }
 
     fn buffer_args(&self, r: &ObjRef) -> Result<(String, u32, u32, u32), LowerError> {
         let o = self.program.object(r.object);
-        let b = self.layout.buffer(r.object.0).ok_or_else(|| {
-            unsupported(format!("`{}` is not a buffer", o.name), Some(r.span))
-        })?;
+        let b = self
+            .layout
+            .buffer(r.object.0)
+            .ok_or_else(|| unsupported(format!("`{}` is not a buffer", o.name), Some(r.span)))?;
         let mut ptr = format!("{}[{}]", ident(&o.name), self.index(r));
         if let Some(rank) = self.rank(r) {
             ptr = format!("pc_map_rank({ptr}, {rank})");
@@ -510,10 +557,20 @@ impl<'a> Gen<'a> {
             }
             _ => {}
         }
+        // Accesses take their delay inside the access window (see `pc_read`), `compute` is a
+        // delay of its own; every other statement may be preceded by one.
+        let delay = if matches!(
+            op,
+            Op::Read { .. } | Op::Write { .. } | Op::Mma { .. } | Op::Compute
+        ) {
+            ""
+        } else {
+            " pc_delay(pc);"
+        };
         self.line(
             out,
             &format!(
-                "{{ bool pc_tr = pc_step_begin(pc, {id}, pc_occ_{id}, {collective}, {modelled}); pc_delay(pc);"
+                "{{ bool pc_tr = pc_step_begin(pc, {id}, pc_occ_{id}, {collective}, {modelled});{delay}"
             ),
         );
         self.depth += 1;
@@ -526,10 +583,7 @@ impl<'a> Gen<'a> {
                     let name = ident(&p.object(bar.object).name);
                     self.line(
                         out,
-                        &format!(
-                            "if (!pc.dead) init(&{name}[{}], {c});",
-                            self.index(bar)
-                        ),
+                        &format!("if (!pc.dead) init(&{name}[{}], {c});", self.index(bar)),
                     );
                     self.line(out, &format!("pc_note_init(pc, {}, {c});", obj(bar)));
                 } else {
@@ -545,7 +599,10 @@ impl<'a> Gen<'a> {
                     let ty = self.barrier_type(bar);
                     self.line(
                         out,
-                        &format!("if (!pc.dead) {name}[{}].~{ty}();  // destructor = mbarrier.inval", self.index(bar)),
+                        &format!(
+                            "if (!pc.dead) {name}[{}].~{ty}();  // destructor = mbarrier.inval",
+                            self.index(bar)
+                        ),
                     );
                 } else {
                     self.line(out, &format!("pc_mb_inval(pc, {});", self.mb_ptr(bar)?));
@@ -595,7 +652,10 @@ impl<'a> Gen<'a> {
                 if let Some(rank) = self.rank(bar) {
                     self.line(
                         out,
-                        &format!("pc_mb_arrive_drop_remote(pc, {}, {rank}, {arr});", self.mb_ptr(bar)?),
+                        &format!(
+                            "pc_mb_arrive_drop_remote(pc, {}, {rank}, {arr});",
+                            self.mb_ptr(bar)?
+                        ),
                     );
                 } else if self.is_libcu_barrier(bar) {
                     let name = ident(&p.object(bar.object).name);
@@ -636,7 +696,10 @@ impl<'a> Gen<'a> {
                 } else {
                     self.line(
                         out,
-                        &format!("(void)pc_mb_arrive_expect_tx(pc, {}, {b}, {arr});", self.mb_ptr(bar)?),
+                        &format!(
+                            "(void)pc_mb_arrive_expect_tx(pc, {}, {b}, {arr});",
+                            self.mb_ptr(bar)?
+                        ),
                     );
                 }
             }
@@ -645,7 +708,10 @@ impl<'a> Gen<'a> {
                 if let Some(rank) = self.rank(bar) {
                     self.line(
                         out,
-                        &format!("pc_mb_expect_tx_remote(pc, {}, {rank}, {b});", self.mb_ptr(bar)?),
+                        &format!(
+                            "pc_mb_expect_tx_remote(pc, {}, {rank}, {b});",
+                            self.mb_ptr(bar)?
+                        ),
                     );
                 } else if self.is_libcu_barrier(bar) {
                     let name = ident(&p.object(bar.object).name);
@@ -657,7 +723,10 @@ impl<'a> Gen<'a> {
                         ),
                     );
                 } else {
-                    self.line(out, &format!("pc_mb_expect_tx(pc, {}, {b});", self.mb_ptr(bar)?));
+                    self.line(
+                        out,
+                        &format!("pc_mb_expect_tx(pc, {}, {b});", self.mb_ptr(bar)?),
+                    );
                 }
             }
             Op::CompleteTx { bar, bytes } => {
@@ -665,17 +734,23 @@ impl<'a> Gen<'a> {
                 if let Some(rank) = self.rank(bar) {
                     self.line(
                         out,
-                        &format!("pc_mb_complete_tx_remote(pc, {}, {rank}, {b});", self.mb_ptr(bar)?),
+                        &format!(
+                            "pc_mb_complete_tx_remote(pc, {}, {rank}, {b});",
+                            self.mb_ptr(bar)?
+                        ),
                     );
                 } else {
-                    self.line(out, &format!("pc_mb_complete_tx(pc, {}, {b});", self.mb_ptr(bar)?));
+                    self.line(
+                        out,
+                        &format!("pc_mb_complete_tx(pc, {}, {b});", self.mb_ptr(bar)?),
+                    );
                 }
             }
             Op::WaitParity { bar, parity, scope } => {
                 self.no_remote(bar, "wait")?;
                 let par = print(p, parity);
                 let idx = self.index(bar);
-                if self.is_libcu_barrier(bar) {
+                if self.is_software_barrier(bar) {
                     let name = ident(&p.object(bar.object).name);
                     self.line(
                         out,
@@ -698,7 +773,7 @@ impl<'a> Gen<'a> {
                 self.no_remote(bar, "wait")?;
                 let t = local(p, *token);
                 let idx = self.index(bar);
-                if self.is_libcu_barrier(bar) {
+                if self.is_software_barrier(bar) {
                     let name = ident(&p.object(bar.object).name);
                     let ty = self.token_type(bar);
                     self.line(
@@ -731,12 +806,22 @@ impl<'a> Gen<'a> {
                             "{ty} pc_t{{}}; if (!pc.dead) {{ pc_t = {name}[{idx}].arrive(); {arr} += 1; }}"
                         ),
                     );
-                    self.line(
-                        out,
-                        &format!(
-                            "PC_BOUNDED_LIBCU_WAIT(pc, {id}, {idx}, cuda::std::__call_try_wait({name}[{idx}], {ty}(pc_t)));"
-                        ),
-                    );
+                    if self.is_software_barrier(bar) {
+                        self.line(
+                            out,
+                            &format!(
+                                "PC_BOUNDED_LIBCU_WAIT(pc, {id}, {idx}, cuda::std::__call_try_wait({name}[{idx}], {ty}(pc_t)));"
+                            ),
+                        );
+                    } else {
+                        self.line(
+                            out,
+                            &format!(
+                                "pc_mb_wait_token(pc, {}, pc_t, false, {id}, (pc_u32)({idx}));",
+                                self.mb_ptr(bar)?
+                            ),
+                        );
+                    }
                 } else {
                     let ptr = self.mb_ptr(bar)?;
                     self.line(
@@ -774,11 +859,17 @@ impl<'a> Gen<'a> {
             }
             Op::SyncThreads => self.line(out, "__syncthreads();"),
             Op::BarSync { id: bid, count } => {
-                let c = count.as_ref().map(|c| print(p, c)).unwrap_or("nthreads".into());
+                let c = count
+                    .as_ref()
+                    .map(|c| print(p, c))
+                    .unwrap_or("nthreads".into());
                 self.line(out, &format!("pc_bar_sync({}, {c});", print(p, bid)));
             }
             Op::BarArrive { id: bid, count } => {
-                let c = count.as_ref().map(|c| print(p, c)).unwrap_or("nthreads".into());
+                let c = count
+                    .as_ref()
+                    .map(|c| print(p, c))
+                    .unwrap_or("nthreads".into());
                 self.line(out, &format!("pc_bar_arrive({}, {c});", print(p, bid)));
             }
             Op::SyncWarp => self.line(out, "__syncwarp(pc_warp_mask());"),
@@ -789,11 +880,17 @@ impl<'a> Gen<'a> {
             Op::Read { buf } | Op::Mma { buf } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 if matches!(op, Op::Mma { .. }) {
-                    self.line(out, "// mma: the async-proxy operand read is modelled by a checked read");
+                    self.line(
+                        out,
+                        "// mma: the async-proxy operand read is modelled by a checked read",
+                    );
                 }
                 self.line(
                     out,
-                    &format!("pc_read(pc, {ptr}, {words}, {id}, (pc_u32)({}));", self.index(buf)),
+                    &format!(
+                        "pc_read(pc, {ptr}, {words}, {id}, (pc_u32)({}));",
+                        self.index(buf)
+                    ),
                 );
             }
             Op::Write { buf } => {
@@ -814,7 +911,10 @@ impl<'a> Gen<'a> {
                 multicast,
             } => {
                 if dst.cta.is_some() {
-                    return Err(unsupported("a TMA into a peer's buffer (`X @ r`) is not lowered: use `multicast`", Some(dst.span)));
+                    return Err(unsupported(
+                        "a TMA into a peer's buffer (`X @ r`) is not lowered: use `multicast`",
+                        Some(dst.span),
+                    ));
                 }
                 let (ptr, words, size, fill) = self.buffer_args(dst)?;
                 let idx = self.index(dst);
@@ -833,7 +933,10 @@ impl<'a> Gen<'a> {
             }
             Op::TmaStore { src } => {
                 let (ptr, _, size, _) = self.buffer_args(src)?;
-                let b = self.layout.buffer(src.object.0).expect("checked by buffer_args");
+                let b = self
+                    .layout
+                    .buffer(src.object.0)
+                    .expect("checked by buffer_args");
                 self.line(
                     out,
                     &format!(
@@ -876,12 +979,19 @@ impl<'a> Gen<'a> {
             | Op::Quit { pipe }
             | Op::MemcpyAsync { pipe, .. } => self.pipeline_op(out, id, op, pipe)?,
             Op::Compute => self.line(out, "pc_compute(pc);"),
-            Op::Store { global } => {
-                self.line(out, &format!("pc_store(pc, {}, 0, false);", ident(&p.object(global.object).name)))
-            }
+            Op::Store { global } => self.line(
+                out,
+                &format!(
+                    "pc_store(pc, {}, 0, false);",
+                    ident(&p.object(global.object).name)
+                ),
+            ),
             Op::Load { global } => self.line(
                 out,
-                &format!("if (!pc.dead) (void)*{};", ident(&p.object(global.object).name)),
+                &format!(
+                    "if (!pc.dead) (void)*{};",
+                    ident(&p.object(global.object).name)
+                ),
             ),
             Op::StoreRelease { global, scope } => self.line(
                 out,
@@ -899,16 +1009,20 @@ impl<'a> Gen<'a> {
                     scope_num(*scope)
                 ),
             ),
-            Op::Fence { scope } => {
-                self.line(out, &format!("pc_fence(pc, {});", scope_num(*scope)))
-            }
+            Op::Fence { scope } => self.line(out, &format!("pc_fence(pc, {});", scope_num(*scope))),
         }
         self.depth -= 1;
         self.line(out, &format!("pc_step_end(pc, pc_tr); {occ}++; }}"));
         Ok(())
     }
 
-    fn pipeline_op(&mut self, out: &mut String, id: usize, op: &Op, pipe: &ObjRef) -> Result<(), LowerError> {
+    fn pipeline_op(
+        &mut self,
+        out: &mut String,
+        id: usize,
+        op: &Op,
+        pipe: &ObjRef,
+    ) -> Result<(), LowerError> {
         let p = self.program;
         let o = p.object(pipe.object);
         let name = ident(&o.name);
@@ -990,14 +1104,16 @@ impl<'a> Gen<'a> {
                         }
                         self.line(
                             out,
-                            &format!("  default: cuda::pipeline_consumer_wait_prior<8>({name}); break;"),
+                            &format!(
+                                "  default: cuda::pipeline_consumer_wait_prior<8>({name}); break;"
+                            ),
                         );
                         self.line(out, "}");
                     }
                 }
             }
             Op::Quit { .. } => {
-                self.line(out, &format!("if (!pc.dead) {{ (void){name}.quit(); {name}_quit = true; }}"));
+                self.line(out, &format!("if (!pc.dead) (void){name}.quit();"));
             }
             Op::MemcpyAsync { dst, .. } => {
                 let (ptr, words, size, fill) = self.buffer_args(dst)?;
@@ -1092,9 +1208,9 @@ fn collect_producer_roles<'p>(
                 collect_producer_roles(program, pipe, then_body, out);
                 collect_producer_roles(program, pipe, else_body, out);
             }
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } | StmtKind::Elect { body } => {
-                collect_producer_roles(program, pipe, body, out)
-            }
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::Elect { body } => collect_producer_roles(program, pipe, body, out),
             _ => {}
         }
     }
