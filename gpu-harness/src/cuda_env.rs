@@ -172,29 +172,40 @@ pub fn probe() -> Result<CudaEnv, EnvError> {
         &all_dirs,
         &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"],
         &["libnvrtc.so."],
-    )
-    .ok_or_else(|| EnvError {
-        what: "NVRTC (libnvrtc.so) was not found: the GPU harness compiles kernels with it".into(),
-        looked_in: all_dirs.iter().map(|d| d.display().to_string()).collect(),
-        hint: "install the CUDA toolkit (or its nvrtc component) under /usr/local/cuda, or set \
-               CUDA_HOME (or CUDA_PATH) to the toolkit's root"
-            .into(),
-    })?;
+    );
     // The driver is normally in a system directory; the toolkit's lib64/stubs holds only a stub.
     let mut driver_dirs = system.clone();
     driver_dirs.extend(toolkit_dirs.iter().cloned());
-    let libcuda = find_in(&driver_dirs, &["libcuda.so.1"], &[]).ok_or_else(|| EnvError {
-        what: "the CUDA driver library (libcuda.so.1) was not found: is there an NVIDIA GPU and \
-               driver on this machine?"
-            .into(),
-        looked_in: driver_dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect(),
-        hint: "install the NVIDIA driver, or add the directory holding libcuda.so.1 to \
-               LD_LIBRARY_PATH"
-            .into(),
-    })?;
+    let libcuda = find_in(&driver_dirs, &["libcuda.so.1"], &[]);
+    let (nvrtc, libcuda) = match (nvrtc, libcuda) {
+        (Some(n), Some(c)) => (n, c),
+        (n, c) => {
+            let mut what = Vec::new();
+            let mut hint = Vec::new();
+            if c.is_none() {
+                what.push(
+                    "the CUDA driver library (libcuda.so.1) was not found: is there an NVIDIA \
+                     GPU and driver on this machine?",
+                );
+                hint.push(
+                    "install the NVIDIA driver, or add the directory holding libcuda.so.1 to \
+                     LD_LIBRARY_PATH",
+                );
+            }
+            if n.is_none() {
+                what.push("NVRTC (libnvrtc.so) was not found: the GPU harness compiles kernels with it");
+                hint.push(
+                    "install the CUDA toolkit (or its nvrtc component) under /usr/local/cuda, or \
+                     set CUDA_HOME (or CUDA_PATH) to the toolkit's root",
+                );
+            }
+            return Err(EnvError {
+                what: what.join("\n"),
+                looked_in: all_dirs.iter().map(|d| d.display().to_string()).collect(),
+                hint: hint.join("; "),
+            });
+        }
+    };
 
     // Headers: prefer the root NVRTC came from.
     let nvrtc_root = nvrtc
