@@ -75,6 +75,42 @@ pub struct VerifyArgs {
     pub params: Vec<(String, i64)>,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Stop with verdict `inconclusive` after this many distinct states.
+    #[arg(long, default_value_t = 50_000_000)]
+    pub max_states: u64,
+    /// Stop with verdict `inconclusive` before the search uses this much memory
+    /// (bytes, or with a K/M/G suffix).
+    #[arg(long, default_value = "6G", value_parser = parse_size)]
+    pub max_memory: u64,
+    /// Per-thread bound on the trips of one `while` loop.
+    #[arg(long, default_value_t = 1_000)]
+    pub max_loop_trips: u32,
+    /// Write the wait-for graph of the first deadlock as Graphviz to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub dot: Option<PathBuf>,
+    /// Replay a counterexample schedule (as printed with a finding, e.g. `0.0.3.40`) and print
+    /// its trace instead of searching.
+    #[arg(long, value_name = "SCHEDULE")]
+    pub replay: Option<String>,
+    /// Turn thread-symmetry reduction off (same findings, more states; for cross-checking).
+    #[arg(long)]
+    pub no_symmetry: bool,
+}
+
+/// `123`, `64K`, `512M`, `6G` (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = num
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (e.g. 512M, 6G)"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("`{s}` is too large"))
 }
 
 #[derive(Args, Debug)]

@@ -1,18 +1,25 @@
 //! The model checker: explores every interleaving of a loaded `.phase` program and returns
 //! findings (deadlocks, undefined behaviour, races, performance warnings) to a reporter.
 //!
-//! It never prints. Entry point: [`check`].
+//! It never prints. Entry points: [`check`], [`check_with_progress`], [`replay`].
 
+pub mod explore;
 pub mod lints;
+pub mod model;
 pub mod report;
 pub mod rules;
 
+pub use explore::Progress;
+pub use model::stuck::wait_for_dot;
 pub use report::{
     Actor, Finding, Incomplete, Label, Party, PartyStatus, Report, Schedule, Stats, TraceStep,
     Verdict, WaitFor,
 };
 pub use rules::{Class, Rule, Severity};
 
+use explore::Step;
+use model::state::State;
+use model::{MFinding, PhaseModel, Search};
 use protocols::ir::Program;
 
 /// Search limits and switches.
@@ -24,6 +31,9 @@ pub struct CheckOptions {
     pub max_memory_bytes: u64,
     /// Per-thread bound on `while` loop trips.
     pub max_loop_trips: u32,
+    /// Merge states that differ only by a permutation of interchangeable threads (on by
+    /// default; turning it off never changes findings, only the state count).
+    pub symmetry: bool,
 }
 
 impl Default for CheckOptions {
@@ -33,20 +43,242 @@ impl Default for CheckOptions {
             // A quarter of the 24 GiB machine this project is built for.
             max_memory_bytes: 6 << 30,
             max_loop_trips: 1_000,
+            symmetry: true,
         }
     }
 }
 
 /// Check one program.
 pub fn check(program: &Program, options: &CheckOptions) -> Report {
-    let _ = (program, options);
-    Report {
-        verdict: Verdict::Inconclusive,
-        findings: Vec::new(),
-        stats: Stats::default(),
-        incomplete: Some(Incomplete {
-            reason: "the checker is being written (issue #3)".into(),
-            covered: "nothing".into(),
-        }),
+    check_with_progress(program, options, None)
+}
+
+/// Check one program, reporting progress to `progress` about every 16k states.
+pub fn check_with_progress(
+    program: &Program,
+    options: &CheckOptions,
+    progress: Option<&dyn Fn(&Progress)>,
+) -> Report {
+    let start = std::time::Instant::now();
+    let m = PhaseModel::new(program, options.max_loop_trips, options.symmetry);
+    let (raw_init, init_found, init_bound, init_stop) = m.initial();
+    let mut findings: Vec<Finding> = init_found
+        .into_iter()
+        .map(|f| finish(f, Vec::new(), Schedule::default()))
+        .collect();
+    let mut stats = Stats::default();
+    let mut incomplete = None;
+    if let Some(b) = init_bound {
+        incomplete = Some(Incomplete {
+            reason: b,
+            covered: "nothing: the bound was hit before the first step".into(),
+        });
+    } else if !init_stop {
+        let mut init = raw_init.clone();
+        m.canon(&mut init);
+        let search = Search { model: &m, init };
+        let limits = explore::Limits {
+            max_states: options.max_states,
+            max_memory_bytes: options.max_memory_bytes,
+        };
+        let out = explore::explore(&search, &limits, progress);
+        stats = Stats {
+            states: out.states,
+            transitions: out.transitions,
+            elapsed_ms: 0,
+            peak_memory_bytes: out.peak_memory_bytes,
+        };
+        if let Some((reason, covered)) = &out.incomplete {
+            incomplete = Some(Incomplete {
+                reason: reason.clone(),
+                covered: covered.clone(),
+            });
+        }
+        for f in &out.found {
+            let mut path = out.path(f.state);
+            if let Some(a) = f.action {
+                path.push(a);
+            }
+            findings.push(rebuild(&m, &raw_init, &path, f.action.is_some(), &f.finding));
+        }
     }
+    findings.extend(lints::run(program));
+    findings.sort_by(|a, b| (a.span, a.rule.code).cmp(&(b.span, b.rule.code)));
+    stats.elapsed_ms = start.elapsed().as_millis() as u64;
+    let verdict = if findings.iter().any(|f| f.severity == Severity::Error) {
+        Verdict::Hazard
+    } else if incomplete.is_some() {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Ok
+    };
+    Report {
+        verdict,
+        findings,
+        stats,
+        incomplete,
+    }
+}
+
+fn finish(f: MFinding, trace: Vec<TraceStep>, schedule: Schedule) -> Finding {
+    Finding {
+        rule: f.rule,
+        severity: f.rule.default_severity,
+        message: f.message,
+        span: f.span,
+        labels: f.labels,
+        help: f.help,
+        trace,
+        waits_for: f.waits_for,
+        schedule,
+    }
+}
+
+/// Map an action on the canonical form of `real` to the same action on `real` itself.
+fn real_action(m: &PhaseModel, real: &State, canonical_action: u32) -> u32 {
+    let mut c = real.clone();
+    let perm = m.canon(&mut c);
+    let n = m.nthreads();
+    if canonical_action < n {
+        return perm[canonical_action as usize];
+    }
+    let want = c.events[(canonical_action - n) as usize];
+    let mut inv = vec![0u32; n as usize];
+    for (new, &old) in perm.iter().enumerate() {
+        inv[old as usize] = new as u32;
+    }
+    let idx = real
+        .events
+        .iter()
+        .position(|e| model::symmetry::rename_event(*e, &inv) == want)
+        .expect("the canonical event exists in the real state");
+    n + idx as u32
+}
+
+/// One step of a replay on real (not canonical) states, rendered.
+fn replay_step(
+    m: &PhaseModel,
+    s: &State,
+    action: u32,
+    found: &mut Vec<MFinding>,
+) -> (TraceStep, Option<u32>, Step<State>) {
+    let (actor, name, span, op, bar) = model::trace::describe(m, s, action);
+    let step = m.step_raw(s, action, found);
+    let state = match (&step, bar) {
+        (Step::Next(n), Some(b)) => model::trace::bar_state(m, n, b),
+        (_, Some(b)) => model::trace::bar_state(m, s, b),
+        _ => String::new(),
+    };
+    let thread = (action < m.nthreads()).then_some(action);
+    (
+        TraceStep {
+            actor,
+            thread: name,
+            repeat: 1,
+            span,
+            op,
+            state,
+        },
+        thread,
+        step,
+    )
+}
+
+/// Rebuild the trace of a finding by replaying its canonical path from the real initial
+/// state; the finding is regenerated on the real states so that it names the real threads.
+fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFinding) -> Finding {
+    let mut s = init.clone();
+    let mut steps = Vec::new();
+    let mut schedule = Vec::new();
+    let mut last_found = Vec::new();
+    for (i, &a) in path.iter().enumerate() {
+        let real = real_action(m, &s, a);
+        schedule.push(real);
+        let mut found = Vec::new();
+        let (step, thread, next) = replay_step(m, &s, real, &mut found);
+        steps.push((step, thread));
+        if i + 1 == path.len() && by_step {
+            last_found = found;
+        }
+        match next {
+            Step::Next(n) => s = n,
+            _ => break,
+        }
+    }
+    if !by_step {
+        let search = Search {
+            model: m,
+            init: s.clone(),
+        };
+        let mut actions = Vec::new();
+        explore::Model::actions(&search, &s, &mut actions);
+        explore::Model::check_state(&search, &s, &actions, &mut last_found);
+    }
+    let same = last_found
+        .into_iter()
+        .find(|g| g.rule.code == f.rule.code && g.span == f.span)
+        .unwrap_or_else(|| f.clone());
+    finish(same, model::trace::fold(m, steps), Schedule(schedule))
+}
+
+/// Result of `--replay`.
+pub struct Replay {
+    pub trace: Vec<TraceStep>,
+    pub findings: Vec<Finding>,
+}
+
+/// Replay a schedule (real actor numbers: thread index, or thread count + index of an
+/// in-flight event) and report the trace and what it hits.
+pub fn replay(program: &Program, options: &CheckOptions, schedule: &Schedule) -> Result<Replay, String> {
+    let m = PhaseModel::new(program, options.max_loop_trips, false);
+    let (mut s, init_found, _, stop) = m.initial();
+    let mut findings: Vec<Finding> = init_found
+        .into_iter()
+        .map(|f| finish(f, Vec::new(), Schedule::default()))
+        .collect();
+    let mut steps = Vec::new();
+    if stop {
+        return Ok(Replay { trace: Vec::new(), findings });
+    }
+    for (i, &a) in schedule.0.iter().enumerate() {
+        let n = m.nthreads();
+        let ok = if a < n {
+            model::exec::enabled(&m, &s, a)
+        } else {
+            ((a - n) as usize) < s.events.len()
+        };
+        if !ok {
+            return Err(format!(
+                "step {} of the schedule: actor {a} cannot move in that state",
+                i + 1
+            ));
+        }
+        let mut found = Vec::new();
+        let (step, thread, next) = replay_step(&m, &s, a, &mut found);
+        steps.push((step, thread));
+        let sched = Schedule(schedule.0[..=i].to_vec());
+        findings.extend(found.into_iter().map(|f| finish(f, Vec::new(), sched.clone())));
+        match next {
+            Step::Next(nx) => s = nx,
+            _ => {
+                return Ok(Replay {
+                    trace: model::trace::fold(&m, steps),
+                    findings,
+                });
+            }
+        }
+    }
+    let search = Search {
+        model: &m,
+        init: s.clone(),
+    };
+    let mut actions = Vec::new();
+    explore::Model::actions(&search, &s, &mut actions);
+    let mut found = Vec::new();
+    explore::Model::check_state(&search, &s, &actions, &mut found);
+    findings.extend(found.into_iter().map(|f| finish(f, Vec::new(), schedule.clone())));
+    Ok(Replay {
+        trace: model::trace::fold(&m, steps),
+        findings,
+    })
 }

@@ -1,17 +1,66 @@
-//! The JSON contract of `verify --format json` (schema 1).
+//! The JSON contract of `verify --format json` (schema 1):
+//! `{"schema":1,"file","protocol","params":{..},"verdict","findings":[{"rule","code","class",
+//! "severity","message","span":{line,column,end_line,end_column},"labels","help","trace":[{thread,
+//! line,op,state,repeat}],"waits_for":[..],"schedule"}],"stats":{states,transitions,elapsed_ms,
+//! peak_memory_bytes},"incomplete":null|{reason,covered}}`. tests/cli_verify.rs pins it.
 
-use checker::Report;
-use protocols::SourceFile;
+use checker::{Finding, Report};
 use protocols::ir::Program;
-use serde_json::json;
+use protocols::{SourceFile, Span};
+use serde_json::{Value, json};
 
-pub fn render(file: &SourceFile, program: &Program, report: &Report) -> serde_json::Value {
+fn span(file: &SourceFile, s: Span) -> Value {
+    let a = file.line_col(s.start);
+    let b = file.line_col(s.end);
+    json!({"line": a.line, "column": a.column, "end_line": b.line, "end_column": b.column})
+}
+
+fn finding(file: &SourceFile, f: &Finding) -> Value {
+    json!({
+        "rule": f.rule.name,
+        "code": f.rule.code,
+        "class": f.rule.class.as_str(),
+        "severity": f.severity.as_str(),
+        "message": f.message,
+        "span": span(file, f.span),
+        "labels": f.labels.iter().map(|l| json!({"span": span(file, l.span), "message": l.message})).collect::<Vec<_>>(),
+        "help": f.help,
+        "trace": f.trace.iter().map(|t| json!({
+            "thread": t.thread,
+            "line": file.line_of(t.span),
+            "op": t.op,
+            "state": t.state,
+            "repeat": t.repeat,
+        })).collect::<Vec<_>>(),
+        "waits_for": f.waits_for.iter().map(|w| json!({
+            "thread": w.thread,
+            "line": file.line_of(w.span),
+            "waits_on": w.waits_on,
+            "missing": w.missing,
+            "expected_from": w.expected_from.iter().map(|p| json!({
+                "thread": p.thread,
+                "status": p.status,
+                "line": p.span.map(|s| file.line_of(s)),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "schedule": f.schedule.to_string(),
+    })
+}
+
+pub fn render(file: &SourceFile, program: &Program, report: &Report) -> Value {
+    let params: serde_json::Map<String, Value> = program
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), json!(p.value)))
+        .collect();
     json!({
         "schema": 1,
         "file": file.name,
         "protocol": program.name,
+        "params": params,
         "verdict": report.verdict,
-        "findings": [],
+        "findings": report.findings.iter().map(|f| finding(file, f)).collect::<Vec<_>>(),
         "stats": report.stats,
+        "incomplete": report.incomplete,
     })
 }

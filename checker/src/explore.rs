@@ -1,0 +1,253 @@
+//! A generic breadth-first explorer, in the style of TLC and stateright: it knows nothing of
+//! the `.phase` language. Visited states are stored as 64-bit fingerprints with a parent
+//! pointer (parent index + action), not as full states; only the BFS frontier holds states.
+//! A counterexample is rebuilt by following parent pointers and replaying the actions from the
+//! initial state. Breadth-first order makes the first path found to any finding a shortest one.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::time::Instant;
+
+/// What one transition produced.
+pub enum Step<S> {
+    Next(S),
+    /// The path ends here (undefined behaviour, model error): no successor.
+    Stop,
+    /// A search bound (e.g. loop trips) was hit: no successor, and the search is incomplete.
+    Bound(String),
+}
+
+/// A transition system with findings.
+pub trait Model {
+    type State: Clone + Hash + Eq;
+    type Finding;
+    type Key: Ord + Clone;
+
+    fn init_state(&self) -> Self::State;
+    /// Enabled actions, in a deterministic order.
+    fn actions(&self, state: &Self::State, out: &mut Vec<u32>);
+    /// Apply `action`; findings of the transition go to `found`.
+    fn next(
+        &self,
+        state: &Self::State,
+        action: u32,
+        found: &mut Vec<Self::Finding>,
+    ) -> Step<Self::State>;
+    /// Findings of a state itself (races between enabled accesses, deadlock when `actions`
+    /// is empty, ...).
+    fn check_state(&self, state: &Self::State, actions: &[u32], found: &mut Vec<Self::Finding>);
+    fn key(&self, finding: &Self::Finding) -> Self::Key;
+    fn state_bytes(&self, state: &Self::State) -> usize;
+}
+
+/// Limits of one search.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub max_states: u64,
+    pub max_memory_bytes: u64,
+}
+
+/// Progress, reported to an optional callback about every 16k states.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub states: u64,
+    pub depth: u32,
+    pub queued: u64,
+    pub elapsed_ms: u64,
+}
+
+/// A finding with where it was reached: the state (by index) and the action taken from it
+/// (`None` for findings of the state itself).
+pub struct Found<F> {
+    pub finding: F,
+    pub state: u32,
+    pub action: Option<u32>,
+}
+
+pub struct Outcome<F> {
+    pub found: Vec<Found<F>>,
+    pub states: u64,
+    pub transitions: u64,
+    pub peak_memory_bytes: u64,
+    pub elapsed_ms: u64,
+    /// Why the search stopped early and what it covered.
+    pub incomplete: Option<(String, String)>,
+    /// Parent pointers: `parents[i] = (parent index, action)`; the root is its own parent.
+    parents: Vec<(u32, u32)>,
+}
+
+impl<F> Outcome<F> {
+    /// The actions leading from the initial state to state `index`.
+    pub fn path(&self, index: u32) -> Vec<u32> {
+        let mut path = Vec::new();
+        let mut i = index;
+        while i != 0 {
+            let (p, a) = self.parents[i as usize];
+            path.push(a);
+            i = p;
+        }
+        path.reverse();
+        path
+    }
+}
+
+/// The hasher behind the visited set: fingerprints are already hashes.
+#[derive(Default)]
+struct IdentityHasher(u64);
+impl Hasher for IdentityHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) | u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// 64-bit fingerprint of a state.
+pub fn fingerprint<S: Hash>(s: &S) -> u64 {
+    // `DefaultHasher::new()` is SipHash-1-3 with fixed zero keys: deterministic across runs.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+/// Bytes per visited entry: fingerprint map slot (key, value, control byte, load factor) and
+/// parent pointer.
+const VISITED_ENTRY_BYTES: u64 = 8 + 4 + 1 + 8 + 8;
+
+pub fn explore<M: Model>(
+    model: &M,
+    limits: &Limits,
+    progress: Option<&dyn Fn(&Progress)>,
+) -> Outcome<M::Finding> {
+    let start = Instant::now();
+    let mut visited: HashMap<u64, u32, BuildHasherDefault<IdentityHasher>> = HashMap::default();
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    let mut queue: VecDeque<(M::State, u32, u32)> = VecDeque::new();
+    let mut found_keys: BTreeMap<M::Key, ()> = BTreeMap::new();
+    let mut found: Vec<Found<M::Finding>> = Vec::new();
+    let mut transitions = 0u64;
+    let mut queue_bytes: u64 = 0;
+    let mut peak = 0u64;
+    let mut incomplete: Option<(String, String)> = None;
+    let mut bound_hit: Option<String> = None;
+
+    let init = model.init_state();
+    visited.insert(fingerprint(&init), 0);
+    parents.push((0, 0));
+    queue_bytes += model.state_bytes(&init) as u64;
+    queue.push_back((init, 0, 0));
+
+    let mut actions = Vec::new();
+    let mut scratch = Vec::new();
+    let mut last_depth_done = 0u32;
+    let mut record = |f: M::Finding, state: u32, action: Option<u32>, found: &mut Vec<_>| {
+        let key = model.key(&f);
+        if found_keys.insert(key, ()).is_none() {
+            found.push(Found {
+                finding: f,
+                state,
+                action,
+            });
+        }
+    };
+
+    while let Some((state, index, depth)) = queue.pop_front() {
+        queue_bytes = queue_bytes.saturating_sub(model.state_bytes(&state) as u64);
+        if depth > 0 {
+            last_depth_done = last_depth_done.max(depth - 1);
+        }
+        actions.clear();
+        model.actions(&state, &mut actions);
+        scratch.clear();
+        model.check_state(&state, &actions, &mut scratch);
+        for f in scratch.drain(..) {
+            record(f, index, None, &mut found);
+        }
+        for &a in &actions {
+            transitions += 1;
+            match model.next(&state, a, &mut scratch) {
+                Step::Next(next) => {
+                    for f in scratch.drain(..) {
+                        record(f, index, Some(a), &mut found);
+                    }
+                    let fp = fingerprint(&next);
+                    if visited.contains_key(&fp) {
+                        continue;
+                    }
+                    let new_index = parents.len() as u32;
+                    visited.insert(fp, new_index);
+                    parents.push((index, a));
+                    queue_bytes += model.state_bytes(&next) as u64;
+                    queue.push_back((next, new_index, depth + 1));
+                }
+                Step::Stop => {
+                    for f in scratch.drain(..) {
+                        record(f, index, Some(a), &mut found);
+                    }
+                }
+                Step::Bound(why) => {
+                    for f in scratch.drain(..) {
+                        record(f, index, Some(a), &mut found);
+                    }
+                    bound_hit.get_or_insert(why);
+                }
+            }
+        }
+        let states = parents.len() as u64;
+        let mem = states * VISITED_ENTRY_BYTES + queue_bytes;
+        peak = peak.max(mem);
+        if states % 16_384 == 0 {
+            if let Some(cb) = progress {
+                cb(&Progress {
+                    states,
+                    depth,
+                    queued: queue.len() as u64,
+                    elapsed_ms: start.elapsed().as_millis() as u64,
+                });
+            }
+        }
+        if states >= limits.max_states {
+            incomplete = Some((
+                format!(
+                    "max-states ({}) reached; raise it with --max-states",
+                    limits.max_states
+                ),
+                format!("all interleavings up to depth {last_depth_done}"),
+            ));
+            break;
+        }
+        if mem >= limits.max_memory_bytes {
+            incomplete = Some((
+                format!(
+                    "max-memory ({} MiB) reached; raise it with --max-memory",
+                    limits.max_memory_bytes >> 20
+                ),
+                format!("all interleavings up to depth {last_depth_done}"),
+            ));
+            break;
+        }
+    }
+    if incomplete.is_none() {
+        if let Some(why) = bound_hit {
+            incomplete = Some((
+                why,
+                "every interleaving within the loop bound".to_string(),
+            ));
+        }
+    }
+    Outcome {
+        found,
+        states: parents.len() as u64,
+        transitions,
+        peak_memory_bytes: peak,
+        elapsed_ms: start.elapsed().as_millis() as u64,
+        incomplete,
+        parents,
+    }
+}

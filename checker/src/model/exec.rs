@@ -1,0 +1,1913 @@
+//! The transition function: what each statement does (semantics.md §1-§7).
+//!
+//! A step is one visible operation of one thread (or one async event), followed by the local
+//! code of every thread it released, run eagerly up to their next visible operation.
+//! Rendezvous arrivals (`syncthreads`, `bar_sync`, `bar_arrive`, `syncwarp`, `elect`,
+//! `cluster_sync`, `cluster_arrive`), `compute` and `fence_mbarrier_init` are eager too: they
+//! commute with every other thread's step (see docs/design.md, "Eager steps").
+
+use super::code::Instr;
+use super::state::*;
+use super::{Layout, MFinding, PhaseModel};
+use crate::rules;
+use protocols::Span;
+use protocols::ir::{MemScope, ObjRef, ObjectKind, Op, PipelineKind};
+
+/// Largest arrival count and |tx| of an mbarrier (PTX, layout V0).
+pub const MAX_COUNT: i64 = (1 << 20) - 1;
+
+/// How many local instructions one step may run before the model calls it a runaway.
+const LOCAL_FUEL: u32 = 10_000_000;
+
+pub fn scope_level(s: MemScope) -> Level {
+    match s {
+        MemScope::Cta => LVL_CTA,
+        MemScope::Cluster => LVL_CLUSTER,
+        MemScope::Gpu => LVL_GPU,
+        MemScope::Sys => LVL_SYS,
+    }
+}
+
+/// Token local encoding: barrier instance + 1 in the high half, phase in the low half.
+pub fn encode_token(bar: u32, phase: u32) -> i64 {
+    ((i64::from(bar) + 1) << 32) | i64::from(phase)
+}
+
+pub fn parity_passes(b: &Bar, parity: i64) -> bool {
+    (i64::from(b.phase) & 1) != (parity & 1)
+}
+
+/// The phase a parity wait intends, from the phase this thread last observed: the first later
+/// phase with that parity.
+pub fn intended_phase(last_obs: i64, parity: i64) -> i64 {
+    let t = last_obs + 1;
+    if (t & 1) == (parity & 1) { t } else { t + 1 }
+}
+
+pub struct Exec<'m, 'p> {
+    pub m: &'m PhaseModel<'p>,
+    pub state: State,
+    pub found: Vec<MFinding>,
+    pub stop: bool,
+    pub bound: Option<String>,
+    work: Vec<u32>,
+}
+
+/// Result of an operation.
+enum Done {
+    /// Move past the statement and run on.
+    Next,
+    /// Stay at the statement (first half of `arrive_and_wait`).
+    Stay,
+    /// Already handled (rendezvous, exit) or stopped.
+    Handled,
+}
+
+impl<'m, 'p> Exec<'m, 'p> {
+    pub fn new(m: &'m PhaseModel<'p>, state: State) -> Self {
+        Exec {
+            m,
+            state,
+            found: Vec::new(),
+            stop: false,
+            bound: None,
+            work: Vec::new(),
+        }
+    }
+
+    fn fail(&mut self, rule: &'static rules::Rule, span: Span, msg: impl Into<String>) {
+        self.found.push(MFinding::new(rule, span, msg));
+        self.stop = true;
+    }
+
+    fn flag(&mut self, f: MFinding) {
+        self.found.push(f);
+    }
+
+    fn name(&self, t: u32) -> &str {
+        &self.m.threads[t as usize].name
+    }
+
+    fn live_block(&self, block: u32) -> bool {
+        let (k, c) = self.m.blocks[block as usize];
+        let ki = &self.m.kernels[k as usize];
+        let first = ki.first_thread + c * ki.block;
+        (first..first + ki.block).any(|t| self.state.threads[t as usize].mode.live())
+    }
+
+    // ----- object resolution -----
+
+    fn index(&mut self, t: u32, r: &ObjRef) -> Option<(u32, u32)> {
+        let o = self.m.program.object(r.object);
+        let i = match &r.index {
+            None => 0,
+            Some(e) => {
+                let v = self.eval(t, e)?;
+                if v < 0 || v >= i64::from(o.count()) {
+                    self.fail(
+                        &rules::model_error::RULE,
+                        e.span,
+                        format!("index {v} is out of range for `{}[{}]`", o.name, o.count()),
+                    );
+                    return None;
+                }
+                v as u32
+            }
+        };
+        let ti = &self.m.threads[t as usize];
+        let k = &self.m.kernels[ti.kernel as usize];
+        let cta = match &r.cta {
+            None => ti.cta,
+            Some(e) => {
+                let v = self.eval(t, e)?;
+                if v < 0 || v >= i64::from(k.cluster) {
+                    self.fail(
+                        &rules::model_error::RULE,
+                        e.span,
+                        format!("block rank {v} is outside the cluster of {}", k.cluster),
+                    );
+                    return None;
+                }
+                v as u32
+            }
+        };
+        Some((i, k.first_block + cta))
+    }
+
+    /// Barrier instance, its block, and whether it is a peer block's.
+    fn bar(&mut self, t: u32, r: &ObjRef) -> Option<(u32, bool)> {
+        let (i, block) = self.index(t, r)?;
+        let o = self.m.program.object(r.object);
+        match self.m.layouts[r.object.0 as usize] {
+            Layout::Bar { base } => {
+                let inst = base + block * o.count() + i;
+                let remote = block != self.m.block_of(t);
+                if remote && !self.live_block(block) {
+                    self.fail(
+                        &rules::remote_cta_exited::RULE,
+                        r.span,
+                        format!(
+                            "{} touches `{}` after every thread of that block finished",
+                            self.name(t),
+                            self.m.bar_names[inst as usize]
+                        ),
+                    );
+                    return None;
+                }
+                Some((inst, remote))
+            }
+            _ => {
+                self.fail(
+                    &rules::model_error::RULE,
+                    r.span,
+                    format!("`{}` is not a barrier", o.name),
+                );
+                None
+            }
+        }
+    }
+
+    fn buf(&mut self, t: u32, r: &ObjRef) -> Option<u32> {
+        let (i, block) = self.index(t, r)?;
+        let o = self.m.program.object(r.object);
+        match self.m.layouts[r.object.0 as usize] {
+            Layout::Buf { base } => Some(if o.kind == ObjectKind::Global {
+                base + i
+            } else {
+                base + block * o.count() + i
+            }),
+            _ => {
+                self.fail(
+                    &rules::model_error::RULE,
+                    r.span,
+                    format!("`{}` is not a buffer", o.name),
+                );
+                None
+            }
+        }
+    }
+
+    fn eval(&mut self, t: u32, e: &protocols::ir::Expr) -> Option<i64> {
+        match self.m.eval(e, t, &self.state.threads[t as usize].locals) {
+            Ok(v) => Some(v),
+            Err(err) => {
+                self.fail(&rules::model_error::RULE, err.span, err.message);
+                None
+            }
+        }
+    }
+
+    // ----- thread bookkeeping -----
+
+    fn track(&mut self, t: u32, bar: u32) -> &mut BarTrack {
+        let th = &mut self.state.threads[t as usize];
+        let pos = match th.tracks.binary_search_by_key(&bar, |x| x.bar) {
+            Ok(p) => p,
+            Err(p) => {
+                th.tracks.insert(
+                    p,
+                    BarTrack {
+                        bar,
+                        last_obs: NONE,
+                        arrived_in: NONE,
+                    },
+                );
+                p
+            }
+        };
+        &mut th.tracks[pos]
+    }
+
+    fn prune_tracks(&mut self, t: u32) {
+        self.state.threads[t as usize]
+            .tracks
+            .retain(|x| x.last_obs != NONE || x.arrived_in != NONE);
+    }
+
+    /// A wait of `t` completed: its arrivals are no longer "the latest before a wait".
+    fn waited(&mut self, t: u32) {
+        let th = &mut self.state.threads[t as usize];
+        for x in th.tracks.iter_mut() {
+            x.arrived_in = NONE;
+        }
+        self.prune_tracks(t);
+    }
+
+    /// `t` executed a release of scope `level`.
+    pub fn release(&mut self, t: u32, level: Level) {
+        let th = &mut self.state.threads[t as usize];
+        for a in th.acc.iter_mut() {
+            a.level = a.level.max(level);
+        }
+        self.prune_acc(t);
+    }
+
+    fn prune_acc(&mut self, t: u32) {
+        let m = self.m;
+        self.state.threads[t as usize].acc.retain(|a| {
+            a.level < m.buf_level[a.buf as usize]
+                || (!a.fenced && !a.kind.is_async() && m.buf_async[a.buf as usize])
+        });
+    }
+
+    fn record_access(&mut self, t: u32, buf: u32, kind: AccessKind, pc: u32) {
+        let th = &mut self.state.threads[t as usize];
+        th.acc.retain(|a| !(a.buf == buf && a.kind == kind));
+        let a = Access {
+            buf,
+            kind,
+            level: LVL_NONE,
+            fenced: false,
+            pc,
+        };
+        let pos = th.acc.binary_search(&a).unwrap_or_else(|p| p);
+        th.acc.insert(pos, a);
+    }
+
+    fn check_valid(&mut self, t: Option<u32>, bar: u32, span: Span, what: &str) -> bool {
+        let b = self.state.bars[bar as usize];
+        if b.valid {
+            return true;
+        }
+        let who = t.map(|t| self.name(t).to_string()).unwrap_or_else(|| "an async operation".into());
+        let name = &self.m.bar_names[bar as usize];
+        if b.quit_inval {
+            self.fail(
+                &rules::after_quit::RULE,
+                span,
+                format!("{who} {what} `{name}` after the last `quit` destroyed the pipeline"),
+            );
+        } else {
+            self.fail(
+                &rules::use_before_init::RULE,
+                span,
+                format!("{who} {what} `{name}`, which is not initialized"),
+            );
+        }
+        false
+    }
+
+    fn check_vis(&mut self, t: u32, bar: u32, remote: bool, span: Span) {
+        let b = self.state.bars[bar as usize];
+        if b.init_by == t || b.vis >= 3 || (!remote && b.vis >= 2) {
+            return;
+        }
+        let init_by = if b.init_by == u32::MAX {
+            "its initializer".to_string()
+        } else {
+            self.m.threads[b.init_by as usize].name.clone()
+        };
+        self.flag(
+            MFinding::new(
+                &rules::init_not_visible::RULE,
+                span,
+                format!(
+                    "{} uses `{}` before it is ordered after the init by {init_by}",
+                    self.name(t),
+                    self.m.bar_names[bar as usize]
+                ),
+            )
+            .help(if remote {
+                "after the init: fence_mbarrier_init, then cluster_sync before peers use it"
+            } else {
+                "put a syncthreads between the init and the other threads' first use"
+            }),
+        );
+    }
+
+    // ----- mbarrier core (§1.3, §2.3) -----
+
+    fn try_complete(&mut self, bar: u32) {
+        let b = &mut self.state.bars[bar as usize];
+        if b.pending == 0 && b.tx == 0 {
+            b.phase = b.phase.wrapping_add(1);
+            b.pending = b.expected;
+            b.consumed = false;
+        }
+    }
+
+    /// An arrive-on of `count` (thread `t`, or an async arrive-on when `t` is None).
+    fn arrive_on(&mut self, t: Option<u32>, bar: u32, count: i64, span: Span) -> bool {
+        let b = self.state.bars[bar as usize];
+        let name = self.m.bar_names[bar as usize].clone();
+        let who = t.map(|t| self.name(t).to_string()).unwrap_or_else(|| "an async arrive-on".into());
+        if b.phase > 0 && !b.consumed {
+            self.flag(
+                MFinding::new(
+                    &rules::unobserved_phase::RULE,
+                    span,
+                    format!(
+                        "{who} arrives on `{name}` in phase {} before any wait observed phase {} complete",
+                        b.phase,
+                        b.phase - 1
+                    ),
+                )
+                .help("wait for the previous phase (or a back-pressure barrier) before arriving again"),
+            );
+        }
+        if !(1..=MAX_COUNT).contains(&count) {
+            self.fail(
+                &rules::count_range::RULE,
+                span,
+                format!("arrive count {count} on `{name}` is outside 1..2^20-1"),
+            );
+            return false;
+        }
+        if b.pending == 0 {
+            self.fail(
+                &rules::arrive_on_zero_pending::RULE,
+                span,
+                format!(
+                    "{who} arrives on `{name}` while its phase {} has no pending arrivals (only {} tx bytes)",
+                    b.phase, b.tx
+                ),
+            );
+            return false;
+        }
+        if i64::from(b.pending) < count {
+            self.fail(
+                &rules::count_range::RULE,
+                span,
+                format!(
+                    "{who} arrives {count} times on `{name}` with only {} pending: the count would go negative",
+                    b.pending
+                ),
+            );
+            return false;
+        }
+        self.state.bars[bar as usize].pending -= count as i32;
+        self.try_complete(bar);
+        true
+    }
+
+    fn add_tx(&mut self, bar: u32, delta: i64, span: Span) -> bool {
+        let b = &mut self.state.bars[bar as usize];
+        let tx = i64::from(b.tx) + delta;
+        if tx.abs() > MAX_COUNT {
+            let name = self.m.bar_names[bar as usize].clone();
+            self.fail(
+                &rules::tx_range::RULE,
+                span,
+                format!("the tx-count of `{name}` would become {tx}, outside ±(2^20-1)"),
+            );
+            return false;
+        }
+        b.tx = tx as i32;
+        true
+    }
+
+    fn bytes_in_range(&mut self, bytes: i64, span: Span) -> bool {
+        if !(0..=MAX_COUNT).contains(&bytes) {
+            self.fail(
+                &rules::tx_range::RULE,
+                span,
+                format!("transaction count {bytes} is outside 0..2^20-1"),
+            );
+            return false;
+        }
+        true
+    }
+
+    // ----- steps -----
+
+    pub fn event_step(&mut self, index: usize) {
+        let ev = self.state.events.remove(index);
+        match ev {
+            Event::Tma {
+                bar,
+                bytes,
+                issuer,
+                pc,
+                ..
+            } => {
+                let span = self.m.code_of(issuer).instrs[pc as usize].span();
+                let block = self.m.bar_block[bar as usize];
+                if block != self.m.block_of(issuer) && !self.live_block(block) {
+                    self.fail(
+                        &rules::remote_cta_exited::RULE,
+                        span,
+                        format!(
+                            "a TMA copy issued by {} lands in a block whose threads all finished",
+                            self.name(issuer)
+                        ),
+                    );
+                    return;
+                }
+                if !self.check_valid(None, bar, span, "(a TMA completion) signals") {
+                    return;
+                }
+                if !self.add_tx(bar, -i64::from(bytes), span) {
+                    return;
+                }
+                self.try_complete(bar);
+            }
+            Event::CpArrive {
+                thread,
+                bar,
+                upto,
+                pc,
+            } => {
+                let span = self.m.code_of(thread).instrs[pc as usize].span();
+                self.state.threads[thread as usize]
+                    .cp
+                    .retain(|c| c.seq >= upto);
+                if !self.check_valid(None, bar, span, "(a cp.async arrive-on) arrives on") {
+                    return;
+                }
+                self.arrive_on(None, bar, 1, span);
+            }
+        }
+    }
+
+    pub fn thread_step(&mut self, t: u32) {
+        let m = self.m;
+        let code = m.code_of(t);
+        let pc = self.state.threads[t as usize].pc;
+        match &code.instrs[pc as usize] {
+            Instr::Op { op, span } => match self.op(t, op, *span) {
+                Done::Next => {
+                    if !self.stop {
+                        self.state.threads[t as usize].pc += 1;
+                        self.advance(t);
+                    }
+                }
+                Done::Stay | Done::Handled => {}
+            },
+            Instr::Exit { .. } => self.finish(t, Mode::Exited),
+            Instr::End { .. } => self.finish(t, Mode::Finished),
+            other => unreachable!("thread stopped at a local instruction {other:?}"),
+        }
+    }
+
+    pub fn run_worklist(&mut self) {
+        while let Some(t) = self.work.pop() {
+            if self.stop || self.bound.is_some() {
+                return;
+            }
+            self.advance(t);
+        }
+    }
+
+    /// Run `t`'s local code (and eager operations) up to its next visible operation.
+    pub fn advance(&mut self, t: u32) {
+        let m = self.m;
+        let code = m.code_of(t);
+        let mut fuel = LOCAL_FUEL;
+        loop {
+            if self.stop || self.bound.is_some() {
+                return;
+            }
+            fuel -= 1;
+            if fuel == 0 {
+                let span = code.instrs[self.state.threads[t as usize].pc as usize].span();
+                self.bound = Some(format!(
+                    "{} ran {LOCAL_FUEL} local instructions without a visible step (line of span {}..{})",
+                    self.name(t),
+                    span.start,
+                    span.end
+                ));
+                return;
+            }
+            let th = &self.state.threads[t as usize];
+            if th.mode != Mode::Ready {
+                return;
+            }
+            let pc = th.pc;
+            match &code.instrs[pc as usize] {
+                Instr::Set { slot, value } => {
+                    let Some(v) = self.eval(t, value) else { return };
+                    let th = &mut self.state.threads[t as usize];
+                    th.locals[*slot as usize] = v;
+                    th.pc += 1;
+                }
+                Instr::Jump(to) => self.state.threads[t as usize].pc = *to,
+                Instr::JumpIfZero { cond, target } => {
+                    let Some(v) = self.eval(t, cond) else { return };
+                    let th = &mut self.state.threads[t as usize];
+                    th.pc = if v == 0 { *target } else { pc + 1 };
+                }
+                Instr::ForTest { var, end, exit } => {
+                    let th = &mut self.state.threads[t as usize];
+                    th.pc = if th.locals[*var as usize] < th.locals[*end as usize] {
+                        pc + 1
+                    } else {
+                        *exit
+                    };
+                }
+                Instr::ForNext { var, test } => {
+                    let th = &mut self.state.threads[t as usize];
+                    th.locals[*var as usize] += 1;
+                    th.pc = *test;
+                }
+                Instr::WhileTest {
+                    cond,
+                    trips,
+                    exit,
+                    span,
+                } => {
+                    let Some(v) = self.eval(t, cond) else { return };
+                    if v == 0 {
+                        self.state.threads[t as usize].pc = *exit;
+                    } else {
+                        let th = &mut self.state.threads[t as usize];
+                        th.locals[*trips as usize] += 1;
+                        if th.locals[*trips as usize] > i64::from(m.max_loop_trips) {
+                            self.bound = Some(format!(
+                                "{} ran a `while` loop (bytes {}..{}) more than {} times; raise --max-loop-trips",
+                                self.name(t),
+                                span.start,
+                                span.end,
+                                m.max_loop_trips
+                            ));
+                            return;
+                        }
+                        th.pc = pc + 1;
+                    }
+                }
+                Instr::Elect { .. } => {
+                    self.state.threads[t as usize].mode = Mode::Sync(SyncKind::Elect);
+                    self.try_warp(t);
+                    return;
+                }
+                Instr::Exit { .. } | Instr::End { .. } => {
+                    let ti = &m.threads[t as usize];
+                    if m.kernels[ti.kernel as usize].exit_visible {
+                        return;
+                    }
+                    let mode = if matches!(code.instrs[pc as usize], Instr::Exit { .. }) {
+                        Mode::Exited
+                    } else {
+                        Mode::Finished
+                    };
+                    self.finish(t, mode);
+                    return;
+                }
+                Instr::Op { op, span } => {
+                    if !is_eager(op) {
+                        return;
+                    }
+                    match self.op(t, op, *span) {
+                        Done::Next => self.state.threads[t as usize].pc += 1,
+                        Done::Stay | Done::Handled => return,
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, t: u32, mode: Mode) {
+        let th = &mut self.state.threads[t as usize];
+        th.mode = mode;
+        th.locals.iter_mut().for_each(|x| *x = 0);
+        th.tracks.clear();
+        th.pipes.clear();
+        th.named_arrived = 0;
+        th.cluster_token = None;
+        th.aw = None;
+        let block = self.m.block_of(t);
+        self.try_named(block, 0);
+        for id in 1..16u8 {
+            if self.state.named[block as usize * 16 + id as usize].count == 0 {
+                self.try_named(block, id);
+            }
+        }
+        self.try_warp(t);
+        self.try_cluster(self.m.threads[t as usize].kernel);
+    }
+
+    // ----- rendezvous -----
+
+    fn block_threads(&self, block: u32) -> std::ops::Range<u32> {
+        let (k, c) = self.m.blocks[block as usize];
+        let ki = &self.m.kernels[k as usize];
+        let first = ki.first_thread + c * ki.block;
+        first..first + ki.block
+    }
+
+    fn try_named(&mut self, block: u32, id: u8) {
+        let slot = block as usize * 16 + id as usize;
+        let named = self.state.named[slot];
+        let range = self.block_threads(block);
+        let waiting: Vec<u32> = range
+            .clone()
+            .filter(|&t| self.state.threads[t as usize].mode == Mode::Sync(SyncKind::Named { id }))
+            .collect();
+        let arrived = waiting.len() as u32 + u32::from(named.arrived);
+        if arrived == 0 {
+            return;
+        }
+        let needed = if named.count == 0 {
+            range
+                .clone()
+                .filter(|&t| self.state.threads[t as usize].mode.live())
+                .count() as u32
+        } else {
+            u32::from(named.count)
+        };
+        if arrived < needed {
+            return;
+        }
+        // Divergence: a whole-block barrier reached at different statements.
+        if named.count == 0 && !waiting.is_empty() {
+            let pcs: Vec<u32> = waiting
+                .iter()
+                .map(|&t| self.state.threads[t as usize].pc)
+                .collect();
+            if let Some(j) = pcs.iter().position(|&p| p != pcs[0]) {
+                let code = self.m.code_of(waiting[0]);
+                let a = code.instrs[pcs[0] as usize].span();
+                let b = code.instrs[pcs[j] as usize].span();
+                let (first, second) = if a <= b { (a, b) } else { (b, a) };
+                self.flag(
+                    MFinding::new(
+                        &rules::barrier_divergence::RULE,
+                        second,
+                        format!(
+                            "{} and {} reach the block barrier {id} at different statements",
+                            self.name(waiting[0]),
+                            self.name(waiting[j])
+                        ),
+                    )
+                    .label(first, "the other threads wait here"),
+                );
+            }
+        }
+        self.state.named[slot] = Named::default();
+        for t in range {
+            self.state.threads[t as usize].named_arrived &= !(1u16 << id);
+        }
+        for &t in &waiting {
+            let th = &mut self.state.threads[t as usize];
+            th.mode = Mode::Ready;
+            th.pc += 1;
+            self.waited(t);
+            self.work.push(t);
+        }
+        if id == 0 && named.count == 0 {
+            for b in 0..self.state.bars.len() {
+                let bar = &mut self.state.bars[b];
+                if bar.vis == 1
+                    && self.m.bar_block[b] == block
+                    && bar.init_by != u32::MAX
+                    && self.m.block_of(bar.init_by) == block
+                {
+                    bar.vis = 2;
+                }
+            }
+        }
+    }
+
+    fn try_warp(&mut self, t: u32) {
+        let block = self.m.block_of(t);
+        let warp = self.m.threads[t as usize].tid / 32;
+        let lanes: Vec<u32> = self
+            .block_threads(block)
+            .filter(|&u| self.m.threads[u as usize].tid / 32 == warp)
+            .filter(|&u| self.state.threads[u as usize].mode.live())
+            .collect();
+        let in_sync = |m: Mode| matches!(m, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect));
+        if lanes.is_empty() || !lanes.iter().all(|&u| in_sync(self.state.threads[u as usize].mode)) {
+            return;
+        }
+        let first = &self.state.threads[lanes[0] as usize];
+        if let Some(&other) = lanes.iter().find(|&&u| {
+            let th = &self.state.threads[u as usize];
+            th.pc != first.pc || th.mode != first.mode
+        }) {
+            let code = self.m.code_of(lanes[0]);
+            let a = code.instrs[first.pc as usize].span();
+            let b = code.instrs[self.state.threads[other as usize].pc as usize].span();
+            let (x, y) = if a <= b { (a, b) } else { (b, a) };
+            self.flag(
+                MFinding::new(
+                    &rules::barrier_divergence::RULE,
+                    y,
+                    format!(
+                        "lanes {} and {} of one warp meet at different warp barriers",
+                        self.name(lanes[0]),
+                        self.name(other)
+                    ),
+                )
+                .label(x, "the other lanes are here"),
+            );
+        }
+        let mut elected = false;
+        for &u in &lanes {
+            let th = &mut self.state.threads[u as usize];
+            let code = self.m.code_of(u);
+            match th.mode {
+                Mode::Sync(SyncKind::Elect) => {
+                    if elected {
+                        if let Instr::Elect { skip, .. } = code.instrs[th.pc as usize] {
+                            th.pc = skip;
+                        }
+                    } else {
+                        elected = true;
+                        th.pc += 1;
+                    }
+                }
+                _ => th.pc += 1,
+            }
+            th.mode = Mode::Ready;
+            self.release(u, LVL_CTA);
+            self.waited(u);
+            self.work.push(u);
+        }
+    }
+
+    fn try_cluster(&mut self, kernel: u32) {
+        let ki = &self.m.kernels[kernel as usize];
+        let range = ki.first_thread..ki.first_thread + ki.block * ki.cluster;
+        let phase = self.state.cluster_phase[kernel as usize];
+        let mut any = false;
+        for t in range.clone() {
+            let th = &self.state.threads[t as usize];
+            if !th.mode.live() {
+                continue;
+            }
+            if th.cluster_token != Some(phase) {
+                return;
+            }
+            any = true;
+        }
+        if !any {
+            return;
+        }
+        self.state.cluster_phase[kernel as usize] += 1;
+        for t in range {
+            let th = &mut self.state.threads[t as usize];
+            if th.mode == Mode::Sync(SyncKind::Cluster) {
+                th.mode = Mode::Ready;
+                th.cluster_token = None;
+                th.pc += 1;
+                self.waited(t);
+                self.work.push(t);
+            }
+        }
+        for b in 0..self.state.bars.len() {
+            let block = self.m.bar_block[b];
+            if self.m.blocks[block as usize].0 == kernel && self.state.bars[b].vis >= 1 {
+                self.state.bars[b].vis = 3;
+            }
+        }
+    }
+
+    // ----- operations -----
+
+    fn pipe(&mut self, t: u32, r: &ObjRef) -> Option<PipeRef> {
+        let (i, block) = self.index(t, r)?;
+        let o = self.m.program.object(r.object);
+        match (self.m.layouts[r.object.0 as usize], &o.kind) {
+            (
+                Layout::Pipe { base, bar_base },
+                ObjectKind::Pipeline(PipelineKind::Block {
+                    stages,
+                    producers,
+                    consumers,
+                }),
+            ) => {
+                let inst = base + block * o.count() + i;
+                let bars = bar_base + (inst - base) * 2 * stages;
+                let unified = producers == consumers && *producers == self.m.kernels[self.m.threads[t as usize].kernel as usize].block;
+                Some(PipeRef {
+                    id: inst,
+                    block: Some((bars, *stages)),
+                    unified,
+                })
+            }
+            (Layout::ThreadPipe { base }, _) => Some(PipeRef {
+                id: u32::MAX / 2 + base + i,
+                block: None,
+                unified: true,
+            }),
+            _ => {
+                self.fail(
+                    &rules::model_error::RULE,
+                    r.span,
+                    format!("`{}` is not a pipeline", o.name),
+                );
+                None
+            }
+        }
+    }
+
+    fn pipe_state(&mut self, t: u32, id: u32) -> &mut PipeThread {
+        let th = &mut self.state.threads[t as usize];
+        let pos = match th.pipes.binary_search_by_key(&id, |p| p.0) {
+            Ok(p) => p,
+            Err(p) => {
+                th.pipes.insert(
+                    p,
+                    (
+                        id,
+                        PipeThread {
+                            consumed_parity: 1,
+                            ..PipeThread::default()
+                        },
+                    ),
+                );
+                p
+            }
+        };
+        &mut th.pipes[pos].1
+    }
+
+    /// Role and quit checks of a pipeline op; `producer` says which side the op belongs to.
+    fn pipe_check(&mut self, t: u32, p: &PipeRef, producer: bool, span: Span, kw: &str) -> bool {
+        let unified = p.unified;
+        let ps = *self.pipe_state(t, p.id);
+        if ps.quit {
+            self.fail(
+                &rules::after_quit::RULE,
+                span,
+                format!("{} calls `{kw}` after `quit`", self.name(t)),
+            );
+            return false;
+        }
+        if p.block.is_none() || unified {
+            return true;
+        }
+        let want = if producer { 1 } else { 2 };
+        if ps.role == 0 {
+            self.pipe_state(t, p.id).role = want;
+        } else if ps.role != want {
+            let (was, now) = if producer {
+                ("consumer", "producer")
+            } else {
+                ("producer", "consumer")
+            };
+            self.fail(
+                &rules::pipeline_role::RULE,
+                span,
+                format!(
+                    "{} acted as a {was} of this partitioned pipeline and now calls the {now} operation `{kw}`",
+                    self.name(t)
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn cp_async(&mut self, t: u32, buf: u32) {
+        let pc = self.state.threads[t as usize].pc;
+        let th = &mut self.state.threads[t as usize];
+        let w = CpWrite {
+            buf,
+            seq: th.cp_seq,
+            group: th.cp_committed,
+            pc,
+        };
+        th.cp_seq += 1;
+        th.cp.push(w);
+    }
+
+    /// `cp.async.wait_group n`: every group but the newest `n` committed ones is complete and
+    /// visible to this thread only.
+    fn wait_group(&mut self, t: u32, n: i64) {
+        let th = &self.state.threads[t as usize];
+        let committed = i64::from(th.cp_committed);
+        let done: Vec<CpWrite> = th
+            .cp
+            .iter()
+            .filter(|c| i64::from(c.group) + n.max(0) < committed)
+            .copied()
+            .collect();
+        self.state.threads[t as usize]
+            .cp
+            .retain(|c| i64::from(c.group) + n.max(0) >= committed);
+        for c in done {
+            self.record_access(t, c.buf, AccessKind::Write, c.pc);
+        }
+    }
+
+    fn cp_arrive(&mut self, t: u32, bar: u32, noinc: bool, span: Span) -> bool {
+        if !noinc {
+            let b = &mut self.state.bars[bar as usize];
+            if i64::from(b.pending) + 1 > MAX_COUNT {
+                self.fail(
+                    &rules::count_range::RULE,
+                    span,
+                    "cp_async_arrive raises the pending count above 2^20-1",
+                );
+                return false;
+            }
+            b.pending += 1;
+        }
+        let th = &self.state.threads[t as usize];
+        let ev = Event::CpArrive {
+            thread: t,
+            bar,
+            upto: th.cp_seq,
+            pc: th.pc,
+        };
+        self.push_event(ev);
+        true
+    }
+
+    fn push_event(&mut self, ev: Event) {
+        let pos = self.state.events.binary_search(&ev).unwrap_or_else(|p| p);
+        self.state.events.insert(pos, ev);
+    }
+
+    /// A successful parity observation of `bar` by `t`.
+    fn observe(&mut self, t: u32, bar: u32, span: Span, stale_check: bool) {
+        let b = self.state.bars[bar as usize];
+        let observed = i64::from(b.phase) - 1;
+        let tr = *self.track(t, bar);
+        if stale_check && tr.last_obs == observed {
+            self.flag(
+                MFinding::new(
+                    &rules::stale_phase::RULE,
+                    span,
+                    format!(
+                        "{} returns from a wait on `{}` because phase {observed} completed, which it already observed with an earlier wait",
+                        self.name(t),
+                        self.m.bar_names[bar as usize]
+                    ),
+                )
+                .help("flip the parity once per completed phase (track the phase per stage)"),
+            );
+        }
+        self.track(t, bar).last_obs = observed;
+        if b.phase > 0 {
+            self.state.bars[bar as usize].consumed = true;
+        }
+        self.waited(t);
+    }
+
+    fn op(&mut self, t: u32, op: &Op, span: Span) -> Done {
+        let pc = self.state.threads[t as usize].pc;
+        macro_rules! tryo {
+            ($e:expr) => {
+                match $e {
+                    Some(v) => v,
+                    None => return Done::Handled,
+                }
+            };
+        }
+        macro_rules! ensure {
+            ($e:expr) => {
+                if !$e {
+                    return Done::Handled;
+                }
+            };
+        }
+        match op {
+            Op::Compute | Op::FenceMbarrierInit => Done::Next,
+            Op::Init { bar, count } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                let count = tryo!(self.eval(t, count));
+                if remote {
+                    self.fail(&rules::remote_op::RULE, span, "init on a peer block's barrier");
+                    return Done::Handled;
+                }
+                if self.state.bars[b as usize].valid {
+                    self.fail(
+                        &rules::reinit::RULE,
+                        span,
+                        format!(
+                            "{} initializes `{}` again while it is valid",
+                            self.name(t),
+                            self.m.bar_names[b as usize]
+                        ),
+                    );
+                    return Done::Handled;
+                }
+                if !(1..=MAX_COUNT).contains(&count) {
+                    self.fail(
+                        &rules::count_range::RULE,
+                        span,
+                        format!("init count {count} is outside 1..2^20-1"),
+                    );
+                    return Done::Handled;
+                }
+                self.state.bars[b as usize] = Bar {
+                    valid: true,
+                    phase: 0,
+                    pending: count as i32,
+                    expected: count as i32,
+                    tx: 0,
+                    consumed: true,
+                    vis: 1,
+                    init_by: t,
+                    quit_inval: false,
+                };
+                Done::Next
+            }
+            Op::Inval { bar } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                if remote {
+                    self.fail(&rules::remote_op::RULE, span, "inval on a peer block's barrier");
+                    return Done::Handled;
+                }
+                ensure!(self.check_valid(Some(t), b, span, "invalidates"));
+                self.check_vis(t, b, false, span);
+                let in_flight = self.state.events.iter().any(|e| match e {
+                    Event::Tma { bar, .. } | Event::CpArrive { bar, .. } => *bar == b,
+                });
+                let waiter = (0..self.m.nthreads()).find(|&u| {
+                    u != t && waits_on(self.m, &self.state, u) == Some(b)
+                });
+                if in_flight || waiter.is_some() {
+                    let why = match waiter {
+                        Some(u) => format!("{} still waits on it", self.name(u)),
+                        None => "an async operation will still signal it".into(),
+                    };
+                    self.fail(
+                        &rules::inval_in_use::RULE,
+                        span,
+                        format!("inval of `{}` while {why}", self.m.bar_names[b as usize]),
+                    );
+                    return Done::Handled;
+                }
+                self.state.bars[b as usize].valid = false;
+                Done::Next
+            }
+            Op::Arrive {
+                bar,
+                count,
+                token,
+                scope,
+            } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                let count = match count {
+                    Some(c) => tryo!(self.eval(t, c)),
+                    None => 1,
+                };
+                ensure!(self.check_valid(Some(t), b, span, "arrives on"));
+                self.check_vis(t, b, remote, span);
+                if token.is_some() && remote {
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "a remote arrive returns no token",
+                    );
+                    return Done::Handled;
+                }
+                let phase = self.state.bars[b as usize].phase;
+                self.arrive_release(t, remote, *scope);
+                ensure!(self.arrive_on(Some(t), b, count, span));
+                self.note_arrive(t, b, phase);
+                if let Some(l) = token {
+                    self.state.threads[t as usize].locals[l.0 as usize] = encode_token(b, phase);
+                }
+                Done::Next
+            }
+            Op::ArriveDrop { bar, scope } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                ensure!(self.check_valid(Some(t), b, span, "drops from"));
+                self.check_vis(t, b, remote, span);
+                if self.state.bars[b as usize].expected <= 1 {
+                    self.fail(
+                        &rules::drop_to_zero::RULE,
+                        span,
+                        format!(
+                            "arrive_drop makes the expected count of `{}` 0",
+                            self.m.bar_names[b as usize]
+                        ),
+                    );
+                    return Done::Handled;
+                }
+                self.state.bars[b as usize].expected -= 1;
+                let phase = self.state.bars[b as usize].phase;
+                self.arrive_release(t, remote, *scope);
+                ensure!(self.arrive_on(Some(t), b, 1, span));
+                self.note_arrive(t, b, phase);
+                Done::Next
+            }
+            Op::ArriveExpectTx { bar, bytes, scope } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                let bytes = tryo!(self.eval(t, bytes));
+                ensure!(self.check_valid(Some(t), b, span, "arrives on"));
+                self.check_vis(t, b, remote, span);
+                ensure!(self.bytes_in_range(bytes, span));
+                ensure!(self.add_tx(b, bytes, span));
+                let phase = self.state.bars[b as usize].phase;
+                self.arrive_release(t, remote, *scope);
+                ensure!(self.arrive_on(Some(t), b, 1, span));
+                self.note_arrive(t, b, phase);
+                Done::Next
+            }
+            Op::ExpectTx { bar, bytes } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                let bytes = tryo!(self.eval(t, bytes));
+                ensure!(self.check_valid(Some(t), b, span, "expects bytes on"));
+                self.check_vis(t, b, remote, span);
+                ensure!(self.bytes_in_range(bytes, span));
+                let bs = self.state.bars[b as usize];
+                let tr = *self.track(t, b);
+                self.prune_tracks(t);
+                if tr.arrived_in != NONE && tr.arrived_in < i64::from(bs.phase) {
+                    self.flag(
+                        MFinding::new(
+                            &rules::expect_after_completion::RULE,
+                            span,
+                            format!(
+                                "{} expects {bytes} bytes on `{}` after its arrival completed phase {}: the bytes charge phase {}",
+                                self.name(t),
+                                self.m.bar_names[b as usize],
+                                tr.arrived_in,
+                                bs.phase
+                            ),
+                        )
+                        .help("expect the bytes before your own arrive (or use arrive_expect_tx)"),
+                    );
+                }
+                if bs.pending == 0 && bs.tx < 0 {
+                    self.fail(
+                        &rules::expect_without_arrival::RULE,
+                        span,
+                        format!(
+                            "expect_tx on `{}` whose phase {} has no pending arrivals and tx {}: completion is unspecified",
+                            self.m.bar_names[b as usize], bs.phase, bs.tx
+                        ),
+                    );
+                    return Done::Handled;
+                }
+                ensure!(self.add_tx(b, bytes, span));
+                Done::Next
+            }
+            Op::CompleteTx { bar, bytes } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                let bytes = tryo!(self.eval(t, bytes));
+                ensure!(self.check_valid(Some(t), b, span, "completes bytes on"));
+                self.check_vis(t, b, remote, span);
+                ensure!(self.bytes_in_range(bytes, span));
+                ensure!(self.add_tx(b, -bytes, span));
+                self.try_complete(b);
+                Done::Next
+            }
+            Op::WaitParity { bar, parity, .. } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                let p = tryo!(self.eval(t, parity));
+                if remote {
+                    self.fail(&rules::remote_op::RULE, span, "wait on a peer block's barrier");
+                    return Done::Handled;
+                }
+                ensure!(self.check_valid(Some(t), b, span, "waits on"));
+                self.check_vis(t, b, false, span);
+                debug_assert!(parity_passes(&self.state.bars[b as usize], p));
+                self.observe(t, b, span, true);
+                Done::Next
+            }
+            Op::TestWait { bar, parity, result } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                let p = tryo!(self.eval(t, parity));
+                if remote {
+                    self.fail(&rules::remote_op::RULE, span, "test_wait on a peer block's barrier");
+                    return Done::Handled;
+                }
+                ensure!(self.check_valid(Some(t), b, span, "tests"));
+                self.check_vis(t, b, false, span);
+                let pass = parity_passes(&self.state.bars[b as usize], p);
+                if pass {
+                    self.observe(t, b, span, false);
+                }
+                self.state.threads[t as usize].locals[result.0 as usize] = i64::from(pass);
+                Done::Next
+            }
+            Op::WaitToken { bar, token, .. } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                if remote {
+                    self.fail(&rules::remote_op::RULE, span, "wait on a peer block's barrier");
+                    return Done::Handled;
+                }
+                ensure!(self.check_valid(Some(t), b, span, "waits on"));
+                let tok = self.state.threads[t as usize].locals[token.0 as usize];
+                let phase = self.state.bars[b as usize].phase;
+                match token_check(tok, b, phase) {
+                    TokenWait::Pass => {
+                        let bs = &mut self.state.bars[b as usize];
+                        bs.consumed = true;
+                        self.waited(t);
+                        Done::Next
+                    }
+                    TokenWait::Block => unreachable!("a blocked wait was scheduled"),
+                    TokenWait::Stale(why) => {
+                        self.fail(
+                            &rules::stale_token::RULE,
+                            span,
+                            format!(
+                                "{} waits on `{}` with {why}",
+                                self.name(t),
+                                self.m.bar_names[b as usize]
+                            ),
+                        );
+                        Done::Handled
+                    }
+                }
+            }
+            Op::ArriveAndWait { bar } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                if remote {
+                    self.fail(&rules::remote_op::RULE, span, "arrive_and_wait on a peer block's barrier");
+                    return Done::Handled;
+                }
+                ensure!(self.check_valid(Some(t), b, span, "arrives on"));
+                if let Some((_, _)) = self.state.threads[t as usize].aw {
+                    // Second half: the phase completed.
+                    self.state.threads[t as usize].aw = None;
+                    self.state.bars[b as usize].consumed = true;
+                    self.waited(t);
+                    return Done::Next;
+                }
+                self.check_vis(t, b, false, span);
+                let phase = self.state.bars[b as usize].phase;
+                self.release(t, LVL_CTA);
+                ensure!(self.arrive_on(Some(t), b, 1, span));
+                self.state.threads[t as usize].aw = Some((b, phase));
+                Done::Stay
+            }
+            Op::SyncThreads => {
+                self.release(t, LVL_CTA);
+                self.state.threads[t as usize].mode = Mode::Sync(SyncKind::Named { id: 0 });
+                let block = self.m.block_of(t);
+                self.try_named(block, 0);
+                Done::Handled
+            }
+            Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+                let blocking = matches!(op, Op::BarSync { .. });
+                let idv = tryo!(self.eval(t, id));
+                if !(0..16).contains(&idv) {
+                    self.fail(&rules::model_error::RULE, id.span, format!("named barrier id {idv} is outside 0..15"));
+                    return Done::Handled;
+                }
+                let idv = idv as u8;
+                let block = self.m.block_of(t);
+                let c = match count {
+                    Some(c) => tryo!(self.eval(t, c)),
+                    None => 0,
+                };
+                if c < 0 || c > 1024 {
+                    self.fail(&rules::count_range::RULE, span, format!("named barrier count {c} is outside 0..1024"));
+                    return Done::Handled;
+                }
+                let slot = block as usize * 16 + idv as usize;
+                let cur = self.state.named[slot];
+                let busy = cur.arrived > 0
+                    || self.block_threads(block).any(|u| {
+                        self.state.threads[u as usize].mode == Mode::Sync(SyncKind::Named { id: idv })
+                    });
+                if busy && cur.count != c as u16 {
+                    self.fail(
+                        &rules::named_barrier_rearrive::RULE,
+                        span,
+                        format!("named barrier {idv} used with count {c} while a use with count {} is in progress", cur.count),
+                    );
+                    return Done::Handled;
+                }
+                if self.state.threads[t as usize].named_arrived & (1 << idv) != 0 {
+                    self.fail(
+                        &rules::named_barrier_rearrive::RULE,
+                        span,
+                        format!("{} arrives on named barrier {idv} again before its use completed", self.name(t)),
+                    );
+                    return Done::Handled;
+                }
+                self.state.named[slot].count = c as u16;
+                self.release(t, LVL_CTA);
+                if blocking {
+                    self.state.threads[t as usize].mode = Mode::Sync(SyncKind::Named { id: idv });
+                    self.try_named(block, idv);
+                    Done::Handled
+                } else {
+                    self.state.named[slot].arrived += 1;
+                    self.state.threads[t as usize].named_arrived |= 1 << idv;
+                    self.try_named(block, idv);
+                    Done::Next
+                }
+            }
+            Op::SyncWarp => {
+                self.state.threads[t as usize].mode = Mode::Sync(SyncKind::Warp);
+                self.try_warp(t);
+                Done::Handled
+            }
+            Op::ClusterSync | Op::ClusterArrive => {
+                let k = self.m.threads[t as usize].kernel;
+                let phase = self.state.cluster_phase[k as usize];
+                self.release(t, LVL_CLUSTER);
+                let th = &mut self.state.threads[t as usize];
+                th.cluster_token = Some(phase);
+                if matches!(op, Op::ClusterSync) {
+                    th.mode = Mode::Sync(SyncKind::Cluster);
+                    self.try_cluster(k);
+                    Done::Handled
+                } else {
+                    self.try_cluster(k);
+                    Done::Next
+                }
+            }
+            Op::ClusterWait => {
+                self.state.threads[t as usize].cluster_token = None;
+                self.waited(t);
+                Done::Next
+            }
+            Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } => {
+                let x = tryo!(self.buf(t, buf));
+                let kind = match op {
+                    Op::Read { .. } => AccessKind::Read,
+                    Op::Write { .. } => AccessKind::Write,
+                    _ => AccessKind::AsyncRead,
+                };
+                self.record_access(t, x, kind, pc);
+                Done::Next
+            }
+            Op::Store { global } | Op::Load { global } => {
+                let x = tryo!(self.buf(t, global));
+                let kind = if matches!(op, Op::Store { .. }) {
+                    AccessKind::Write
+                } else {
+                    AccessKind::Read
+                };
+                self.record_access(t, x, kind, pc);
+                Done::Next
+            }
+            Op::StoreRelease { global, scope } => {
+                let x = tryo!(self.buf(t, global));
+                self.release(t, scope_level(*scope));
+                self.state.released[x as usize] = true;
+                Done::Next
+            }
+            Op::LoadAcquire { global, .. } => {
+                let _ = tryo!(self.buf(t, global));
+                self.waited(t);
+                Done::Next
+            }
+            Op::Fence { scope } => {
+                self.release(t, scope_level(*scope));
+                Done::Next
+            }
+            Op::FenceProxyAsync => {
+                for a in self.state.threads[t as usize].acc.iter_mut() {
+                    a.fenced = true;
+                }
+                self.prune_acc(t);
+                Done::Next
+            }
+            Op::Tma {
+                dst,
+                bar,
+                bytes,
+                multicast,
+            } => {
+                let bytes = tryo!(self.eval(t, bytes));
+                ensure!(self.bytes_in_range(bytes, span));
+                let ti = &self.m.threads[t as usize];
+                let k = &self.m.kernels[ti.kernel as usize];
+                let own = ti.cta;
+                let mask = match multicast {
+                    Some(e) => tryo!(self.eval(t, e)),
+                    None => 1 << own,
+                };
+                if mask <= 0 || mask >= (1i64 << k.cluster) {
+                    self.fail(
+                        &rules::model_error::RULE,
+                        span,
+                        format!("multicast mask {mask:#b} names no block or a block outside the cluster of {}", k.cluster),
+                    );
+                    return Done::Handled;
+                }
+                let (b_own, _) = tryo!(self.bar(t, bar));
+                let x_own = tryo!(self.buf(t, dst));
+                ensure!(self.check_valid(Some(t), b_own, span, "issues a TMA copy signalling"));
+                self.check_vis(t, b_own, false, span);
+                let own_block = self.m.block_of(t);
+                for c in 0..k.cluster {
+                    if mask & (1 << c) == 0 {
+                        continue;
+                    }
+                    let block = k.first_block + c;
+                    // Same CTA-relative offset in block c.
+                    let bar_o = self.m.program.object(bar.object).count();
+                    let buf_o = self.m.program.object(dst.object).count();
+                    let b = b_own + (block - own_block) * bar_o;
+                    let x = x_own + (block - own_block) * buf_o;
+                    let b = if block >= own_block { b } else { b_own - (own_block - block) * bar_o };
+                    let x = if block >= own_block { x } else { x_own - (own_block - block) * buf_o };
+                    if block != own_block {
+                        if !self.live_block(block) {
+                            self.fail(
+                                &rules::remote_cta_exited::RULE,
+                                span,
+                                format!("{} multicasts into block {c}, whose threads all finished", self.name(t)),
+                            );
+                            return Done::Handled;
+                        }
+                        self.check_vis(t, b, true, span);
+                    }
+                    self.push_event(Event::Tma {
+                        buf: x,
+                        bar: b,
+                        bytes: bytes as i32,
+                        issuer: t,
+                        pc,
+                    });
+                }
+                Done::Next
+            }
+            Op::TmaStore { src } => {
+                let x = tryo!(self.buf(t, src));
+                let th = &mut self.state.threads[t as usize];
+                let g = th.bulk_committed;
+                th.bulk.push((x, g, pc));
+                th.bulk.sort_unstable();
+                Done::Next
+            }
+            Op::BulkCommit => {
+                self.state.threads[t as usize].bulk_committed += 1;
+                Done::Next
+            }
+            Op::BulkWaitRead { n } => {
+                let n = tryo!(self.eval(t, n)).max(0);
+                let th = &self.state.threads[t as usize];
+                let committed = i64::from(th.bulk_committed);
+                let done: Vec<(u32, u32, u32)> = th
+                    .bulk
+                    .iter()
+                    .filter(|b| i64::from(b.1) + n < committed)
+                    .copied()
+                    .collect();
+                self.state.threads[t as usize]
+                    .bulk
+                    .retain(|b| i64::from(b.1) + n >= committed);
+                for (x, _, p) in done {
+                    self.record_access(t, x, AccessKind::AsyncRead, p);
+                }
+                Done::Next
+            }
+            Op::CpAsync { dst } => {
+                let x = tryo!(self.buf(t, dst));
+                self.cp_async(t, x);
+                Done::Next
+            }
+            Op::CommitGroup => {
+                self.state.threads[t as usize].cp_committed += 1;
+                Done::Next
+            }
+            Op::WaitGroup { n } => {
+                let n = tryo!(self.eval(t, n));
+                self.wait_group(t, n);
+                Done::Next
+            }
+            Op::CpAsyncArrive { bar, noinc } => {
+                let (b, remote) = tryo!(self.bar(t, bar));
+                if remote {
+                    self.fail(&rules::remote_op::RULE, span, "cp_async_arrive on a peer block's barrier");
+                    return Done::Handled;
+                }
+                ensure!(self.check_valid(Some(t), b, span, "tracks copies on"));
+                self.check_vis(t, b, false, span);
+                ensure!(self.cp_arrive(t, b, *noinc, span));
+                Done::Next
+            }
+            Op::ProducerAcquire { pipe } => {
+                let p = tryo!(self.pipe(t, pipe));
+                ensure!(self.pipe_check(t, &p, true, span, "producer_acquire"));
+                if let Some((bars, stages)) = p.block {
+                    let ps = *self.pipe_state(t, p.id);
+                    let b = bars + ps.head % stages;
+                    ensure!(self.check_valid(Some(t), b, span, "acquires"));
+                    self.observe(t, b, span, false);
+                }
+                Done::Next
+            }
+            Op::ProducerCommit { pipe } => {
+                let p = tryo!(self.pipe(t, pipe));
+                ensure!(self.pipe_check(t, &p, true, span, "producer_commit"));
+                match p.block {
+                    Some((bars, stages)) => {
+                        let ps = *self.pipe_state(t, p.id);
+                        let b = bars + stages + ps.head % stages;
+                        ensure!(self.check_valid(Some(t), b, span, "commits to"));
+                        ensure!(self.cp_arrive(t, b, false, span));
+                        let phase = self.state.bars[b as usize].phase;
+                        self.release(t, LVL_CTA);
+                        ensure!(self.arrive_on(Some(t), b, 1, span));
+                        self.note_arrive(t, b, phase);
+                        let ps = self.pipe_state(t, p.id);
+                        ps.head += 1;
+                        if ps.head == stages {
+                            ps.head = 0;
+                            ps.consumed_parity ^= 1;
+                        }
+                    }
+                    None => {
+                        self.state.threads[t as usize].cp_committed += 1;
+                        self.pipe_state(t, p.id).head += 1;
+                    }
+                }
+                Done::Next
+            }
+            Op::ConsumerWait { pipe } | Op::ConsumerWaitPrior { pipe, .. } => {
+                let p = tryo!(self.pipe(t, pipe));
+                ensure!(self.pipe_check(t, &p, false, span, op.keyword()));
+                match p.block {
+                    Some((bars, stages)) => {
+                        let ps = *self.pipe_state(t, p.id);
+                        let b = bars + stages + ps.tail % stages;
+                        ensure!(self.check_valid(Some(t), b, span, "waits on"));
+                        self.observe(t, b, span, false);
+                    }
+                    None => {
+                        let ps = *self.pipe_state(t, p.id);
+                        if let Op::ConsumerWaitPrior { n, .. } = op {
+                            let n = tryo!(self.eval(t, n)).max(0);
+                            self.wait_group(t, n.min(8));
+                            self.pipe_state(t, p.id).tail = (i64::from(ps.head) - n).max(0) as u32;
+                        } else if ps.head > ps.tail {
+                            self.wait_group(t, i64::from(ps.head - ps.tail - 1));
+                            self.pipe_state(t, p.id).tail += 1;
+                        }
+                    }
+                }
+                Done::Next
+            }
+            Op::ConsumerRelease { pipe } => {
+                let p = tryo!(self.pipe(t, pipe));
+                ensure!(self.pipe_check(t, &p, false, span, "consumer_release"));
+                if let Some((bars, stages)) = p.block {
+                    let ps = *self.pipe_state(t, p.id);
+                    let b = bars + ps.tail % stages;
+                    ensure!(self.check_valid(Some(t), b, span, "releases"));
+                    let phase = self.state.bars[b as usize].phase;
+                    self.release(t, LVL_CTA);
+                    ensure!(self.arrive_on(Some(t), b, 1, span));
+                    self.note_arrive(t, b, phase);
+                    let ps = self.pipe_state(t, p.id);
+                    ps.tail += 1;
+                    if ps.tail == stages {
+                        ps.tail = 0;
+                        ps.produced_parity ^= 1;
+                    }
+                }
+                Done::Next
+            }
+            Op::MemcpyAsync { dst, pipe } => {
+                let x = tryo!(self.buf(t, dst));
+                let p = tryo!(self.pipe(t, pipe));
+                ensure!(self.pipe_check(t, &p, true, span, "memcpy_async"));
+                self.cp_async(t, x);
+                Done::Next
+            }
+            Op::Quit { pipe } => {
+                let p = tryo!(self.pipe(t, pipe));
+                ensure!(self.pipe_check(t, &p, true, span, "quit") || true);
+                if self.stop {
+                    return Done::Handled;
+                }
+                self.pipe_state(t, p.id).quit = true;
+                if let Some((bars, stages)) = p.block {
+                    let r = &mut self.state.pipe_refs[p.id as usize];
+                    *r = r.saturating_sub(1);
+                    if *r == 0 {
+                        for b in bars..bars + 2 * stages {
+                            let bs = &mut self.state.bars[b as usize];
+                            bs.valid = false;
+                            bs.quit_inval = true;
+                        }
+                    }
+                }
+                Done::Next
+            }
+        }
+    }
+
+    /// Release effect of an arrive: `.release` at its scope; a `.cta`-scope arrive into a peer
+    /// block publishes nothing (semantics.md §6.2).
+    fn arrive_release(&mut self, t: u32, remote: bool, scope: MemScope) {
+        let level = scope_level(scope);
+        if remote && level < LVL_CLUSTER {
+            return;
+        }
+        self.release(t, level);
+    }
+
+    fn note_arrive(&mut self, t: u32, bar: u32, phase: u32) {
+        let obj_tracked = {
+            // Find the object of this barrier instance.
+            let mut tracked = false;
+            for (oi, l) in self.m.layouts.iter().enumerate() {
+                if let Layout::Bar { base } = l {
+                    let n = self.m.program.objects[oi].count() * self.m.nblocks;
+                    if bar >= *base && bar < base + n {
+                        tracked = self.m.tracks_arrive[oi];
+                    }
+                }
+            }
+            tracked
+        };
+        if obj_tracked {
+            self.track(t, bar).arrived_in = i64::from(phase);
+        }
+    }
+}
+
+pub struct PipeRef {
+    pub id: u32,
+    /// Block pipeline: first stage barrier and stage count.
+    pub block: Option<(u32, u32)>,
+    pub unified: bool,
+}
+
+pub enum TokenWait {
+    Pass,
+    Block,
+    Stale(String),
+}
+
+pub fn token_check(tok: i64, bar: u32, phase: u32) -> TokenWait {
+    let tb = (tok >> 32) - 1;
+    let tp = tok & 0xffff_ffff;
+    if tok == 0 {
+        return TokenWait::Stale("a token that was never set".into());
+    }
+    if tb != i64::from(bar) {
+        return TokenWait::Stale("a token from another barrier".into());
+    }
+    let p = i64::from(phase);
+    if tp == p {
+        TokenWait::Block
+    } else if tp == p - 1 {
+        TokenWait::Pass
+    } else {
+        TokenWait::Stale(format!(
+            "a token of phase {tp} while the barrier is in phase {p} (two or more phases old)"
+        ))
+    }
+}
+
+/// Operations run eagerly inside the step that reaches them.
+pub fn is_eager(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::SyncThreads
+            | Op::BarSync { .. }
+            | Op::BarArrive { .. }
+            | Op::SyncWarp
+            | Op::ClusterSync
+            | Op::ClusterArrive
+            | Op::Compute
+            | Op::FenceMbarrierInit
+    )
+}
+
+/// Evaluate an object reference without side effects (for enabledness and reports).
+pub fn peek_bar(m: &PhaseModel, s: &State, t: u32, r: &ObjRef) -> Option<u32> {
+    let th = &s.threads[t as usize];
+    let o = m.program.object(r.object);
+    let i = match &r.index {
+        None => 0,
+        Some(e) => m.eval(e, t, &th.locals).ok()?,
+    };
+    if i < 0 || i >= i64::from(o.count()) {
+        return None;
+    }
+    let ti = &m.threads[t as usize];
+    let k = &m.kernels[ti.kernel as usize];
+    let cta = match &r.cta {
+        None => i64::from(ti.cta),
+        Some(e) => m.eval(e, t, &th.locals).ok()?,
+    };
+    if cta < 0 || cta >= i64::from(k.cluster) {
+        return None;
+    }
+    let block = k.first_block + cta as u32;
+    match m.layouts[r.object.0 as usize] {
+        Layout::Bar { base } => Some(base + block * o.count() + i as u32),
+        Layout::Buf { base } => Some(if o.kind == ObjectKind::Global {
+            base + i as u32
+        } else {
+            base + block * o.count() + i as u32
+        }),
+        _ => None,
+    }
+}
+
+/// The stage barrier a pipeline op of `t` waits on (block pipelines), with its parity.
+pub fn pipe_wait(m: &PhaseModel, s: &State, t: u32, op: &Op) -> Option<(u32, i64)> {
+    let (pipe, producer) = match op {
+        Op::ProducerAcquire { pipe } => (pipe, true),
+        Op::ConsumerWait { pipe } | Op::ConsumerWaitPrior { pipe, .. } => (pipe, false),
+        _ => return None,
+    };
+    let th = &s.threads[t as usize];
+    let o = m.program.object(pipe.object);
+    let (Layout::Pipe { base, bar_base }, ObjectKind::Pipeline(PipelineKind::Block { stages, .. })) =
+        (m.layouts[pipe.object.0 as usize], &o.kind)
+    else {
+        return None;
+    };
+    let i = match &pipe.index {
+        None => 0,
+        Some(e) => m.eval(e, t, &th.locals).ok()?,
+    };
+    if i < 0 || i >= i64::from(o.count()) {
+        return None;
+    }
+    let block = m.block_of(t);
+    let inst = base + block * o.count() + i as u32;
+    let bars = bar_base + (inst - base) * 2 * stages;
+    let ps = th
+        .pipes
+        .iter()
+        .find(|p| p.0 == inst)
+        .map(|p| p.1)
+        .unwrap_or(PipeThread {
+            consumed_parity: 1,
+            ..PipeThread::default()
+        });
+    Some(if producer {
+        (bars + ps.head % stages, i64::from(ps.consumed_parity))
+    } else {
+        (bars + stages + ps.tail % stages, i64::from(ps.produced_parity))
+    })
+}
+
+/// The barrier instance thread `t` is blocked on, if it is at a wait.
+pub fn waits_on(m: &PhaseModel, s: &State, t: u32) -> Option<u32> {
+    let th = &s.threads[t as usize];
+    if th.mode != Mode::Ready {
+        return None;
+    }
+    if let Some((b, _)) = th.aw {
+        return Some(b);
+    }
+    match &m.code_of(t).instrs[th.pc as usize] {
+        Instr::Op { op, .. } => match op {
+            Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::ArriveAndWait { bar } => {
+                peek_bar(m, s, t, bar)
+            }
+            Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. } => {
+                pipe_wait(m, s, t, op).map(|x| x.0)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Is thread `t` able to take a step?
+pub fn enabled(m: &PhaseModel, s: &State, t: u32) -> bool {
+    let th = &s.threads[t as usize];
+    if th.mode != Mode::Ready {
+        return false;
+    }
+    let instr = &m.code_of(t).instrs[th.pc as usize];
+    let Instr::Op { op, .. } = instr else {
+        return true;
+    };
+    // Blocking operations on invalid barriers are enabled: the step reports the UB.
+    let bar_ready = |b: Option<u32>, f: &dyn Fn(&Bar) -> bool| match b {
+        None => true,
+        Some(b) => {
+            let bs = &s.bars[b as usize];
+            !bs.valid || f(bs)
+        }
+    };
+    match op {
+        Op::WaitParity { bar, parity, .. } => {
+            let b = peek_bar(m, s, t, bar);
+            let p = m.eval(parity, t, &th.locals).unwrap_or(0);
+            bar_ready(b, &|bs| parity_passes(bs, p))
+        }
+        Op::WaitToken { bar, token, .. } => {
+            let b = peek_bar(m, s, t, bar);
+            let tok = th.locals[token.0 as usize];
+            match b {
+                None => true,
+                Some(b) => {
+                    let bs = &s.bars[b as usize];
+                    !bs.valid || !matches!(token_check(tok, b, bs.phase), TokenWait::Block)
+                }
+            }
+        }
+        Op::ArriveAndWait { .. } => match th.aw {
+            None => true,
+            Some((b, phase)) => {
+                let bs = &s.bars[b as usize];
+                !bs.valid || bs.phase != phase
+            }
+        },
+        Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. } => {
+            match pipe_wait(m, s, t, op) {
+                None => true,
+                Some((b, p)) => {
+                    let bs = &s.bars[b as usize];
+                    !bs.valid || parity_passes(bs, p) || th.pipes.iter().any(|x| x.1.quit)
+                }
+            }
+        }
+        Op::ClusterWait => {
+            let k = m.threads[t as usize].kernel;
+            th.cluster_token
+                .is_some_and(|p| s.cluster_phase[k as usize] > p)
+        }
+        Op::LoadAcquire { global, .. } => match peek_bar(m, s, t, global) {
+            Some(x) => s.released[x as usize],
+            None => true,
+        },
+        _ => true,
+    }
+}
+
+pub fn actions(m: &PhaseModel, s: &State, out: &mut Vec<u32>) {
+    for t in 0..m.nthreads() {
+        if enabled(m, s, t) {
+            out.push(t);
+        }
+    }
+    for i in 0..s.events.len() {
+        out.push(m.nthreads() + i as u32);
+    }
+}
+
+/// State-based wait checks: a thread blocked at a parity wait two or more phases behind.
+pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
+    for t in 0..m.nthreads() {
+        let th = &s.threads[t as usize];
+        if th.mode != Mode::Ready {
+            continue;
+        }
+        let Instr::Op {
+            op: Op::WaitParity { bar, parity, .. },
+            span,
+        } = &m.code_of(t).instrs[th.pc as usize]
+        else {
+            continue;
+        };
+        let Some(b) = peek_bar(m, s, t, bar) else { continue };
+        let bs = &s.bars[b as usize];
+        if !bs.valid {
+            continue;
+        }
+        let Ok(p) = m.eval(parity, t, &th.locals) else { continue };
+        let Some(tr) = th.tracks.iter().find(|x| x.bar == b) else { continue };
+        if tr.last_obs == NONE {
+            continue;
+        }
+        let target = intended_phase(tr.last_obs, p);
+        let cur = i64::from(bs.phase);
+        if target <= cur - 2 {
+            found.push(
+                MFinding::new(
+                    &rules::wait_phase_behind::RULE,
+                    *span,
+                    format!(
+                        "{} waits on `{}` for phase {target} (parity {}) but the barrier is already in phase {cur}: it {}",
+                        m.threads[t as usize].name,
+                        m.bar_names[b as usize],
+                        p & 1,
+                        if parity_passes(bs, p) {
+                            "passes by luck"
+                        } else {
+                            "waits for phase {cur} instead (over-wait)"
+                        }
+                        .replace("{cur}", &cur.to_string())
+                    ),
+                )
+                .help("the barrier advanced twice without this thread: add back-pressure (an empty barrier) or wait every phase"),
+            );
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Race detection without vector clocks (docs/design.md, "Races").
+//!
+//! 1. Co-enabled accesses: two conflicting accesses to one buffer instance that are both
+//!    enabled in one reachable state (an in-flight async copy counts as an enabled access)
+//!    are unordered by happens-before: a data race.
+//! 2. Flags for what co-enabledness cannot see, because the later access is enabled by an
+//!    event that carries no happens-before (a TMA completion does not publish its issuer's
+//!    writes, a `.cta` arrive into a peer block publishes nothing, cp.async writes are visible
+//!    to their thread only, a gpu-scope release does not reach another domain): every thread
+//!    keeps its accesses until it has released them at a scope wide enough for every other
+//!    possible accessor ([`Access::level`]), and generic accesses to buffers that the async
+//!    proxy also touches until a `fence_proxy_async`.
+
+use super::code::Instr;
+use super::exec::peek_bar;
+use super::state::*;
+use super::{MFinding, PhaseModel};
+use crate::rules;
+use protocols::Span;
+use protocols::ir::Op;
+
+/// Who performs an enabled access: a thread, or the async operations of a thread, or one
+/// in-flight TMA copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Agent {
+    Thread(u32),
+    AsyncOf(u32),
+    Tma(usize),
+}
+
+#[derive(Clone, Debug)]
+struct Enabled {
+    agent: Agent,
+    /// The thread whose ordering counts (the issuer for async operations).
+    thread: u32,
+    buf: u32,
+    kind: AccessKind,
+    span: Span,
+    what: String,
+}
+
+/// Release scope needed to order an access of `u` before one of `v`.
+pub fn required_level(m: &PhaseModel, u: u32, v: u32) -> Level {
+    if u == v {
+        return LVL_NONE;
+    }
+    let a = &m.threads[u as usize];
+    let b = &m.threads[v as usize];
+    if a.kernel == b.kernel {
+        if a.cta == b.cta { LVL_CTA } else { LVL_CLUSTER }
+    } else if m.kernels[a.kernel as usize].domain == m.kernels[b.kernel as usize].domain {
+        LVL_GPU
+    } else {
+        LVL_SYS
+    }
+}
+
+fn kind_word(k: AccessKind) -> &'static str {
+    match k {
+        AccessKind::Read => "read",
+        AccessKind::Write => "write",
+        AccessKind::AsyncRead => "async-proxy read",
+        AccessKind::AsyncWrite => "async-proxy write",
+    }
+}
+
+fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
+    let mut v = Vec::new();
+    for t in 0..m.nthreads() {
+        let th = &s.threads[t as usize];
+        let name = &m.threads[t as usize].name;
+        if th.mode == Mode::Ready {
+            if let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize] {
+                let acc = match op {
+                    Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
+                    Op::Write { buf } | Op::Store { global: buf } => Some((buf, AccessKind::Write)),
+                    Op::Mma { buf } => Some((buf, AccessKind::AsyncRead)),
+                    _ => None,
+                };
+                if let Some((r, kind)) = acc {
+                    if let Some(x) = peek_bar(m, s, t, r) {
+                        v.push(Enabled {
+                            agent: Agent::Thread(t),
+                            thread: t,
+                            buf: x,
+                            kind,
+                            span: *span,
+                            what: format!("{name} `{} {}`", op.keyword(), m.buf_names[x as usize]),
+                        });
+                    }
+                }
+            }
+        }
+        for c in &th.cp {
+            v.push(Enabled {
+                agent: Agent::AsyncOf(t),
+                thread: t,
+                buf: c.buf,
+                kind: AccessKind::Write,
+                span: m.code_of(t).instrs[c.pc as usize].span(),
+                what: format!("the in-flight cp.async of {name} into `{}`", m.buf_names[c.buf as usize]),
+            });
+        }
+        for &(x, _, pc) in &th.bulk {
+            v.push(Enabled {
+                agent: Agent::AsyncOf(t),
+                thread: t,
+                buf: x,
+                kind: AccessKind::AsyncRead,
+                span: m.code_of(t).instrs[pc as usize].span(),
+                what: format!("the in-flight TMA store of {name} reading `{}`", m.buf_names[x as usize]),
+            });
+        }
+    }
+    for (i, e) in s.events.iter().enumerate() {
+        if let Event::Tma { buf, issuer, pc, .. } = *e {
+            v.push(Enabled {
+                agent: Agent::Tma(i),
+                thread: issuer,
+                buf,
+                kind: AccessKind::AsyncWrite,
+                span: m.code_of(issuer).instrs[pc as usize].span(),
+                what: format!(
+                    "the in-flight TMA copy of {} into `{}`",
+                    m.threads[issuer as usize].name,
+                    m.buf_names[buf as usize]
+                ),
+            });
+        }
+    }
+    v
+}
+
+pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
+    let acc = enabled_accesses(m, s);
+    if acc.is_empty() {
+        return;
+    }
+    // 1. Co-enabled conflicting accesses.
+    for (i, a) in acc.iter().enumerate() {
+        for b in &acc[i + 1..] {
+            if a.buf != b.buf || a.agent == b.agent || !(a.kind.is_write() || b.kind.is_write()) {
+                continue;
+            }
+            let (first, second) = if a.span <= b.span { (a, b) } else { (b, a) };
+            found.push(
+                MFinding::new(
+                    &rules::data_race::RULE,
+                    second.span,
+                    format!(
+                        "{} and {} can happen at the same time: neither happens before the other",
+                        second.what, first.what
+                    ),
+                )
+                .label(first.span, "the other access")
+                .help("order the two accesses through a barrier phase (arrive → wait) or a syncthreads"),
+            );
+        }
+    }
+    // 2. Enabled accesses against the unreleased / unfenced past accesses of every thread.
+    for a in &acc {
+        for u in 0..m.nthreads() {
+            for e in &s.threads[u as usize].acc {
+                if e.buf != a.buf || !(e.kind.is_write() || a.kind.is_write()) {
+                    continue;
+                }
+                // Program order covers a thread's own later accesses (the proxy rule still
+                // applies to them).
+                let need = if a.agent == Agent::Thread(u) {
+                    LVL_NONE
+                } else {
+                    required_level(m, u, a.thread)
+                };
+                let e_span = m.code_of(u).instrs[e.pc as usize].span();
+                let e_what = format!(
+                    "the earlier {} of `{}` by {}",
+                    kind_word(e.kind),
+                    m.buf_names[e.buf as usize],
+                    m.threads[u as usize].name
+                );
+                if e.level < need && !(e.kind.is_async() && a.kind.is_async()) {
+                    let why = if e.level == LVL_NONE {
+                        "it was never released by a barrier, and the event that let this access run carries no happens-before from it"
+                    } else {
+                        "it was released only at a scope too narrow for this accessor (cta vs cluster, or gpu across memory domains)"
+                    };
+                    found.push(
+                        MFinding::new(
+                            &rules::data_race::RULE,
+                            a.span,
+                            format!("{} is not ordered after {e_what}: {why}", a.what),
+                        )
+                        .label(e_span, "the unordered access")
+                        .help("publish the access with a release that the accessor acquires at a wide enough scope"),
+                    );
+                } else if a.kind.is_async() && !e.kind.is_async() && !e.fenced {
+                    found.push(
+                        MFinding::new(
+                            &rules::missing_proxy_fence::RULE,
+                            a.span,
+                            format!(
+                                "{} through the async proxy follows {e_what} through the generic proxy with no fence_proxy_async in between",
+                                a.what
+                            ),
+                        )
+                        .label(e_span, "generic-proxy access")
+                        .help("run fence_proxy_async after the generic access, before the synchronization that hands the buffer over"),
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! The state of the model: plain, small, hashable data (no hash maps, no ghost clocks).
+//!
+//! A thread is its program counter, its locals and a little protocol state (cp.async and bulk
+//! groups, pipeline counters, per-barrier phase tracking, race flags). Everything that is
+//! shared lives in [`State`] per instance. Thread ids inside the shared part (`Bar::init_by`,
+//! events) are global thread indices; [`super::symmetry`] renames them when it reorders
+//! interchangeable threads.
+
+/// Thread status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    /// At `pc`, a visible operation (enabled or blocked: see `Model::enabled`).
+    Ready,
+    /// Arrived at a rendezvous at `pc` and waiting for it to complete.
+    Sync(SyncKind),
+    /// Ran `exit`.
+    Exited,
+    /// Ran off the end of the kernel.
+    Finished,
+}
+
+impl Mode {
+    pub fn live(self) -> bool {
+        !matches!(self, Mode::Exited | Mode::Finished)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SyncKind {
+    /// `syncthreads` (`id` 0, count = block) or `bar_sync id, count`.
+    Named { id: u8 },
+    /// `syncwarp`.
+    Warp,
+    /// `elect { }` rendezvous.
+    Elect,
+    /// `cluster_sync` (arrived, waiting for the cluster phase to advance).
+    Cluster,
+}
+
+/// What kind of access a race flag remembers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AccessKind {
+    /// Generic-proxy read (`read`, `load`).
+    Read,
+    /// Generic-proxy write (`write`, `store`, completed `cp_async`).
+    Write,
+    /// Async-proxy read (`mma`, `tma_store` source).
+    AsyncRead,
+    /// Async-proxy write (TMA landing).
+    AsyncWrite,
+}
+
+impl AccessKind {
+    pub fn is_write(self) -> bool {
+        matches!(self, AccessKind::Write | AccessKind::AsyncWrite)
+    }
+    pub fn is_async(self) -> bool {
+        matches!(self, AccessKind::AsyncRead | AccessKind::AsyncWrite)
+    }
+}
+
+/// Release level reached since an access: 0 none, 1 cta, 2 cluster, 3 gpu, 4 sys.
+pub type Level = u8;
+pub const LVL_NONE: Level = 0;
+pub const LVL_CTA: Level = 1;
+pub const LVL_CLUSTER: Level = 2;
+pub const LVL_GPU: Level = 3;
+pub const LVL_SYS: Level = 4;
+
+/// A past access of a thread that later accesses may still race with: it has not been
+/// released far enough for every possible other accessor, or (generic accesses to buffers that
+/// the async proxy also touches) no `fence_proxy_async` followed it yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Access {
+    pub buf: u32,
+    pub kind: AccessKind,
+    /// Highest release scope this thread executed since the access.
+    pub level: Level,
+    /// A `fence_proxy_async` followed it.
+    pub fenced: bool,
+    /// The statement that made it (instruction index in the thread's kernel).
+    pub pc: u32,
+}
+
+/// Per-(thread, barrier) phase tracking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BarTrack {
+    pub bar: u32,
+    /// The latest phase whose completion this thread observed with a successful parity wait
+    /// (`-1` = the virtual phase before init), or `i64::MIN` for none.
+    pub last_obs: i64,
+    /// The phase of this thread's latest arrive not yet followed by any completed wait.
+    pub arrived_in: i64,
+}
+
+pub const NONE: i64 = i64::MIN;
+
+/// An in-flight `cp.async` write of this thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CpWrite {
+    pub buf: u32,
+    /// Issue sequence number (per thread).
+    pub seq: u32,
+    /// Commit group (`committed` count at issue: the open group).
+    pub group: u32,
+    pub pc: u32,
+}
+
+/// Per-thread state of one pipeline instance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PipeThread {
+    pub head: u32,
+    pub tail: u32,
+    /// Block pipeline: parity of the next `consumed[head]` wait (starts at 1).
+    pub consumed_parity: u8,
+    /// Block pipeline: parity of the next `produced[tail]` wait.
+    pub produced_parity: u8,
+    /// 0 unknown, 1 producer, 2 consumer, 3 both (unified).
+    pub role: u8,
+    pub quit: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Thread {
+    pub pc: u32,
+    pub mode: Mode,
+    pub locals: Box<[i64]>,
+    pub tracks: Vec<BarTrack>,
+    pub acc: Vec<Access>,
+    pub cp: Vec<CpWrite>,
+    pub cp_seq: u32,
+    pub cp_committed: u32,
+    /// In-flight `tma_store` source reads: (buffer, bulk group, pc).
+    pub bulk: Vec<(u32, u32, u32)>,
+    pub bulk_committed: u32,
+    /// (pipeline instance, state).
+    pub pipes: Vec<(u32, PipeThread)>,
+    /// Bit i: arrived (`bar_arrive`) on named barrier i, not yet completed.
+    pub named_arrived: u16,
+    /// Cluster barrier phase this thread arrived in (`cluster_arrive`), waiting for `cluster_wait`.
+    pub cluster_token: Option<u32>,
+    /// `arrive_and_wait`: arrived on (barrier, phase), now waiting for that phase.
+    pub aw: Option<(u32, u32)>,
+}
+
+/// One mbarrier (or `cuda::barrier`, or pipeline stage barrier) instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Bar {
+    pub valid: bool,
+    pub phase: u32,
+    pub pending: i32,
+    pub expected: i32,
+    pub tx: i32,
+    /// R-CONSUME: the completed phase was observed by a successful wait.
+    pub consumed: bool,
+    /// 0: not initialized; 1: only the initializer is ordered after the init; 2: the block;
+    /// 3: the cluster.
+    pub vis: u8,
+    /// Thread that ran the init (global index), `u32::MAX` when none.
+    pub init_by: u32,
+    /// Invalidated by the last `quit` of a block pipeline.
+    pub quit_inval: bool,
+}
+
+/// Asynchronous events that fire at any later step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Event {
+    /// A TMA copy lands in one destination block: async write of `buf`, then `complete_tx`.
+    Tma {
+        buf: u32,
+        bar: u32,
+        bytes: i32,
+        issuer: u32,
+        pc: u32,
+    },
+    /// `cp_async_arrive` (or a pipeline commit's): after the thread's cp.async with
+    /// `seq < upto` complete, an arrive-on of `bar`.
+    CpArrive {
+        thread: u32,
+        bar: u32,
+        upto: u32,
+        pc: u32,
+    },
+}
+
+/// Shared bookkeeping of one block's named barriers (16 ids): non-blocking arrivals and the
+/// count of the current use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Named {
+    pub arrived: u16,
+    /// Thread count of the current use (0 = not in use).
+    pub count: u16,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct State {
+    pub threads: Vec<Thread>,
+    pub bars: Vec<Bar>,
+    /// Per block (kernel-major), 16 named barriers each.
+    pub named: Vec<Named>,
+    /// Per kernel: the cluster barrier's phase.
+    pub cluster_phase: Vec<u32>,
+    /// Per global instance: a `store_release` happened.
+    pub released: Vec<bool>,
+    /// Per block pipeline instance: threads that have not quit.
+    pub pipe_refs: Vec<u32>,
+    /// Sorted.
+    pub events: Vec<Event>,
+}
+
+impl State {
+    /// Rough heap + inline size, for the memory limit.
+    pub fn approx_bytes(&self) -> usize {
+        let mut n = std::mem::size_of::<State>();
+        for t in &self.threads {
+            n += std::mem::size_of::<Thread>()
+                + t.locals.len() * 8
+                + t.tracks.len() * std::mem::size_of::<BarTrack>()
+                + t.acc.len() * std::mem::size_of::<Access>()
+                + t.cp.len() * std::mem::size_of::<CpWrite>()
+                + t.bulk.len() * 12
+                + t.pipes.len() * 16;
+        }
+        n += self.bars.len() * std::mem::size_of::<Bar>();
+        n += self.named.len() * 4 + self.cluster_phase.len() * 4 + self.released.len();
+        n += self.events.len() * std::mem::size_of::<Event>();
+        n
+    }
+}

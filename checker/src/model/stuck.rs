@@ -1,0 +1,359 @@
+//! Deadlocks: who waits for whom. A state with live threads and no enabled action is a
+//! deadlock; its wait-for graph (petgraph) has an edge from every blocked thread to every
+//! thread that was expected to release it (by its code: an arrive on that barrier, a
+//! rendezvous it has not reached), with where that thread is now.
+
+use super::code::{Instr, uses_local};
+use super::exec::{parity_passes, pipe_wait, waits_on};
+use super::state::*;
+use super::trace::fold_names;
+use super::{MFinding, PhaseModel};
+use crate::report::{Party, PartyStatus, WaitFor};
+use crate::rules;
+use petgraph::graph::{DiGraph, NodeIndex};
+use protocols::Span;
+use protocols::ir::{ObjectId, Op};
+use std::collections::BTreeMap;
+
+/// Can thread `t` reach instruction `pc`, judging by the `if`/`role` conditions around it that
+/// depend on builtins and params only?
+fn may_reach(m: &PhaseModel, t: u32, pc: usize) -> bool {
+    let ti = &m.threads[t as usize];
+    let code = m.code_of(t);
+    code.guards[pc].iter().all(|(cond, want)| {
+        if uses_local(cond) {
+            return true;
+        }
+        match m.eval_static(cond, ti.kernel, ti.cta, ti.tid) {
+            Ok(v) => (v != 0) == *want,
+            Err(_) => true,
+        }
+    })
+}
+
+/// Does `op` signal object `obj` (arrive-like, bytes, or a pipeline's other side)?
+fn signals(op: &Op, obj: ObjectId, producer_side: Option<bool>) -> bool {
+    match op {
+        Op::Arrive { bar, .. }
+        | Op::ArriveDrop { bar, .. }
+        | Op::ArriveExpectTx { bar, .. }
+        | Op::CompleteTx { bar, .. }
+        | Op::ArriveAndWait { bar }
+        | Op::CpAsyncArrive { bar, .. }
+        | Op::Tma { bar, .. } => bar.object == obj && producer_side.is_none(),
+        Op::ProducerCommit { pipe } => pipe.object == obj && producer_side == Some(false),
+        Op::ConsumerRelease { pipe } => pipe.object == obj && producer_side == Some(true),
+        Op::StoreRelease { global, .. } => global.object == obj && producer_side.is_none(),
+        _ => false,
+    }
+}
+
+fn status(m: &PhaseModel, s: &State, t: u32) -> (PartyStatus, Option<Span>) {
+    let th = &s.threads[t as usize];
+    let span = Some(m.code_of(t).instrs[th.pc as usize].span());
+    let st = match th.mode {
+        Mode::Exited => PartyStatus::Exited,
+        Mode::Finished => PartyStatus::Finished,
+        _ => PartyStatus::Blocked,
+    };
+    (st, span)
+}
+
+/// Threads that could signal `obj` by their code, other than `t`.
+fn providers(m: &PhaseModel, t: u32, obj: ObjectId, producer_side: Option<bool>) -> Vec<u32> {
+    let k = m.threads[t as usize].kernel;
+    let code = &m.kernels[k as usize].code;
+    let sites: Vec<usize> = code
+        .instrs
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(i, Instr::Op { op, .. } if signals(op, obj, producer_side)))
+        .map(|(p, _)| p)
+        .collect();
+    (0..m.nthreads())
+        .filter(|&u| m.threads[u as usize].kernel == k)
+        .filter(|&u| sites.iter().any(|&p| may_reach(m, u, p)))
+        .collect()
+}
+
+struct Blocked {
+    thread: u32,
+    span: Span,
+    waits_on: String,
+    missing: String,
+    from: Vec<u32>,
+}
+
+fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
+    let th = &s.threads[t as usize];
+    let code = m.code_of(t);
+    let span = code.instrs[th.pc as usize].span();
+    let block = m.block_of(t);
+    let block_threads: Vec<u32> = (0..m.nthreads()).filter(|&u| m.block_of(u) == block).collect();
+    let mut b = Blocked {
+        thread: t,
+        span,
+        waits_on: String::new(),
+        missing: String::new(),
+        from: Vec::new(),
+    };
+    match th.mode {
+        Mode::Sync(SyncKind::Named { id }) => {
+            let named = s.named[block as usize * 16 + id as usize];
+            let others: Vec<u32> = block_threads
+                .iter()
+                .copied()
+                .filter(|&u| {
+                    let m2 = s.threads[u as usize].mode;
+                    m2.live() && m2 != Mode::Sync(SyncKind::Named { id })
+                })
+                .collect();
+            b.waits_on = if id == 0 && named.count == 0 {
+                "syncthreads (barrier 0)".into()
+            } else {
+                format!("named barrier {id}")
+            };
+            let here = block_threads
+                .iter()
+                .filter(|&&u| s.threads[u as usize].mode == Mode::Sync(SyncKind::Named { id }))
+                .count() as u32
+                + u32::from(named.arrived);
+            b.missing = if named.count == 0 {
+                format!("{} thread(s) have not arrived", others.len())
+            } else {
+                format!("{} of {} arrivals missing", u32::from(named.count).saturating_sub(here), named.count)
+            };
+            b.from = others;
+        }
+        Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect) => {
+            let warp = m.threads[t as usize].tid / 32;
+            b.waits_on = format!("warp {warp} rendezvous");
+            b.from = block_threads
+                .iter()
+                .copied()
+                .filter(|&u| m.threads[u as usize].tid / 32 == warp)
+                .filter(|&u| {
+                    let md = s.threads[u as usize].mode;
+                    md.live() && !matches!(md, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect))
+                })
+                .collect();
+            b.missing = format!("{} lane(s) have not arrived", b.from.len());
+        }
+        Mode::Sync(SyncKind::Cluster) | Mode::Ready
+            if th.mode == Mode::Sync(SyncKind::Cluster)
+                || matches!(&code.instrs[th.pc as usize], Instr::Op { op: Op::ClusterWait, .. }) =>
+        {
+            let k = m.threads[t as usize].kernel;
+            let phase = s.cluster_phase[k as usize];
+            b.waits_on = format!("cluster barrier phase {phase}");
+            b.from = (0..m.nthreads())
+                .filter(|&u| m.threads[u as usize].kernel == k)
+                .filter(|&u| {
+                    let x = &s.threads[u as usize];
+                    x.mode.live() && x.cluster_token != Some(phase)
+                })
+                .collect();
+            b.missing = format!("{} thread(s) of the cluster have not arrived", b.from.len());
+        }
+        _ => {
+            let op = match &code.instrs[th.pc as usize] {
+                Instr::Op { op, .. } => Some(op),
+                _ => None,
+            };
+            if let Some(Op::LoadAcquire { global, .. }) = op {
+                b.waits_on = format!("a store_release of `{}`", m.program.object(global.object).name);
+                b.missing = "the release never happens".into();
+                b.from = providers(m, t, global.object, None);
+            } else if let Some(bar) = waits_on(m, s, t) {
+                let bs = s.bars[bar as usize];
+                let parity = match op {
+                    Some(Op::WaitParity { parity, .. }) => {
+                        m.eval(parity, t, &th.locals).ok().map(|p| format!(" (parity {})", p & 1))
+                    }
+                    Some(o @ (Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. })) => {
+                        pipe_wait(m, s, t, o).map(|(_, p)| format!(" (parity {})", p & 1))
+                    }
+                    _ => None,
+                }
+                .unwrap_or_default();
+                let _ = parity_passes;
+                b.waits_on = format!("`{}` phase {}{parity}", m.bar_names[bar as usize], bs.phase);
+                let mut miss = Vec::new();
+                if bs.pending > 0 {
+                    miss.push(format!(
+                        "{} arrival{}",
+                        bs.pending,
+                        if bs.pending == 1 { "" } else { "s" }
+                    ));
+                }
+                if bs.tx > 0 {
+                    miss.push(format!("{} bytes", bs.tx));
+                }
+                if bs.tx < 0 {
+                    miss.push(format!("{} bytes over-delivered (tx {})", -bs.tx, bs.tx));
+                }
+                b.missing = if miss.is_empty() {
+                    "nothing: the phase it waits for is not the next one".into()
+                } else {
+                    format!("{} missing", miss.join(" and "))
+                };
+                let (obj, side) = match op {
+                    Some(Op::ProducerAcquire { pipe }) => (pipe.object, Some(true)),
+                    Some(Op::ConsumerWait { pipe } | Op::ConsumerWaitPrior { pipe, .. }) => {
+                        (pipe.object, Some(false))
+                    }
+                    Some(Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::ArriveAndWait { bar }) => {
+                        (bar.object, None)
+                    }
+                    _ => (ObjectId(u32::MAX), None),
+                };
+                if obj.0 != u32::MAX {
+                    b.from = providers(m, t, obj, side);
+                }
+            } else {
+                b.waits_on = "an operation that cannot proceed".into();
+                b.missing = "-".into();
+            }
+        }
+    }
+    b
+}
+
+/// Report the deadlock of a state with live threads and no enabled action.
+pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
+    let blocked: Vec<Blocked> = (0..m.nthreads())
+        .filter(|&t| s.threads[t as usize].mode.live())
+        .map(|t| describe(m, s, t))
+        .collect();
+    if blocked.is_empty() {
+        return;
+    }
+    // The wait-for graph.
+    let mut g: DiGraph<u32, ()> = DiGraph::new();
+    let mut nodes: BTreeMap<u32, NodeIndex> = BTreeMap::new();
+    let mut node = |g: &mut DiGraph<u32, ()>, t: u32| *nodes.entry(t).or_insert_with(|| g.add_node(t));
+    for b in &blocked {
+        let a = node(&mut g, b.thread);
+        for &u in &b.from {
+            if u != b.thread {
+                let c = node(&mut g, u);
+                g.update_edge(a, c, ());
+            }
+        }
+    }
+    let cyclic = petgraph::algo::is_cyclic_directed(&g);
+    // Fold threads blocked at the same statement on the same thing.
+    let mut groups: BTreeMap<(Span, String, String), (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    for b in &blocked {
+        let e = groups
+            .entry((b.span, b.waits_on.clone(), b.missing.clone()))
+            .or_default();
+        e.0.push(b.thread);
+        for &u in &b.from {
+            if !e.1.contains(&u) && u != b.thread {
+                e.1.push(u);
+            }
+        }
+    }
+    let mut waits_for = Vec::new();
+    for ((span, on, missing), (threads, from)) in groups {
+        let mut parties: BTreeMap<(u8, Option<Span>), (PartyStatus, Vec<u32>)> = BTreeMap::new();
+        for u in from.iter().copied().filter(|u| !threads.contains(u) || from.len() == 1) {
+            let (st, sp) = status(m, s, u);
+            let key = (st as u8, sp);
+            parties.entry(key).or_insert((st, Vec::new())).1.push(u);
+        }
+        waits_for.push(WaitFor {
+            thread: fold_names(m, &threads),
+            span,
+            waits_on: on,
+            missing,
+            expected_from: parties
+                .into_values()
+                .map(|(st, us)| Party {
+                    thread: fold_names(m, &us),
+                    status: st,
+                    span: status(m, s, us[0]).1,
+                })
+                .collect(),
+        });
+    }
+    let first = &waits_for[0];
+    let message = format!(
+        "{} can never finish: {} wait{} on {} ({}){}",
+        if blocked.len() == 1 { "a thread".to_string() } else { format!("{} threads", blocked.len()) },
+        first.thread,
+        if first.thread.contains("..") || first.thread.contains(',') { "" } else { "s" },
+        first.waits_on,
+        first.missing,
+        if cyclic { "; the threads wait for each other in a cycle" } else { "" }
+    );
+    let mut f = MFinding::new(&rules::deadlock::RULE, first.span, message);
+    for w in waits_for.iter().skip(1) {
+        f = f.label(w.span, format!("{} blocked on {}", w.thread, w.waits_on));
+    }
+    f.waits_for = waits_for;
+    found.push(f);
+
+    // A syncthreads reached by some live threads while others are stuck elsewhere.
+    for blk in 0..m.nblocks {
+        let ts: Vec<u32> = (0..m.nthreads()).filter(|&u| m.block_of(u) == blk).collect();
+        let at_sync: Vec<u32> = ts
+            .iter()
+            .copied()
+            .filter(|&u| s.threads[u as usize].mode == Mode::Sync(SyncKind::Named { id: 0 }))
+            .collect();
+        let elsewhere: Vec<u32> = ts
+            .iter()
+            .copied()
+            .filter(|&u| {
+                let md = s.threads[u as usize].mode;
+                md.live() && md != Mode::Sync(SyncKind::Named { id: 0 })
+            })
+            .collect();
+        if at_sync.is_empty() || elsewhere.is_empty() || s.named[blk as usize * 16].count != 0 {
+            continue;
+        }
+        let code = m.code_of(at_sync[0]);
+        let sync_span = code.instrs[s.threads[at_sync[0] as usize].pc as usize].span();
+        let other_span = m.code_of(elsewhere[0]).instrs[s.threads[elsewhere[0] as usize].pc as usize].span();
+        found.push(
+            MFinding::new(
+                &rules::barrier_divergence::RULE,
+                sync_span,
+                format!(
+                    "syncthreads is reached by {} but not by {}, which {} blocked elsewhere",
+                    fold_names(m, &at_sync),
+                    fold_names(m, &elsewhere),
+                    if elsewhere.len() == 1 { "is" } else { "are" }
+                ),
+            )
+            .label(other_span, "blocked here instead"),
+        );
+    }
+}
+
+/// The wait-for graph of a deadlock finding as Graphviz.
+pub fn wait_for_dot(waits_for: &[WaitFor]) -> String {
+    let mut g: DiGraph<String, String> = DiGraph::new();
+    let mut nodes: BTreeMap<String, NodeIndex> = BTreeMap::new();
+    let mut node = |g: &mut DiGraph<String, String>, name: &str, label: String| {
+        *nodes
+            .entry(name.to_string())
+            .or_insert_with(|| g.add_node(label))
+    };
+    for w in waits_for {
+        let a = node(&mut g, &w.thread, format!("{} (blocked)", w.thread));
+        for p in &w.expected_from {
+            let st = match p.status {
+                PartyStatus::Blocked => "blocked",
+                PartyStatus::Exited => "exited",
+                PartyStatus::Finished => "finished",
+                PartyStatus::Running => "running",
+            };
+            let b = node(&mut g, &p.thread, format!("{} ({st})", p.thread));
+            g.add_edge(a, b, format!("{}: {}", w.waits_on, w.missing));
+        }
+    }
+    format!("{}", petgraph::dot::Dot::new(&g))
+}

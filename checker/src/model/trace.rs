@@ -1,0 +1,237 @@
+//! Rendering of counterexample steps: who moved, which statement (with its operands
+//! evaluated), and the state of the barrier it touched; folding of runs of identical steps.
+
+use super::code::Instr;
+use super::exec::{peek_bar, pipe_wait};
+use super::state::*;
+use super::PhaseModel;
+use crate::report::{Actor, TraceStep};
+use protocols::ir::{ObjRef, Op};
+
+/// Names of a set of threads, folded: `consumer[0..127]`, `t1..t31`, or a list.
+pub fn fold_names(m: &PhaseModel, ids: &[u32]) -> String {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.len() == 1 {
+        return m.threads[ids[0] as usize].name.clone();
+    }
+    // Group by (prefix, role); fold contiguous indices.
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let a = &m.threads[ids[i] as usize];
+        let mut j = i;
+        while j + 1 < ids.len() {
+            let b = &m.threads[ids[j + 1] as usize];
+            let c = &m.threads[ids[j] as usize];
+            let contiguous = b.kernel == a.kernel
+                && b.cta == a.cta
+                && b.role == a.role
+                && if a.role.is_some() {
+                    b.role_index == c.role_index + 1
+                } else {
+                    b.tid == c.tid + 1
+                };
+            if !contiguous {
+                break;
+            }
+            j += 1;
+        }
+        let last = &m.threads[ids[j] as usize];
+        if i == j {
+            parts.push(a.name.clone());
+        } else if let Some(r) = a.role {
+            let prefix = a.name.rsplit_once(&format!("{}[", m.program.role(r).name)).map(|x| x.0).unwrap_or("");
+            parts.push(format!(
+                "{prefix}{}[{}..{}]",
+                m.program.role(r).name,
+                a.role_index,
+                last.role_index
+            ));
+        } else {
+            let prefix = a.name.strip_suffix(&format!("t{}", a.tid)).unwrap_or("");
+            parts.push(format!("{prefix}t{}..t{}", a.tid, last.tid));
+        }
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+fn objref(m: &PhaseModel, s: &State, t: u32, r: &ObjRef) -> String {
+    let o = m.program.object(r.object);
+    let th = &s.threads[t as usize];
+    let mut out = o.name.clone();
+    if let Some(i) = &r.index {
+        match m.eval(i, t, &th.locals) {
+            Ok(v) => out.push_str(&format!("[{v}]")),
+            Err(_) => out.push_str("[?]"),
+        }
+    }
+    if let Some(c) = &r.cta {
+        match m.eval(c, t, &th.locals) {
+            Ok(v) => out.push_str(&format!(" @ {v}")),
+            Err(_) => out.push_str(" @ ?"),
+        }
+    }
+    out
+}
+
+pub fn bar_state(m: &PhaseModel, s: &State, b: u32) -> String {
+    let bs = &s.bars[b as usize];
+    if !bs.valid {
+        return format!("{}: not initialized", m.bar_names[b as usize]);
+    }
+    format!(
+        "{}: phase {}, pending {}, tx {}",
+        m.bar_names[b as usize], bs.phase, bs.pending, bs.tx
+    )
+}
+
+/// What an action is about to do, described on the state before it: (actor, name, span, op
+/// text, touched barrier).
+pub fn describe(m: &PhaseModel, s: &State, action: u32) -> (Actor, String, protocols::Span, String, Option<u32>) {
+    let n = m.nthreads();
+    if action >= n {
+        let ev = s.events[(action - n) as usize];
+        return match ev {
+            Event::Tma {
+                buf,
+                bar,
+                bytes,
+                issuer,
+                pc,
+            } => {
+                let ti = &m.threads[issuer as usize];
+                (
+                    Actor::Async {
+                        kernel: ti.kernel,
+                        cta: ti.cta,
+                        tid: ti.tid,
+                        what: "tma".into(),
+                    },
+                    format!("tma({})", ti.name),
+                    m.code_of(issuer).instrs[pc as usize].span(),
+                    format!("lands {bytes} bytes in {} and completes tx on {}", m.buf_names[buf as usize], m.bar_names[bar as usize]),
+                    Some(bar),
+                )
+            }
+            Event::CpArrive { thread, bar, pc, .. } => {
+                let ti = &m.threads[thread as usize];
+                (
+                    Actor::Async {
+                        kernel: ti.kernel,
+                        cta: ti.cta,
+                        tid: ti.tid,
+                        what: "cp.async arrive-on".into(),
+                    },
+                    format!("cp.async({})", ti.name),
+                    m.code_of(thread).instrs[pc as usize].span(),
+                    format!("copies done, arrive-on {}", m.bar_names[bar as usize]),
+                    Some(bar),
+                )
+            }
+        };
+    }
+    let ti = &m.threads[action as usize];
+    let th = &s.threads[action as usize];
+    let actor = Actor::Thread {
+        kernel: ti.kernel,
+        cta: ti.cta,
+        tid: ti.tid,
+    };
+    let instr = &m.code_of(action).instrs[th.pc as usize];
+    let span = instr.span();
+    let (text, bar) = match instr {
+        Instr::Exit { .. } => ("exit".to_string(), None),
+        Instr::End { .. } => ("finish".to_string(), None),
+        Instr::Op { op, .. } => {
+            let ev = |e: &protocols::ir::Expr| {
+                m.eval(e, action, &th.locals)
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|_| "?".into())
+            };
+            let kw = op.keyword();
+            match op {
+                Op::Init { bar, count } => (format!("init {}, {}", objref(m, s, action, bar), ev(count)), peek_bar(m, s, action, bar)),
+                Op::Arrive { bar, count, .. } => (
+                    match count {
+                        Some(c) => format!("arrive {}, {}", objref(m, s, action, bar), ev(c)),
+                        None => format!("arrive {}", objref(m, s, action, bar)),
+                    },
+                    peek_bar(m, s, action, bar),
+                ),
+                Op::ArriveExpectTx { bar, bytes, .. } | Op::ExpectTx { bar, bytes } | Op::CompleteTx { bar, bytes } => {
+                    (format!("{kw} {}, {}", objref(m, s, action, bar), ev(bytes)), peek_bar(m, s, action, bar))
+                }
+                Op::WaitParity { bar, parity, .. } => (
+                    format!("wait {} parity {}", objref(m, s, action, bar), ev(parity)),
+                    peek_bar(m, s, action, bar),
+                ),
+                Op::TestWait { bar, parity, .. } => (
+                    format!("test_wait {} parity {}", objref(m, s, action, bar), ev(parity)),
+                    peek_bar(m, s, action, bar),
+                ),
+                Op::Inval { bar } | Op::ArriveDrop { bar, .. } | Op::WaitToken { bar, .. } | Op::ArriveAndWait { bar } | Op::CpAsyncArrive { bar, .. } => {
+                    (format!("{kw} {}", objref(m, s, action, bar)), peek_bar(m, s, action, bar))
+                }
+                Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } | Op::TmaStore { src: buf } | Op::CpAsync { dst: buf } => {
+                    (format!("{kw} {}", objref(m, s, action, buf)), None)
+                }
+                Op::Store { global } | Op::Load { global } | Op::StoreRelease { global, .. } | Op::LoadAcquire { global, .. } => {
+                    (format!("{kw} {}", objref(m, s, action, global)), None)
+                }
+                Op::Tma { dst, bar, bytes, multicast } => (
+                    format!(
+                        "tma {} -> {}, {}{}",
+                        objref(m, s, action, dst),
+                        objref(m, s, action, bar),
+                        ev(bytes),
+                        multicast.as_ref().map(|e| format!(" multicast {}", ev(e))).unwrap_or_default()
+                    ),
+                    peek_bar(m, s, action, bar),
+                ),
+                Op::ProducerAcquire { pipe } | Op::ConsumerWait { pipe } | Op::ConsumerWaitPrior { pipe, .. } => (
+                    format!("{kw} {}", objref(m, s, action, pipe)),
+                    pipe_wait(m, s, action, op).map(|x| x.0),
+                ),
+                Op::ProducerCommit { pipe } | Op::ConsumerRelease { pipe } | Op::Quit { pipe } => {
+                    (format!("{kw} {}", objref(m, s, action, pipe)), None)
+                }
+                Op::MemcpyAsync { dst, pipe } => (
+                    format!("memcpy_async {} -> {}", objref(m, s, action, dst), objref(m, s, action, pipe)),
+                    None,
+                ),
+                Op::WaitGroup { n } | Op::BulkWaitRead { n } => (format!("{kw} {}", ev(n)), None),
+                _ => (kw.to_string(), None),
+            }
+        }
+        _ => ("?".to_string(), None),
+    };
+    (actor, ti.name.clone(), span, text, bar)
+}
+
+/// Fold runs of consecutive steps by threads of one role at one statement with the same text.
+pub fn fold(m: &PhaseModel, steps: Vec<(TraceStep, Option<u32>)>) -> Vec<TraceStep> {
+    let mut out: Vec<(TraceStep, Vec<u32>)> = Vec::new();
+    for (step, thread) in steps {
+        if let (Some(t), Some((last, ids))) = (thread, out.last_mut()) {
+            let role = m.threads[t as usize].role;
+            let same = ids
+                .first()
+                .is_some_and(|&u| m.threads[u as usize].role == role && m.threads[u as usize].kernel == m.threads[t as usize].kernel)
+                && last.span == step.span
+                && last.op == step.op
+                && !ids.contains(&t);
+            if same {
+                ids.push(t);
+                last.repeat += 1;
+                last.state = step.state;
+                last.thread = fold_names(m, ids);
+                continue;
+            }
+        }
+        out.push((step, thread.into_iter().collect()));
+    }
+    out.into_iter().map(|x| x.0).collect()
+}
