@@ -137,9 +137,10 @@ pub struct GpuArgs {
     /// Largest random delay before a statement, in nanoseconds (0: no delays).
     #[arg(long, default_value_t = 200)]
     pub delay_ns: u32,
-    /// Chance, per mille, that a statement is preceded by a delay (`compute` always is).
-    #[arg(long, default_value_t = 1000)]
-    pub delay_permille: u32,
+    /// One delay in every N delay points (statements), at a random position of each window
+    /// of N; 1 = a delay before every statement (`compute` always delays).
+    #[arg(long, default_value_t = 1)]
+    pub delay_every: u32,
     /// Clock cycles a wait may spin before it counts as a hang.
     #[arg(long, default_value_t = 4_000_000)]
     pub wait_cycles: i64,

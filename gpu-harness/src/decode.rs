@@ -5,7 +5,7 @@ use crate::lower::{Lowered, MAX_TRIALS};
 use serde::Serialize;
 
 pub const HEADER: usize = 8;
-pub const EVENT_WORDS: usize = 4;
+pub const EVENT_WORDS: usize = 6;
 pub const MAX_EVENTS: usize = 4096;
 /// Per-statement event kinds (rows of the counters).
 pub const KINDS: usize = 4;
@@ -27,6 +27,8 @@ pub enum EventKind {
     Diverged,
     /// Confirm mode: a traced step never got its turn.
     SeqStuck,
+    /// Confirm mode: the last traced step completed (`a` = 1 if its wait did not pass at once).
+    StepDone,
 }
 
 impl EventKind {
@@ -38,6 +40,7 @@ impl EventKind {
             3 => EventKind::Fault,
             8 => EventKind::Diverged,
             9 => EventKind::SeqStuck,
+            10 => EventKind::StepDone,
             _ => return None,
         })
     }
@@ -49,6 +52,7 @@ impl EventKind {
             EventKind::Fault => "fault",
             EventKind::Diverged => "replay diverged",
             EventKind::SeqStuck => "sequencer stuck",
+            EventKind::StepDone => "last step done",
         }
     }
 }
@@ -115,6 +119,8 @@ pub struct Event {
     pub a: u64,
     /// Hang: the parity or token waited for; race: instance index << 32 | detector.
     pub b: u64,
+    /// Hang: the raw 64-bit mbarrier word (layout undocumented).
+    pub raw: u64,
 }
 
 /// What a writer stamp says about the access that made it.
@@ -150,8 +156,6 @@ pub struct BarrierState {
     pub current_parity: u32,
     /// Instance index.
     pub index: u32,
-    /// Low 48 bits of the raw mbarrier word (its layout is not documented).
-    pub raw: u64,
 }
 
 impl BarrierState {
@@ -159,7 +163,6 @@ impl BarrierState {
         BarrierState {
             current_parity: (a >> 63) as u32,
             index: ((a >> 48) & 0x7fff) as u32,
-            raw: a & 0xffff_ffff_ffff,
         }
     }
 }
@@ -220,6 +223,7 @@ impl LaunchResult {
                 block: e[1],
                 a: e[2],
                 b: e[3],
+                raw: e[4],
             });
         }
         // Events land in whatever order the threads won the slot: sort for determinism.
@@ -257,8 +261,8 @@ mod tests {
 
     #[test]
     fn barrier_state_decodes_parity_and_index() {
-        let a = (1u64 << 63) | (3u64 << 48) | 0xabc;
+        let a = (1u64 << 63) | (3u64 << 48);
         let b = BarrierState::decode(a);
-        assert_eq!((b.current_parity, b.index, b.raw), (1, 3, 0xabc));
+        assert_eq!((b.current_parity, b.index), (1, 3));
     }
 }

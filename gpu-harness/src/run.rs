@@ -133,7 +133,8 @@ pub struct LaunchParams {
     pub blocks: u32,
     pub seed: u64,
     pub delay_max_ns: u32,
-    pub delay_permille: u32,
+    /// One delay in every this many delay points (1: before every statement).
+    pub delay_every: u32,
     /// Clock cycles a bounded wait spins before it counts as a hang.
     pub budget_cycles: i64,
     /// Host-side limit for one launch (a stuck hardware barrier).
@@ -291,13 +292,13 @@ impl Gpu {
         let mut b = self.stream.launch_builder(&kernel.func);
         b.arg(&params.seed)
             .arg(&params.delay_max_ns)
-            .arg(&params.delay_permille)
+            .arg(&params.delay_every)
             .arg(&params.budget_cycles)
             .arg(&out)
             .arg(&staging)
             .arg(&seq_dev);
         // SAFETY: the argument list matches the signature the lowering writes:
-        // (u64 seed, u32 delay_max_ns, u32 delay_permille, i64 budget, u64* out, u8* staging,
+        // (u64 seed, u32 delay_max_ns, u32 delay_every, i64 budget, u64* out, u8* staging,
         // const u32* seq); `out` has `OutLayout::total_words()` words, `staging` has
         // `per_block` bytes per block, and `seq` at least its 4-word header.
         unsafe { b.launch(cfg) }.map_err(driver("launching the kernel"))?;

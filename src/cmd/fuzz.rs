@@ -169,7 +169,7 @@ impl<'a> Accumulator<'a> {
                 .events
                 .iter()
                 .find(|e| e.kind == EventKind::Hang && e.stmt == stmt)
-                .map(|e| self.describe_hang(e.stmt, e.a, e.b, e.tid, e.cta))
+                .map(|e| self.describe_hang(e))
                 .unwrap_or_default();
             let entry = self.hang.entry(stmt).or_insert((0, first, observed));
             entry.0 += n;
@@ -216,7 +216,8 @@ impl<'a> Accumulator<'a> {
             .unwrap_or(u32::MAX)
     }
 
-    fn describe_hang(&self, stmt: u32, a: u64, b: u64, tid: u32, cta: u32) -> String {
+    fn describe_hang(&self, e: &gpu_harness::decode::Event) -> String {
+        let (stmt, a, b, tid, cta, raw) = (e.stmt, e.a, e.b, e.tid, e.cta, e.raw);
         let info = &self.lowered.stmts[stmt as usize];
         let who = if cta > 0 {
             format!("cta{cta}.t{tid}")
@@ -229,13 +230,13 @@ impl<'a> Accumulator<'a> {
                 let text = self.text_of(stmt);
                 if text.contains(" token ") || info.keyword == "arrive_and_wait" {
                     format!(
-                        "{who}: barrier instance {} in a phase of parity {}, token 0x{b:x} (raw 0x{:x})",
-                        st.index, st.current_parity, st.raw
+                        "{who}: barrier instance {} in a phase of parity {}, token 0x{b:x} (raw mbarrier word 0x{raw:x})",
+                        st.index, st.current_parity
                     )
                 } else {
                     format!(
-                        "{who}: barrier instance {} in a phase of parity {}, waiting for parity {} to complete (raw 0x{:x})",
-                        st.index, st.current_parity, b & 1, st.raw
+                        "{who}: barrier instance {} in a phase of parity {}, waiting for parity {} to complete (raw mbarrier word 0x{raw:x})",
+                        st.index, st.current_parity, b & 1
                     )
                 }
             }
@@ -301,7 +302,7 @@ pub fn fuzz_rounds(
             blocks,
             seed,
             delay_max_ns: gpu_args.delay_ns,
-            delay_permille: gpu_args.delay_permille.min(1000),
+            delay_every: gpu_args.delay_every.max(1),
             budget_cycles: gpu_args.wait_cycles,
             timeout: Duration::from_secs_f64(30.0 + seconds),
         };
@@ -455,7 +456,7 @@ fn run_baseline(
         blocks,
         seed: summary.first_seed,
         delay_max_ns: args.gpu.delay_ns,
-        delay_permille: 1000,
+        delay_every: 1,
         budget_cycles: args.gpu.wait_cycles,
         timeout: Duration::from_secs(60),
     };

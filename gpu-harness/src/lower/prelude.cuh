@@ -19,7 +19,7 @@ typedef unsigned int pc_u32;
 #define PC_OUT_FIRST (PC_OUT_COUNT + PC_NKIND * PC_NSTMT)
 #define PC_OUT_TURN (PC_OUT_FIRST + PC_NKIND * PC_NSTMT)
 #define PC_OUT_EVENTS (PC_OUT_TURN + PC_MAX_TRIALS)
-#define PC_EVENT_WORDS 4
+#define PC_EVENT_WORDS 6
 #define PC_MAX_EVENTS 4096
 
 // Event kinds (also the rows of the per-statement counters).
@@ -30,6 +30,7 @@ typedef unsigned int pc_u32;
 #define PC_NKIND 4
 #define PC_EV_DIVERGED 8    // confirm mode: the replay left the trace
 #define PC_EV_SEQ_STUCK 9   // confirm mode: a traced step never got its turn
+#define PC_EV_STEP_DONE 10  // confirm mode: the last traced step completed (a = 1 if its wait spun)
 
 #define PC_BUSY (1ull << 63)
 
@@ -40,7 +41,9 @@ struct Pc {
   long long budget;          // clock cycles a wait may spin
   pc_u32 rng;
   pc_u32 delay_max_ns;
-  pc_u32 delay_permille;
+  pc_u32 delay_every;        // one delay in every `delay_every` delay points, at a random position
+  pc_u32 delay_pos, delay_slot;
+  pc_u32 spun;               // the last bounded wait did not pass at its first try
   pc_u32 tid, cta, trial;
   pc_u32 dead;               // 1 once a wait expired: skip everything but collectives
   pc_u32 cur;                // confirm mode: index of this thread's next trace entry
@@ -53,11 +56,12 @@ __device__ __forceinline__ pc_u32 pc_smem(const void* p) { return (pc_u32)__cvta
 __device__ __forceinline__ pc_u32 pc_rand(Pc& pc) {
   pc_u32 s = pc.rng; s ^= s << 13; s ^= s >> 17; s ^= s << 5; pc.rng = s; return s;
 }
-// A random delay point: taken with probability delay_permille / 1000.
+// A delay point. Delay points come in windows of `delay_every`; one random point of each
+// window sleeps a random time below delay_max_ns (delay_every = 1: every point sleeps).
 __device__ __forceinline__ void pc_delay(Pc& pc) {
   if (pc.delay_max_ns == 0 || pc.dead) return;
-  pc_u32 r = pc_rand(pc);
-  if ((r % 1000u) < pc.delay_permille) __nanosleep((r >> 10) % pc.delay_max_ns);
+  if (pc.delay_pos == pc.delay_slot) __nanosleep(pc_rand(pc) % pc.delay_max_ns);
+  if (++pc.delay_pos >= pc.delay_every) { pc.delay_pos = 0; pc.delay_slot = pc_rand(pc) % pc.delay_every; }
 }
 // `compute`: always a delay point.
 __device__ __forceinline__ void pc_compute(Pc& pc) {
@@ -65,7 +69,7 @@ __device__ __forceinline__ void pc_compute(Pc& pc) {
   __nanosleep(pc_rand(pc) % pc.delay_max_ns);
 }
 
-__device__ void pc_event(Pc& pc, pc_u32 kind, pc_u32 stmt, pc_u64 a, pc_u64 b) {
+__device__ void pc_event(Pc& pc, pc_u32 kind, pc_u32 stmt, pc_u64 a, pc_u64 b, pc_u64 c = 0) {
   if (kind < PC_NKIND && stmt < PC_NSTMT) {
     atomicAdd(&pc.out[PC_OUT_COUNT + kind * PC_NSTMT + stmt], 1ull);
     atomicMin(&pc.out[PC_OUT_FIRST + kind * PC_NSTMT + stmt], (pc_u64)blockIdx.x);
@@ -77,6 +81,8 @@ __device__ void pc_event(Pc& pc, pc_u32 kind, pc_u32 stmt, pc_u64 a, pc_u64 b) {
     e[1] = (pc_u64)blockIdx.x;
     e[2] = a;
     e[3] = b;
+    e[4] = c;
+    e[5] = 0;
   }
 }
 
@@ -116,7 +122,9 @@ __device__ bool pc_step_begin(Pc& pc, pc_u32 stmt, pc_u32 occ, bool collective, 
   }
   const pc_u32* e = &pc.seq[4 + 4 * pc.cur];
   if (e[2] != stmt || e[3] != occ) {
-    if (!modelled) return false;  // e.g. `compute`: no step of the model
+    // `compute` is no step of the model; hardware collectives may be no step of their own
+    // (the model completes them implicitly): run them unsequenced.
+    if (!modelled || collective) return false;
     pc_event(pc, PC_EV_DIVERGED, stmt, ((pc_u64)e[2] << 32) | e[3], occ);
     atomicAdd(&pc.out[PC_OUT_SEQ_DIVERGED], 1ull);
     pc_wait_turn(pc, n, stmt);
@@ -132,8 +140,9 @@ __device__ bool pc_step_begin(Pc& pc, pc_u32 stmt, pc_u32 occ, bool collective, 
   }
   return true;
 }
-__device__ void pc_step_end(Pc& pc, bool traced) {
+__device__ void pc_step_end(Pc& pc, bool traced, pc_u32 stmt) {
   if (!PC_CONFIRM || !traced) return;
+  if (pc.cur + 1 == pc.seq[0]) pc_event(pc, PC_EV_STEP_DONE, stmt, pc.spun, pc.dead);
   if (!pc.held) { __threadfence(); *pc_turn(pc) = pc.cur + 1; }
   pc.cur = pc_next_entry(pc, pc.cur + 1);
 }
@@ -152,8 +161,8 @@ __device__ void pc_hold_open(Pc& pc, pc_u32 stmt) {
 }
 
 // ---- bounded waits ----
-__device__ __forceinline__ void pc_hang(Pc& pc, pc_u32 stmt, pc_u64 a, pc_u64 b) {
-  pc_event(pc, PC_EV_HANG, stmt, a, b);
+__device__ __forceinline__ void pc_hang(Pc& pc, pc_u32 stmt, pc_u64 a, pc_u64 b, pc_u64 raw = 0) {
+  pc_event(pc, PC_EV_HANG, stmt, a, b, raw);
   pc.dead = 1;
 }
 // Observed state of an mbarrier after a wait expired: the raw 64-bit word (layout undocumented)
@@ -165,10 +174,10 @@ __device__ __forceinline__ pc_u32 pc_mb_test_parity(pc_u64* b, pc_u32 par) {
   return ok;
 }
 __device__ __forceinline__ pc_u64 pc_mb_observe(pc_u64* b, pc_u32 index) {
-  pc_u64 raw = *(volatile pc_u64*)b;
   pc_u32 cur = pc_mb_test_parity(b, 0);
-  return (raw & 0xffffffffffffull) | ((pc_u64)cur << 63) | ((pc_u64)(index & 0x7fff) << 48);
+  return ((pc_u64)cur << 63) | ((pc_u64)(index & 0x7fff) << 48);
 }
+__device__ __forceinline__ pc_u64 pc_mb_raw(pc_u64* b) { return *(volatile pc_u64*)b; }
 
 // ---- mbarrier (inline PTX) ----
 __device__ __forceinline__ void pc_mb_init(Pc& pc, pc_u64* b, long long count, pc_u32 obj) {
@@ -280,18 +289,22 @@ __device__ __forceinline__ pc_u32 pc_mb_try_token(pc_u64* b, pc_u64 token, bool 
 __device__ __forceinline__ void pc_mb_wait_parity(Pc& pc, pc_u64* b, long long par, bool cluster_scope, pc_u32 stmt, pc_u32 index) {
   if (pc.dead) return;
   pc_u32 p = (pc_u32)(par & 1);
+  pc.spun = 0;
   if (pc_mb_try_parity(b, p, cluster_scope)) return;
+  pc.spun = 1;
   long long t0 = clock64();
   while (!pc_mb_try_parity(b, p, cluster_scope)) {
-    if (clock64() - t0 > pc.budget) { pc_hang(pc, stmt, pc_mb_observe(b, index), p); return; }
+    if (clock64() - t0 > pc.budget) { pc_hang(pc, stmt, pc_mb_observe(b, index), p, pc_mb_raw(b)); return; }
   }
 }
 __device__ __forceinline__ void pc_mb_wait_token(Pc& pc, pc_u64* b, pc_u64 token, bool cluster_scope, pc_u32 stmt, pc_u32 index) {
   if (pc.dead) return;
+  pc.spun = 0;
   if (pc_mb_try_token(b, token, cluster_scope)) return;
+  pc.spun = 1;
   long long t0 = clock64();
   while (!pc_mb_try_token(b, token, cluster_scope)) {
-    if (clock64() - t0 > pc.budget) { pc_hang(pc, stmt, pc_mb_observe(b, index), token); return; }
+    if (clock64() - t0 > pc.budget) { pc_hang(pc, stmt, pc_mb_observe(b, index), token, pc_mb_raw(b)); return; }
   }
 }
 __device__ __forceinline__ long long pc_mb_test_wait(Pc& pc, pc_u64* b, long long par) {
@@ -304,7 +317,9 @@ __device__ __forceinline__ long long pc_mb_test_wait(Pc& pc, pc_u64* b, long lon
   do {                                                                                 \
     if (!(pc).dead) {                                                                  \
       long long pc_t0_ = clock64();                                                    \
+      (pc).spun = 0;                                                                   \
       while (!(expr)) {                                                                \
+        (pc).spun = 1;                                                                 \
         if (clock64() - pc_t0_ > (pc).budget) { pc_hang((pc), (stmt), (index), 0); break; } \
       }                                                                                \
     }                                                                                  \

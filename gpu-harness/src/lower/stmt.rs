@@ -95,7 +95,7 @@ impl<'a> Gen<'a> {
         }
         let _ = writeln!(
             out,
-            "{kernel_name}(pc_u64 seed, pc_u32 delay_max_ns, pc_u32 delay_permille, long long budget,\n    \
+            "{kernel_name}(pc_u64 seed, pc_u32 delay_max_ns, pc_u32 delay_every, long long budget,\n    \
              pc_u64* out, unsigned char* staging, const pc_u32* seq) {{"
         );
         self.line(out, "// ---- objects ----");
@@ -218,7 +218,7 @@ impl<'a> Gen<'a> {
         );
         self.line(
             out,
-            "pc.delay_max_ns = delay_max_ns; pc.delay_permille = delay_permille;",
+            "pc.delay_max_ns = delay_max_ns; pc.delay_every = delay_every ? delay_every : 1; pc.delay_pos = 0; pc.delay_slot = pc_rand(pc) % pc.delay_every; pc.spun = 0;",
         );
         self.line(
             out,
@@ -1012,7 +1012,7 @@ impl<'a> Gen<'a> {
             Op::Fence { scope } => self.line(out, &format!("pc_fence(pc, {});", scope_num(*scope))),
         }
         self.depth -= 1;
-        self.line(out, &format!("pc_step_end(pc, pc_tr); {occ}++; }}"));
+        self.line(out, &format!("pc_step_end(pc, pc_tr, {id}); {occ}++; }}"));
         Ok(())
     }
 
