@@ -40,6 +40,8 @@ pub enum Command {
     /// Replay each error-level finding of the checker on the GPU and report whether the
     /// hardware shows it.
     Confirm(ConfirmArgs),
+    /// Run every `expect` line of the .phase files under PATHS (a protocol test suite).
+    Test(TestArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -193,4 +195,23 @@ pub struct ConfirmArgs {
     pub gpu: GpuArgs,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+}
+
+#[derive(Args, Debug)]
+pub struct TestArgs {
+    /// Files or directories (searched recursively for *.phase); default: the current directory.
+    pub paths: Vec<PathBuf>,
+    /// A list of expected failures (`path: expect-line-text  # reason` per line); a listed
+    /// line that passes fails the run, so the list can only shrink.
+    #[arg(long, value_name = "FILE")]
+    pub known_gaps: Option<PathBuf>,
+    /// Stop each search after this many states (the verdict is then inconclusive, a failure).
+    #[arg(long, value_name = "N")]
+    pub max_states: Option<u64>,
+    /// Files checked at once (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Print each line's load-and-check time.
+    #[arg(long)]
+    pub timings: bool,
 }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod cmd;
+mod expectations;
 mod report;
 
 use clap::Parser;
@@ -14,6 +15,7 @@ fn main() -> ExitCode {
         cli::Command::Lower(args) => cmd::lower::run(&args),
         cli::Command::Fuzz(args) => cmd::fuzz::run(&args),
         cli::Command::Confirm(args) => cmd::confirm::run(&args),
+        cli::Command::Test(args) => cmd::test::run(&args),
     };
     ExitCode::from(code as u8)
 }

@@ -3,4 +3,5 @@
 pub mod confirm;
 pub mod fuzz;
 pub mod lower;
+pub mod test;
 pub mod verify;

@@ -3,7 +3,96 @@
 super::declare_rule! {
     /// # What
     ///
-    /// A pipeline operation after quit, or quit while other threads still need this thread's arrivals.
+    /// A pipeline operation by a thread after it called `quit` on that pipeline, or a `quit` while
+    /// other threads still need this thread's arrivals on the stage barriers.
+    ///
+    /// # Why
+    ///
+    /// After `pipeline::quit()` the thread's pipeline object is in the quitted state and only its
+    /// destructor may run (libcu++). And quit only drops the thread from the shared state's
+    /// reference count: it does not `arrive_and_drop` on the stage barriers, which still count it,
+    /// so a thread that quits while others carry on leaves later phases one arrival short (a hang);
+    /// if it is the last reference holder it invalidates barriers that others still use. The
+    /// Programming Guide's "the others can proceed normally" holds only for a thread-scope pipeline
+    /// or a thread with no obligations left.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/after-quit/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol after_quit_fail
+    ///
+    /// param NP = 1
+    /// param NC = 1
+    /// param NB = 3
+    /// block NP + NC
+    ///
+    /// pipeline pipe stages 2 producers NP consumers NC
+    /// buffer chunk[2]
+    ///
+    /// role producer when tid < NP {
+    ///   for b in 0..NB {
+    ///     producer_acquire pipe
+    ///     memcpy_async chunk[b % 2] -> pipe
+    ///     producer_commit pipe
+    ///   }
+    ///   quit pipe
+    /// }
+    /// role consumer when tid >= NP {
+    ///   for b in 0..NB {
+    ///     consumer_wait pipe
+    ///     read chunk[b % 2]
+    ///     consumer_release pipe
+    ///     if b == 0 { quit pipe }
+    ///   }
+    /// }
+    ///
+    /// expect ub after-quit
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Quit once, after the thread's last operation on the pipeline; leave a block-scope pipeline
+    /// early only when no later stage counts this thread.
+    ///
+    /// `corpus/hazards/after-quit/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol after_quit_pass
+    ///
+    /// param NP = 1
+    /// param NC = 1
+    /// param NB = 3
+    /// block NP + NC
+    ///
+    /// pipeline pipe stages 2 producers NP consumers NC
+    /// buffer chunk[2]
+    ///
+    /// role producer when tid < NP {
+    ///   for b in 0..NB {
+    ///     producer_acquire pipe
+    ///     memcpy_async chunk[b % 2] -> pipe
+    ///     producer_commit pipe
+    ///   }
+    ///   quit pipe
+    /// }
+    /// role consumer when tid >= NP {
+    ///   for b in 0..NB {
+    ///     consumer_wait pipe
+    ///     read chunk[b % 2]
+    ///     consumer_release pipe
+    ///     if b == NB - 1 { quit pipe }
+    ///   }
+    /// }
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §4.2 P2, P6, P7; libcu++ docs `pipeline/quit.html`, source `cuda/pipeline`
+    /// (`quit`, `pipeline_shared_state`); CUDA Programming Guide, *Pipelines > Early Exit*.
     code: "PC216",
     name: "after-quit",
     class: Ub,

@@ -3,7 +3,74 @@
 super::declare_rule! {
     /// # What
     ///
-    /// Syncthreads, syncwarp or a cluster barrier reached by some threads at different statements.
+    /// A block-wide barrier (`syncthreads`, `syncwarp` for a warp, `cluster_sync` for a cluster)
+    /// reached by some threads at one statement and by others at another statement, or by some
+    /// threads while others are stuck elsewhere.
+    ///
+    /// # Why
+    ///
+    /// `__syncthreads()` is allowed in conditional code only if the condition evaluates identically
+    /// across the block; `bar.sync` is `.aligned`. Threads meeting at two different `syncthreads`
+    /// statements is undefined: on recent GPUs it often "works" by accident (both statements use
+    /// barrier 0) and then deadlocks or releases the wrong threads after a compiler or architecture
+    /// change.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/barrier-divergence/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol barrier_divergence_fail
+    ///
+    /// param NT = 3
+    /// param K = 2
+    /// block NT
+    ///
+    /// buffer data
+    ///
+    /// for k in 0..K {
+    ///   if tid == 0 {
+    ///     write data
+    ///   }
+    ///   if tid != 0 { syncthreads }
+    ///   read data
+    ///   syncthreads
+    /// }
+    ///
+    /// expect ub barrier-divergence
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Every thread executes the same barrier statement.
+    ///
+    /// `corpus/hazards/barrier-divergence/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol barrier_divergence_pass
+    ///
+    /// param NT = 3
+    /// param K = 2
+    /// block NT
+    ///
+    /// buffer data
+    ///
+    /// for k in 0..K {
+    ///   if tid == 0 {
+    ///     write data
+    ///   }
+    ///   syncthreads
+    ///   read data
+    ///   syncthreads
+    /// }
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md W8; PTX ISA, *bar.sync / barrier* (`.aligned`); CUDA Programming Guide,
+    /// `__syncthreads()`.
     code: "PC211",
     name: "barrier-divergence",
     class: Ub,

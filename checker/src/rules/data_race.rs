@@ -3,7 +3,83 @@
 super::declare_rule! {
     /// # What
     ///
-    /// Two accesses to one buffer, at least one a write, not ordered by happens-before.
+    /// Two accesses to one buffer by different threads (or by a thread and an asynchronous copy:
+    /// TMA, cp.async, a TMA store reading its source), at least one of them a write, that are not
+    /// ordered by happens-before.
+    ///
+    /// # Why
+    ///
+    /// Only synchronisation orders memory: a release arrive and an acquire wait that observes it, a
+    /// CTA barrier, a completed `wait_group`, a TMA completion observed through its mbarrier.
+    /// Without it the reader may see old data, new data or a mix, and the write-after-read case
+    /// lets a producer overwrite a stage that is still being read. Typical causes: reading before
+    /// the wait on the full barrier, a producer that does not wait on the empty barrier, cp.async
+    /// data used by another thread without a barrier after `wait_group`, and gpu-scope
+    /// release/acquire between kernels in different memory synchronisation domains.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/data-race/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol data_race_fail
+    ///
+    /// block 2
+    ///
+    /// mbarrier full
+    /// buffer data
+    ///
+    /// if tid == 0 {
+    ///   init full, 1
+    /// }
+    /// syncthreads
+    /// if tid == 0 {
+    ///   write data
+    ///   arrive full
+    /// }
+    /// if tid == 1 {
+    ///   read data
+    /// }
+    ///
+    /// expect race data-race
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Order the accesses: wait (acquire) on the barrier the writer arrives on (release) before
+    /// reading, and release the buffer only after the last read.
+    ///
+    /// `corpus/hazards/data-race/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol data_race_pass
+    ///
+    /// block 2
+    ///
+    /// mbarrier full
+    /// buffer data
+    ///
+    /// if tid == 0 {
+    ///   init full, 1
+    /// }
+    /// syncthreads
+    /// if tid == 0 {
+    ///   write data
+    ///   arrive full
+    /// }
+    /// if tid == 1 {
+    ///   wait full parity 0
+    ///   read data
+    /// }
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §6.1, §6.2, §4.1, §6.5; PTX ISA §8.7.1 (*Data race*), §8.8 (*Release and
+    /// Acquire Patterns*), *mbarrier.try_wait* (acquire), *cp.async.wait_group*; CUDA Programming
+    /// Guide, *Memory Synchronization Domains*.
     code: "PC300",
     name: "data-race",
     class: Race,

@@ -3,7 +3,85 @@
 super::declare_rule! {
     /// # What
     ///
-    /// A thread uses a barrier before it is ordered after the barrier's init.
+    /// A thread (or a peer block, or a TMA issued by another thread) uses a barrier that was
+    /// initialised by another thread, without being ordered after that `init` by a CTA barrier
+    /// (`syncthreads`) or, across a cluster, by `fence_mbarrier_init` +
+    /// `cluster_arrive`/`cluster_wait` (or `cluster_sync`).
+    ///
+    /// # Why
+    ///
+    /// `mbarrier.init` is a plain store with no release semantics. Until the other threads are
+    /// ordered after it, they may see the uninitialised object, which is the same undefined
+    /// behaviour as `use-before-init` but depends on timing, so it passes tests and fails in
+    /// production. This is the "bootstrap" problem of the Programming Guide: the threads must
+    /// synchronise before they can synchronise with the barrier. For clusters, the init must be
+    /// released at cluster scope (`fence.mbarrier_init.release.cluster`) and acquired by the peer
+    /// (`barrier.cluster.wait`).
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/init-not-visible/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol init_not_visible_fail
+    ///
+    /// block 2
+    ///
+    /// mbarrier bar
+    /// buffer data
+    ///
+    /// if tid == 0 {
+    ///   init bar, 1
+    /// }
+    /// if tid == 0 {
+    ///   write data
+    ///   arrive bar
+    /// }
+    /// if tid == 1 {
+    ///   wait bar parity 0
+    ///   read data
+    /// }
+    ///
+    /// expect ub init-not-visible
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Put `syncthreads` (block.sync()) between the init and the first use by other threads; for a
+    /// cluster, `fence_mbarrier_init` in the initialising thread, then `cluster_arrive` +
+    /// `cluster_wait` in every thread.
+    ///
+    /// `corpus/hazards/init-not-visible/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol init_not_visible_pass
+    ///
+    /// block 2
+    ///
+    /// mbarrier bar
+    /// buffer data
+    ///
+    /// if tid == 0 {
+    ///   init bar, 1
+    /// }
+    /// syncthreads
+    /// if tid == 0 {
+    ///   write data
+    ///   arrive bar
+    /// }
+    /// if tid == 1 {
+    ///   wait bar parity 0
+    ///   read data
+    /// }
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §6.4 R-INITVIS, §2.12, §3.2 B1; CUDA Programming Guide, *Asynchronous Barriers
+    /// > Initialization*; PTX ISA, *mbarrier.init*, *membar/fence* (`fence.mbarrier_init`); CUTLASS
+    /// `cutlass/arch/barrier.h` (`fence_barrier_init`).
     code: "PC201",
     name: "init-not-visible",
     class: Ub,

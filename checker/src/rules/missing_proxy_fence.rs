@@ -3,7 +3,79 @@
 super::declare_rule! {
     /// # What
     ///
-    /// Generic and async-proxy accesses to one buffer without fence_proxy_async between them.
+    /// A buffer written through the generic proxy (ordinary stores, cp.async) and then read through
+    /// the async proxy (a TMA store's source, a WGMMA operand), or read by the generic proxy and
+    /// then written by the async proxy (a TMA refill), without a `fence_proxy_async` between them
+    /// in the generic-side thread before the synchronisation that hands the buffer over.
+    ///
+    /// # Why
+    ///
+    /// The generic and async proxies are different paths to shared memory; PTX orders them only
+    /// through `fence.proxy.async`. Without it the TMA store can read stale shared memory although
+    /// every barrier is right, a bug that shows up only under load. Completion of a TMA load or a
+    /// WGMMA includes the fence, so async writes followed by generic reads after the mbarrier wait
+    /// need none, and async-to-async needs none either.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/missing-proxy-fence/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol missing_proxy_fence_fail
+    ///
+    /// param NT = 2
+    /// block NT
+    ///
+    /// buffer c_smem[NT]
+    ///
+    /// write c_smem[tid]
+    /// syncthreads
+    /// if tid == 0 {
+    ///   for j in 0..NT {
+    ///     tma_store c_smem[j]
+    ///   }
+    ///   bulk_commit
+    ///   bulk_wait_read 0
+    /// }
+    ///
+    /// expect race missing-proxy-fence
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Every generic-proxy writer executes `fence_proxy_async` (CUTLASS
+    /// `fence_view_async_shared()`) before the barrier that hands the buffer to the thread issuing
+    /// the async operation.
+    ///
+    /// `corpus/hazards/missing-proxy-fence/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol missing_proxy_fence_pass
+    ///
+    /// param NT = 2
+    /// block NT
+    ///
+    /// buffer c_smem[NT]
+    ///
+    /// write c_smem[tid]
+    /// fence_proxy_async
+    /// syncthreads
+    /// if tid == 0 {
+    ///   for j in 0..NT {
+    ///     tma_store c_smem[j]
+    ///   }
+    ///   bulk_commit
+    ///   bulk_wait_read 0
+    /// }
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §6.3; PTX ISA §8.6 (*Proxies*), *membar/fence* (`fence.proxy.async`),
+    /// *cp.async.bulk* (*Async Proxy*); CUTLASS `sm90_epilogue_tma_warpspecialized.hpp`
+    /// (`fence_view_async_shared(); synchronize();`).
     code: "PC301",
     name: "missing-proxy-fence",
     class: Race,

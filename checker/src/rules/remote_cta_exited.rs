@@ -3,7 +3,90 @@
 super::declare_rule! {
     /// # What
     ///
-    /// An operation on a peer block's barrier or buffer after that block exited.
+    /// An operation on a peer block's barrier or buffer (a remote arrive `B @ r`, a multicast TMA
+    /// write or complete-tx) after that block exited.
+    ///
+    /// # Why
+    ///
+    /// Distributed shared memory of a block exists only while the block runs. A remote arrive into
+    /// an exited block is undefined and in practice an illegal-address error or a write into the
+    /// shared memory of whatever block the SM runs next. In a cluster pipeline the consumers of
+    /// every block release the producer's stage with remote arrives, so the producer's block must
+    /// not exit before the last of them landed; that is what CUTLASS `producer_tail` (`load_tail`)
+    /// is for.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/remote-cta-exited/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol remote_cta_exited_fail
+    ///
+    /// block 1
+    /// cluster 2
+    ///
+    /// mbarrier full
+    /// mbarrier empty
+    /// buffer tile
+    ///
+    /// if tid == 0 {
+    ///   init full, 1
+    ///   init empty, 2               # one release from each block
+    ///   fence_mbarrier_init
+    /// }
+    /// cluster_sync
+    /// arrive_expect_tx full, 1024
+    /// if cta == 0 {
+    ///   tma tile -> full, 1024 multicast 0b11
+    /// }
+    /// wait full parity 0
+    /// read tile
+    /// arrive empty @ 0              # consumer_release to the block that issued the multicast
+    ///
+    /// expect ub remote-cta-exited
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// The block waits until every remote operation into it has happened before it exits:
+    /// `producer_tail` (wait on the empty barrier of every stage's last round), or a final
+    /// `cluster_sync`.
+    ///
+    /// `corpus/hazards/remote-cta-exited/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol remote_cta_exited_pass
+    ///
+    /// block 1
+    /// cluster 2
+    ///
+    /// mbarrier full
+    /// mbarrier empty
+    /// buffer tile
+    ///
+    /// if tid == 0 {
+    ///   init full, 1
+    ///   init empty, 2               # one release from each block
+    ///   fence_mbarrier_init
+    /// }
+    /// cluster_sync
+    /// arrive_expect_tx full, 1024
+    /// if cta == 0 {
+    ///   tma tile -> full, 1024 multicast 0b11
+    /// }
+    /// wait full parity 0
+    /// read tile
+    /// arrive empty @ 0              # consumer_release to the block that issued the multicast
+    /// if cta == 0 { wait empty parity 0 }           # producer_tail
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §1.2 L7, §5.2 (`producer_tail`); PTX ISA §2.2.2 *Cluster of Cooperative Thread
+    /// Arrays*; CUTLASS `sm90_pipeline.hpp` (`producer_tail`),
+    /// `sm90_mma_tma_gmma_ss_warpspecialized.hpp` (`load_tail`).
     code: "PC213",
     name: "remote-cta-exited",
     class: Ub,

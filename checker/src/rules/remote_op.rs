@@ -3,7 +3,83 @@
 super::declare_rule! {
     /// # What
     ///
-    /// Init, inval, wait or test_wait on a peer block's barrier (only arrive, arrive_drop, expect_tx and complete_tx may be remote).
+    /// `init`, `inval`, `wait` or `test_wait` on a peer block's barrier (`B @ r` with r not this
+    /// block). Only `arrive`, `arrive_drop`, `expect_tx` and `complete_tx` may address
+    /// `.shared::cluster`.
+    ///
+    /// # Why
+    ///
+    /// PTX supports only the arrive-like operations on a barrier in another block's shared memory;
+    /// waits, tests, init and inval must use the `.shared::cta` address of the executing block's
+    /// own barrier ("not supported" on `.shared::cluster`). A remote arrive also cannot return a
+    /// token, so remote parties cannot use tokens. Waiting on the issuing block's barrier instead
+    /// of one's own is the usual mistake in multicast code.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/remote-op/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol remote_op_fail
+    ///
+    /// block 1
+    /// cluster 2
+    ///
+    /// mbarrier full
+    /// buffer tile
+    ///
+    /// if tid == 0 {
+    ///   init full, 1
+    ///   fence_mbarrier_init
+    /// }
+    /// cluster_sync
+    /// arrive_expect_tx full, 1024
+    /// if cta == 0 {
+    ///   tma tile -> full, 1024 multicast 0b11
+    /// }
+    /// wait full @ 0 parity 0
+    /// read tile
+    /// cluster_sync
+    ///
+    /// expect ub remote-op
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Wait on your own block's barrier: a multicast TMA signals the barrier at the same offset in
+    /// every destination block.
+    ///
+    /// `corpus/hazards/remote-op/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol remote_op_pass
+    ///
+    /// block 1
+    /// cluster 2
+    ///
+    /// mbarrier full
+    /// buffer tile
+    ///
+    /// if tid == 0 {
+    ///   init full, 1
+    ///   fence_mbarrier_init
+    /// }
+    /// cluster_sync
+    /// arrive_expect_tx full, 1024
+    /// if cta == 0 {
+    ///   tma tile -> full, 1024 multicast 0b11
+    /// }
+    /// wait full parity 0
+    /// read tile
+    /// cluster_sync
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §1.2 L5, L6, §2.3; PTX ISA, *mbarrier* (table *mbarrier support with shared
+    /// memory*), *mbarrier.test_wait/try_wait*.
     code: "PC214",
     name: "remote-op",
     class: Ub,

@@ -3,7 +3,99 @@
 super::declare_rule! {
     /// # What
     ///
-    /// A wait returns because of a phase completion this thread already observed: its phase tracking is off.
+    /// A blocking parity wait that returns because of a phase completion this same thread already
+    /// observed with an earlier wait on that barrier: its phase tracking is off, so the data the
+    /// wait guards is not the fill it waits for.
+    ///
+    /// # Why
+    ///
+    /// `try_wait.parity p` returns true as soon as the phase with parity p is the one that just
+    /// completed. If the thread's parity did not flip (a constant parity, a formula whose low bit
+    /// is wrong for some round, a phase bit reset at the wrong time), the wait passes at once on
+    /// the previous completion, and the thread reads the stage before the producer refilled it and
+    /// releases it early. Nothing hangs, the results are silently wrong.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/stale-phase/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol stale_phase_fail
+    ///
+    /// param K = 3
+    /// block 2
+    ///
+    /// mbarrier full
+    /// mbarrier empty
+    /// buffer slot
+    ///
+    /// if tid == 0 {
+    ///   init full, 1
+    ///   init empty, 1
+    /// }
+    /// syncthreads
+    /// role producer when tid == 0 {
+    ///   for k in 0..K {
+    ///     wait empty parity (k % 2) ^ 1
+    ///     write slot
+    ///     arrive full
+    ///   }
+    /// }
+    /// role consumer when tid == 1 {
+    ///   for k in 0..K {
+    ///     wait full parity 0
+    ///     read slot
+    ///     arrive empty
+    ///   }
+    /// }
+    ///
+    /// expect race stale-phase
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Track the phase: flip the parity every time the stage index wraps (`(k / STAGES) % 2`, or a
+    /// local flipped with `^ 1`).
+    ///
+    /// `corpus/hazards/stale-phase/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol stale_phase_pass
+    ///
+    /// param K = 3
+    /// block 2
+    ///
+    /// mbarrier full
+    /// mbarrier empty
+    /// buffer slot
+    ///
+    /// if tid == 0 {
+    ///   init full, 1
+    ///   init empty, 1
+    /// }
+    /// syncthreads
+    /// role producer when tid == 0 {
+    ///   for k in 0..K {
+    ///     wait empty parity (k % 2) ^ 1
+    ///     write slot
+    ///     arrive full
+    ///   }
+    /// }
+    /// role consumer when tid == 1 {
+    ///   for k in 0..K {
+    ///     wait full parity k % 2
+    ///     read slot
+    ///     arrive empty
+    ///   }
+    /// }
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §2.8 (parity form, aliasing table), §0.1 (`stale-phase`); PTX ISA,
+    /// *mbarrier.test_wait/try_wait* (`.parity`); CUTLASS `sm90_pipeline.hpp` (`PipelineState`).
     code: "PC302",
     name: "stale-phase",
     class: Race,

@@ -3,7 +3,78 @@
 super::declare_rule! {
     /// # What
     ///
-    /// A wait with a token that is two or more phases old, or from another barrier.
+    /// A `wait B token T` whose token is two or more phases old (the barrier completed T's phase
+    /// and at least one more), or a token that came from another barrier.
+    ///
+    /// # Why
+    ///
+    /// A token names the phase of its arrive. A wait is defined only for the current phase (blocks)
+    /// and the immediately preceding one (returns at once); C++, the Programming Guide and PTX make
+    /// any other token undefined, and the token format is implementation specific, so what the
+    /// hardware does with it is unknown. It happens when a token is kept across loop iterations
+    /// instead of taken from this iteration's arrive.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/stale-token/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol stale_token_fail
+    ///
+    /// param NT = 2
+    /// param ITERS = 3
+    /// block NT
+    ///
+    /// barrier bar
+    ///
+    /// if tid == 0 {
+    ///   init bar, NT
+    /// }
+    /// syncthreads
+    /// let first = arrive bar
+    /// wait bar token first
+    /// for i in 0..ITERS {
+    ///   let t = arrive bar
+    ///   wait bar token first
+    /// }
+    ///
+    /// expect ub stale-token
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Wait with the token of this iteration's `arrive`.
+    ///
+    /// `corpus/hazards/stale-token/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol stale_token_pass
+    ///
+    /// param NT = 2
+    /// param ITERS = 3
+    /// block NT
+    ///
+    /// barrier bar
+    ///
+    /// if tid == 0 {
+    ///   init bar, NT
+    /// }
+    /// syncthreads
+    /// let first = arrive bar
+    /// wait bar token first
+    /// for i in 0..ITERS {
+    ///   let t = arrive bar
+    ///   wait bar token t
+    /// }
+    ///
+    /// expect ok
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §2.8 (token form), §3.2 B5; C++ [thread.barrier.class] `wait` precondition;
+    /// CUDA Programming Guide, *Asynchronous Barriers > A Barrier's Phase*; PTX ISA,
+    /// *mbarrier.test_wait/try_wait*.
     code: "PC209",
     name: "stale-token",
     class: Ub,

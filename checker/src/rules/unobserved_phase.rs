@@ -3,7 +3,78 @@
 super::declare_rule! {
     /// # What
     ///
-    /// An arrive on the next phase before any wait observed the previous phase complete (R-CONSUME).
+    /// An arrive on a barrier whose previous phase has not been observed complete by any successful
+    /// wait (R-CONSUME): the barrier is about to advance a second time while nobody has seen the
+    /// first completion.
+    ///
+    /// # Why
+    ///
+    /// PTX requires, for every phase, at least one `test_wait`/`try_wait` returning true before any
+    /// arrive-on of the following phase. Without it the barrier can run ahead of its waiters, and a
+    /// waiter aliases onto the wrong phase (it sees the parity it expects, but of a later phase):
+    /// silent wrong results or a hang. It is the signature of missing back-pressure: a producer
+    /// without an empty barrier, or a split arrive/wait loop whose wait was dropped.
+    ///
+    /// # Example
+    ///
+    /// `corpus/hazards/unobserved-phase/fail.phase`:
+    ///
+    /// ```phase
+    /// protocol unobserved_phase_fail
+    ///
+    /// param NT = 2
+    /// param ITERS = 3
+    /// block NT
+    ///
+    /// mbarrier bar
+    ///
+    /// if tid == 0 {
+    ///   init bar, NT
+    /// }
+    /// syncthreads
+    /// for i in 0..ITERS {
+    ///   arrive bar
+    ///   compute
+    /// }
+    ///
+    /// expect ub unobserved-phase
+    /// ```
+    ///
+    /// # Fix
+    ///
+    /// Observe every phase before arriving on the next one: the loop waits for its phase, or the
+    /// producer waits on an empty barrier that the consumers release after their wait.
+    ///
+    /// `corpus/hazards/unobserved-phase/pass.phase` (one line differs):
+    ///
+    /// ```phase
+    /// protocol unobserved_phase_pass
+    ///
+    /// param NT = 2
+    /// param ITERS = 3
+    /// block NT
+    ///
+    /// mbarrier bar
+    ///
+    /// if tid == 0 {
+    ///   init bar, NT
+    /// }
+    /// syncthreads
+    /// for i in 0..ITERS {
+    ///   arrive bar
+    ///   compute
+    ///   wait bar parity i % 2
+    /// }
+    ///
+    /// expect ok
+    /// expect ok with NT = 3
+    /// ```
+    ///
+    /// # Source
+    ///
+    /// semantics.md §1.4 R-CONSUME, §3.2 B4, B6; PTX ISA, *mbarrier* (*Phase of the mbarrier
+    /// object* / *Primary phase*); CUDA Programming Guide, *Asynchronous Barriers > A Barrier's
+    /// Phase*.
     code: "PC207",
     name: "unobserved-phase",
     class: Ub,

@@ -1,0 +1,397 @@
+//! Checking `expect` lines (language.md §7) against checker reports.
+//!
+//! One place for the logic that both `phasecheck test` (src/cmd/test.rs) and the corpus test
+//! (tests/corpus.rs, which includes this file with `#[path]`) use: find `.phase` files, load a
+//! file once per `expect` line with that line's parameter overrides, check it, judge the report
+//! against the line, and match failures against a known-gaps list.
+//!
+//! Judgement (each line on its own, with its own overrides):
+//! - `expect ok`: no error-level finding;
+//! - `expect deadlock|ub|race [RULE]`: at least one finding of that class (of that rule);
+//! - `expect warning RULE`: a warning-level finding of that rule;
+//! - an inconclusive search fails every line; an unknown rule name fails its line;
+//! - a rule whose class is not the line's verdict (`expect ub data-race`) fails its line.
+
+use checker::{CheckOptions, Report, Severity, Verdict};
+use protocols::ir::{Expect, ExpectVerdict};
+use protocols::{LoadErrors, SourceFile};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One `expect` line of one file.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// The file as it is reported (the path as found, without a leading `./`).
+    pub file: String,
+    /// 1-based line of the `expect`.
+    pub line: u32,
+    /// The line's text, whitespace collapsed (`expect ok with K = 1`).
+    pub text: String,
+}
+
+/// What checking one `expect` line gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    /// The report does not match the line; the text says what it found instead.
+    Fail(String),
+    /// The file did not load with this line's overrides: never a known gap.
+    LoadError(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    pub case: Case,
+    pub outcome: Outcome,
+    /// Wall-clock time of load + check, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// Everything about one file: its cases, or why none could be run.
+#[derive(Clone, Debug)]
+pub struct FileResult {
+    pub file: String,
+    /// `Err` when the file could not be read or did not load with its declared parameters.
+    pub cases: Result<Vec<CaseResult>, String>,
+}
+
+/// The `.phase` files under `paths` (files are taken as given; directories are searched
+/// recursively, skipping hidden directories and `target`), sorted and without duplicates.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    for path in paths {
+        let meta =
+            std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if meta.is_dir() {
+            walk(path, &mut found)?;
+        } else {
+            found.push(path.clone());
+        }
+    }
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut paths = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        paths.push(entry.path());
+    }
+    paths.sort();
+    for path in paths {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if path.is_dir() {
+            if !name.starts_with('.') && name != "target" {
+                walk(&path, found)?;
+            }
+        } else if name.ends_with(".phase") {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The name a path is reported under (and matched against the known-gaps list by).
+pub fn display_name(path: &Path) -> String {
+    let s = path.display().to_string().replace('\\', "/");
+    s.strip_prefix("./").map(str::to_string).unwrap_or(s)
+}
+
+/// Collapse runs of whitespace to one space.
+pub fn normalize(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Load errors of one file as one line per error: `file:line: CODE message`.
+pub fn describe_load_errors(errors: &LoadErrors) -> String {
+    let mut out = Vec::new();
+    for e in &errors.errors {
+        let place = match e.span {
+            Some(span) => format!("{}:{}", errors.file.name, errors.file.line_of(span)),
+            None => errors.file.name.clone(),
+        };
+        out.push(format!("{place}: {} {}", e.code, e.message));
+    }
+    out.join("; ")
+}
+
+/// Judge one report against one `expect` line. `Ok(())` when it holds.
+pub fn judge(expect: &Expect, report: &Report) -> Result<(), String> {
+    let rule = match &expect.rule {
+        None => None,
+        Some(name) => match checker::rules::find(name) {
+            Some(rule) => Some(rule),
+            None => {
+                return Err(format!(
+                    "unknown rule `{name}` (see `phasecheck rules` for the catalogue)"
+                ));
+            }
+        },
+    };
+    let class = match expect.verdict {
+        ExpectVerdict::Ok => None,
+        ExpectVerdict::Deadlock => Some(checker::Class::Deadlock),
+        ExpectVerdict::Ub => Some(checker::Class::Ub),
+        ExpectVerdict::Race => Some(checker::Class::Race),
+        ExpectVerdict::Warning => Some(checker::Class::Perf),
+    };
+    if let (Some(rule), Some(class)) = (rule, class) {
+        // `expect warning RULE` may name a rule of any class whose severity was lowered; the
+        // error verdicts must name a rule of their own class.
+        if expect.verdict != ExpectVerdict::Warning && rule.class != class {
+            return Err(format!(
+                "rule `{}` is of class {}, not {}",
+                rule.name,
+                rule.class.as_str(),
+                class.as_str()
+            ));
+        }
+    }
+    if expect.verdict == ExpectVerdict::Warning && rule.is_none() {
+        return Err("`expect warning` needs a rule name".into());
+    }
+    if expect.verdict == ExpectVerdict::Ok && rule.is_some() {
+        return Err("`expect ok` takes no rule name".into());
+    }
+    if report.verdict == Verdict::Inconclusive {
+        let why = report
+            .incomplete
+            .as_ref()
+            .map(|i| format!("{} (covered: {})", i.reason, i.covered))
+            .unwrap_or_else(|| "the search stopped early".into());
+        return Err(format!("inconclusive: {why}"));
+    }
+    let holds = match expect.verdict {
+        ExpectVerdict::Ok => !report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Error),
+        ExpectVerdict::Warning => report
+            .findings
+            .iter()
+            .any(|f| f.severity == Severity::Warning && Some(f.rule.name) == rule.map(|r| r.name)),
+        _ => report
+            .findings
+            .iter()
+            .any(|f| Some(f.class()) == class && rule.is_none_or(|r| f.rule.name == r.name)),
+    };
+    if holds {
+        Ok(())
+    } else {
+        Err(format!("found {}", summarize(report)))
+    }
+}
+
+/// A short account of a report: `ok`, or its findings as `class rule @line`.
+pub fn summarize(report: &Report) -> String {
+    if report.findings.is_empty() {
+        return "no findings".into();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for f in &report.findings {
+        let s = format!(
+            "{} {} ({})",
+            f.class().as_str(),
+            f.rule.name,
+            f.severity.as_str()
+        );
+        if !parts.contains(&s) {
+            parts.push(s);
+        }
+    }
+    parts.join(", ")
+}
+
+/// Run every `expect` line of one file.
+pub fn check_file(path: &Path, options: &CheckOptions) -> FileResult {
+    let name = display_name(path);
+    let text = match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                return FileResult {
+                    file: name.clone(),
+                    cases: Err(format!("{name} is not UTF-8 text")),
+                };
+            }
+        },
+        Err(e) => {
+            return FileResult {
+                file: name.clone(),
+                cases: Err(format!("cannot read {name}: {e}")),
+            };
+        }
+    };
+    let file = SourceFile::new(name.clone(), text);
+    let program = match protocols::load(&file, &[]) {
+        Ok(p) => p,
+        Err(errors) => {
+            return FileResult {
+                file: name,
+                cases: Err(describe_load_errors(&errors)),
+            };
+        }
+    };
+    let mut cases = Vec::new();
+    for expect in &program.expects {
+        let case = Case {
+            file: name.clone(),
+            line: file.line_of(expect.span),
+            text: normalize(file.slice(expect.span)),
+        };
+        let start = std::time::Instant::now();
+        let outcome = match protocols::load(&file, &expect.overrides) {
+            Err(errors) => Outcome::LoadError(describe_load_errors(&errors)),
+            Ok(program) => {
+                let report = checker::check(&program, options);
+                match judge(expect, &report) {
+                    Ok(()) => Outcome::Pass,
+                    Err(why) => Outcome::Fail(why),
+                }
+            }
+        };
+        cases.push(CaseResult {
+            case,
+            outcome,
+            elapsed_ms: start.elapsed().as_millis() as u64,
+        });
+    }
+    FileResult {
+        file: name,
+        cases: Ok(cases),
+    }
+}
+
+/// Check many files on `jobs` threads; results come back in the order of `paths`.
+pub fn check_files(paths: &[PathBuf], options: &CheckOptions, jobs: usize) -> Vec<FileResult> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<FileResult>>> = Mutex::new(vec![None; paths.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1).min(paths.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(path) = paths.get(i) else { break };
+                    let result = check_file(path, options);
+                    results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// One entry of a known-gaps list: `path: expect-line-text  # reason`.
+#[derive(Clone, Debug)]
+pub struct Gap {
+    pub file: String,
+    pub text: String,
+    pub reason: String,
+    /// 1-based line in the list.
+    pub line: u32,
+}
+
+/// Expected failures: `expect` lines whose failure is a known checker gap. A listed line that
+/// passes, or an entry that matches no `expect` line, is an error (the list can only shrink).
+#[derive(Clone, Debug, Default)]
+pub struct KnownGaps {
+    pub entries: Vec<Gap>,
+}
+
+impl KnownGaps {
+    /// Parse the list: blank lines and lines starting with `#` are ignored.
+    pub fn parse(text: &str) -> Result<KnownGaps, String> {
+        let mut entries = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (body, reason) = match line.split_once('#') {
+                Some((b, r)) => (b.trim(), r.trim()),
+                None => (line, ""),
+            };
+            let Some((file, expect)) = body.split_once(':') else {
+                return Err(format!(
+                    "line {}: expected `path: expect-line-text  # reason`",
+                    i + 1
+                ));
+            };
+            if reason.is_empty() {
+                return Err(format!("line {}: a known gap needs a `# reason`", i + 1));
+            }
+            entries.push(Gap {
+                file: file.trim().trim_start_matches("./").to_string(),
+                text: normalize(expect),
+                reason: reason.to_string(),
+                line: i as u32 + 1,
+            });
+        }
+        Ok(KnownGaps { entries })
+    }
+
+    pub fn find(&self, case: &Case) -> Option<&Gap> {
+        self.entries
+            .iter()
+            .find(|g| g.file == case.file && g.text == case.text)
+    }
+}
+
+/// The verdict on one case after the known gaps are applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    Pass,
+    /// Failed as listed in the known gaps.
+    KnownGap(String),
+    Fail(String),
+}
+
+/// Apply the known gaps to one case.
+pub fn status(result: &CaseResult, gaps: &KnownGaps) -> Status {
+    let gap = gaps.find(&result.case);
+    match (&result.outcome, gap) {
+        (Outcome::Pass, None) => Status::Pass,
+        (Outcome::Pass, Some(g)) => Status::Fail(format!(
+            "passes now but is listed as a known gap (line {} of the list): remove that line",
+            g.line
+        )),
+        (Outcome::Fail(why), None) => Status::Fail(why.clone()),
+        (Outcome::Fail(why), Some(g)) => {
+            Status::KnownGap(format!("{why}; known gap: {}", g.reason))
+        }
+        (Outcome::LoadError(why), _) => Status::Fail(format!("load error: {why}")),
+    }
+}
+
+/// Known-gap entries that match no case: stale entries. With `every_file` all entries count;
+/// otherwise only entries naming one of the checked files (a run over a subset of a suite).
+pub fn unmatched_gaps<'a>(
+    gaps: &'a KnownGaps,
+    results: &[FileResult],
+    every_file: bool,
+) -> Vec<&'a Gap> {
+    gaps.entries
+        .iter()
+        // Other entries (`path: no RULE`, used by tests/corpus.rs) are not expect lines.
+        .filter(|g| g.text.starts_with("expect"))
+        .filter(|g| every_file || results.iter().any(|f| f.file == g.file))
+        .filter(|g| {
+            !results.iter().any(|f| {
+                f.cases.as_ref().is_ok_and(|cs| {
+                    cs.iter()
+                        .any(|c| c.case.file == g.file && c.case.text == g.text)
+                })
+            })
+        })
+        .collect()
+}
