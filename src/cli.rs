@@ -112,7 +112,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .replace('_', "")
         .parse()
         .map_err(|_| format!("`{s}` is not a size (e.g. 512M, 6G)"))?;
-    n.checked_mul(mult).ok_or_else(|| format!("`{s}` is too large"))
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("`{s}` is too large"))
 }
 
 #[derive(Args, Debug)]

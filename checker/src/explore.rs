@@ -235,10 +235,7 @@ pub fn explore<M: Model>(
     }
     if incomplete.is_none() {
         if let Some(why) = bound_hit {
-            incomplete = Some((
-                why,
-                "every interleaving within the loop bound".to_string(),
-            ));
+            incomplete = Some((why, "every interleaving within the loop bound".to_string()));
         }
     }
     Outcome {

@@ -99,7 +99,13 @@ pub fn check_with_progress(
             if let Some(a) = f.action {
                 path.push(a);
             }
-            findings.push(rebuild(&m, &raw_init, &path, f.action.is_some(), &f.finding));
+            findings.push(rebuild(
+                &m,
+                &raw_init,
+                &path,
+                f.action.is_some(),
+                &f.finding,
+            ));
         }
     }
     findings.extend(lints::run(program));
@@ -229,7 +235,11 @@ pub struct Replay {
 
 /// Replay a schedule (real actor numbers: thread index, or thread count + index of an
 /// in-flight event) and report the trace and what it hits.
-pub fn replay(program: &Program, options: &CheckOptions, schedule: &Schedule) -> Result<Replay, String> {
+pub fn replay(
+    program: &Program,
+    options: &CheckOptions,
+    schedule: &Schedule,
+) -> Result<Replay, String> {
     let m = PhaseModel::new(program, options.max_loop_trips, false);
     let (mut s, init_found, _, stop) = m.initial();
     let mut findings: Vec<Finding> = init_found
@@ -238,7 +248,10 @@ pub fn replay(program: &Program, options: &CheckOptions, schedule: &Schedule) ->
         .collect();
     let mut steps = Vec::new();
     if stop {
-        return Ok(Replay { trace: Vec::new(), findings });
+        return Ok(Replay {
+            trace: Vec::new(),
+            findings,
+        });
     }
     for (i, &a) in schedule.0.iter().enumerate() {
         let n = m.nthreads();
@@ -257,7 +270,11 @@ pub fn replay(program: &Program, options: &CheckOptions, schedule: &Schedule) ->
         let (step, thread, next) = replay_step(&m, &s, a, &mut found);
         steps.push((step, thread));
         let sched = Schedule(schedule.0[..=i].to_vec());
-        findings.extend(found.into_iter().map(|f| finish(f, Vec::new(), sched.clone())));
+        findings.extend(
+            found
+                .into_iter()
+                .map(|f| finish(f, Vec::new(), sched.clone())),
+        );
         match next {
             Step::Next(nx) => s = nx,
             _ => {
@@ -276,7 +293,11 @@ pub fn replay(program: &Program, options: &CheckOptions, schedule: &Schedule) ->
     explore::Model::actions(&search, &s, &mut actions);
     let mut found = Vec::new();
     explore::Model::check_state(&search, &s, &actions, &mut found);
-    findings.extend(found.into_iter().map(|f| finish(f, Vec::new(), schedule.clone())));
+    findings.extend(
+        found
+            .into_iter()
+            .map(|f| finish(f, Vec::new(), schedule.clone())),
+    );
     Ok(Replay {
         trace: model::trace::fold(&m, steps),
         findings,

@@ -193,7 +193,9 @@ pub fn probe() -> Result<CudaEnv, EnvError> {
                 );
             }
             if n.is_none() {
-                what.push("NVRTC (libnvrtc.so) was not found: the GPU harness compiles kernels with it");
+                what.push(
+                    "NVRTC (libnvrtc.so) was not found: the GPU harness compiles kernels with it",
+                );
                 hint.push(
                     "install the CUDA toolkit (or its nvrtc component) under /usr/local/cuda, or \
                      set CUDA_HOME (or CUDA_PATH) to the toolkit's root",

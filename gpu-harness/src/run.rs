@@ -96,9 +96,23 @@ pub fn compile_ptx(
         ..Default::default()
     };
     let src = source.to_string();
-    let res = no_panic("loading NVRTC", move || {
-        cudarc::nvrtc::compile_ptx_with_opts(src, opts)
-    })?;
+    // NVRTC compiles on the calling thread and its front end can recurse deeply (libcu++
+    // templates): give it a thread with a large stack.
+    let res = std::thread::Builder::new()
+        .name("nvrtc".into())
+        .stack_size(256 << 20)
+        .spawn(move || {
+            no_panic("loading NVRTC", move || {
+                cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+            })
+        })
+        .map_err(|e| RunError::Compile {
+            log: format!("cannot start the compiler thread: {e}"),
+        })?
+        .join()
+        .map_err(|_| RunError::Compile {
+            log: "the NVRTC thread panicked".into(),
+        })??;
     match res {
         Ok(ptx) => Ok(ptx.to_src()),
         Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => Err(RunError::Compile {

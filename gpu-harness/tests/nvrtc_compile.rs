@@ -6,13 +6,27 @@ use gpu_harness::lower::{LowerOptions, Mode, lower};
 use protocols::SourceFile;
 use std::path::Path;
 
+fn phase_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            phase_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "phase") {
+            out.push(p);
+        }
+    }
+}
+
+/// The harness's fixtures and probes, and the project's corpus.
 fn fixtures() -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .expect("fixtures dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "phase"))
-        .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut v = Vec::new();
+    phase_files(&root.join("tests/fixtures"), &mut v);
+    phase_files(&root.join("probes"), &mut v);
+    phase_files(&root.join("../corpus"), &mut v);
     v.sort();
     v
 }
@@ -31,11 +45,16 @@ fn lowered_fixtures_compile_with_nvrtc() {
         for mode in [Mode::Fuzz, Mode::Confirm] {
             let lowered = match lower(&program, Some(&file), &LowerOptions { mode }) {
                 Ok(l) => l,
+                // Documented limits (docs/gpu.md): several kernels, waits on a peer's barrier.
+                Err(e) if e.message.contains("kernels") || e.message.contains("peer block") => {
+                    continue;
+                }
                 Err(e) => {
                     failures.push(format!("{}: lowering failed: {e}", path.display()));
                     continue;
                 }
             };
+            eprintln!("compiling {} ({mode:?})", path.display());
             match gpu_harness::run::compile_ptx(
                 &nvrtc,
                 &includes,

@@ -94,8 +94,9 @@ fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Vec<Seq
             if actor >= nthreads {
                 continue; // an async event (TMA / cp.async completion): the hardware does it
             }
-            let stmt = stmt_of(lowered, t.span)
-                .ok_or_else(|| format!("trace step at {:?} is no statement of the kernel", t.span))?;
+            let stmt = stmt_of(lowered, t.span).ok_or_else(|| {
+                format!("trace step at {:?} is no statement of the kernel", t.span)
+            })?;
             steps.push(SeqStep {
                 cta: actor / kernel.block,
                 tid: actor % kernel.block,
@@ -119,11 +120,7 @@ fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Vec<Seq
 }
 
 /// For a race: the earlier access to hold open (the labelled one) and the racing access.
-fn race_pair(
-    lowered: &Lowered,
-    f: &Finding,
-    steps: &[SeqStep],
-) -> (Option<usize>, Option<usize>) {
+fn race_pair(lowered: &Lowered, f: &Finding, steps: &[SeqStep]) -> (Option<usize>, Option<usize>) {
     let Some(last) = steps.len().checked_sub(1) else {
         return (None, None);
     };
@@ -137,9 +134,9 @@ fn race_pair(
         .filter_map(|l| stmt_of(lowered, l.span))
         .collect();
     let fin = steps[final_idx];
-    let held = steps[..final_idx].iter().rposition(|st| {
-        label_stmts.contains(&st.stmt) && (st.tid, st.cta) != (fin.tid, fin.cta)
-    });
+    let held = steps[..final_idx]
+        .iter()
+        .rposition(|st| label_stmts.contains(&st.stmt) && (st.tid, st.cta) != (fin.tid, fin.cta));
     match held {
         Some(h) => (Some(h), Some(final_idx)),
         // The other party is asynchronous (a copy in flight): hold the final access open.
@@ -211,7 +208,10 @@ fn judge(
                 lines.sort_unstable();
                 lines.dedup();
                 let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-                return Some((format!("bounded waits expired at line {}", lines.join(", ")), n));
+                return Some((
+                    format!("bounded waits expired at line {}", lines.join(", ")),
+                    n,
+                ));
             }
             None
         }
@@ -271,15 +271,25 @@ fn judge(
             }
             let n = trials_with(&|e| e.kind == EventKind::Hang);
             if n > 0 {
-                let e = r.events.iter().find(|e| e.kind == EventKind::Hang).expect("counted");
+                let e = r
+                    .events
+                    .iter()
+                    .find(|e| e.kind == EventKind::Hang)
+                    .expect("counted");
                 return Some((
-                    format!("after the statement the protocol hangs (line {})", line(e.stmt)),
+                    format!(
+                        "after the statement the protocol hangs (line {})",
+                        line(e.stmt)
+                    ),
                     n,
                 ));
             }
             let n = trials_with(&|e| e.kind == EventKind::Race);
             if n > 0 {
-                return Some(("a buffer access overlapped a conflicting one after it".into(), n));
+                return Some((
+                    "a buffer access overlapped a conflicting one after it".into(),
+                    n,
+                ));
             }
             None
         }
@@ -407,7 +417,11 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         .iter()
         .filter(|f| f.severity == Severity::Error)
         .collect();
-    let mode = if errors.is_empty() { Mode::Fuzz } else { Mode::Confirm };
+    let mode = if errors.is_empty() {
+        Mode::Fuzz
+    } else {
+        Mode::Confirm
+    };
     let lowered = match lower::lower(&program, Some(&file), &LowerOptions { mode }) {
         Ok(l) => l,
         Err(e) => {
@@ -471,11 +485,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
     print_report(args.format, &out);
     let seen = out.findings.iter().any(|f| f.outcome == Outcome::Confirmed)
         || out.fuzz.as_ref().is_some_and(|f| !f.clean());
-    if seen {
-        Exit::Findings
-    } else {
-        Exit::Clean
-    }
+    if seen { Exit::Findings } else { Exit::Clean }
 }
 
 fn print_report(format: Format, out: &ConfirmReport) {

@@ -7,8 +7,8 @@ use crate::cmd::lower::{load, report_lower_error};
 use gpu_harness::decode::{BarrierState, EventKind, LaunchResult, Stamp};
 use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
 use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError};
-use protocols::ir::Program;
 use protocols::SourceFile;
+use protocols::ir::Program;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -236,7 +236,9 @@ impl<'a> Accumulator<'a> {
                 } else {
                     format!(
                         "{who}: barrier instance {} in a phase of parity {}, waiting for parity {} to complete (raw mbarrier word 0x{raw:x})",
-                        st.index, st.current_parity, b & 1
+                        st.index,
+                        st.current_parity,
+                        b & 1
                     )
                 }
             }
@@ -382,7 +384,10 @@ pub fn render_human(s: &FuzzSummary) -> String {
     if s.stale_reads.is_empty() {
         let _ = writeln!(o, "  stale reads: none");
     } else {
-        let _ = writeln!(o, "  stale reads (accesses that overlapped a conflicting one):");
+        let _ = writeln!(
+            o,
+            "  stale reads (accesses that overlapped a conflicting one):"
+        );
         let _ = writeln!(
             o,
             "    {:<10} {:<5} {:<34} {:>10}  first seen",
@@ -493,11 +498,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let lowered = match lower::lower(
-        &program,
-        Some(&file),
-        &LowerOptions { mode: Mode::Fuzz },
-    ) {
+    let lowered = match lower::lower(&program, Some(&file), &LowerOptions { mode: Mode::Fuzz }) {
         Ok(l) => l,
         Err(e) => {
             report_lower_error(&file, &e);
@@ -567,10 +568,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
                     "  baseline {}: {} launches x {} blocks, {} trips: {:.3e} barrier phases/s ({} hangs, {} races)",
                     b.file, b.launches, blocks, b.iters, b.phases_per_second, b.hangs, b.races
                 );
-                println!(
-                    "  generated / baseline throughput: {:.2}",
-                    b.ratio
-                );
+                println!("  generated / baseline throughput: {:.2}", b.ratio);
             }
         }
         Format::Json => {

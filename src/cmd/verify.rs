@@ -72,7 +72,11 @@ pub fn run(args: &VerifyArgs) -> Exit {
                 }
                 Ok(r) => {
                     let rep = checker::Report {
-                        verdict: if r.findings.iter().any(|f| f.severity == checker::Severity::Error) {
+                        verdict: if r
+                            .findings
+                            .iter()
+                            .any(|f| f.severity == checker::Severity::Error)
+                        {
                             checker::Verdict::Hazard
                         } else {
                             checker::Verdict::Ok
@@ -162,7 +166,8 @@ fn with_progress<R>(name: &str, f: impl FnOnce(Option<&dyn Fn(&checker::Progress
     let start = Instant::now();
     let bar = ProgressBar::hidden();
     bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        ProgressStyle::with_template("{spinner} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     let shown = std::cell::Cell::new(false);
     let cb = |p: &checker::Progress| {

@@ -153,7 +153,11 @@ pub fn render(file: &SourceFile, program: &Program, report: &Report, color: bool
         file.name, program.name, report.stats.states, report.stats.transitions
     );
     if let Some(inc) = &report.incomplete {
-        let _ = writeln!(out, "  search incomplete: {}\n  covered: {}", inc.reason, inc.covered);
+        let _ = writeln!(
+            out,
+            "  search incomplete: {}\n  covered: {}",
+            inc.reason, inc.covered
+        );
     }
     out
 }

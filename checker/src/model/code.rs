@@ -5,8 +5,8 @@
 //! local computation never creates interleavings. Every `for` gets a hidden slot for its end
 //! bound and every `while` a hidden trip counter, numbered after the program's own locals.
 
-use protocols::ir::{Expr, ExprKind, Kernel, Op, Program, RoleId, Stmt, StmtKind};
 use protocols::Span;
+use protocols::ir::{Expr, ExprKind, Kernel, Op, Program, RoleId, Stmt, StmtKind};
 
 /// Index of an instruction in a kernel's code.
 pub type Pc = u32;
@@ -14,14 +14,27 @@ pub type Pc = u32;
 #[derive(Clone, Debug)]
 pub enum Instr {
     /// `let` / assignment / `for` start: `slot = expr`.
-    Set { slot: u32, value: Expr },
+    Set {
+        slot: u32,
+        value: Expr,
+    },
     Jump(Pc),
     /// Jump to `target` when `cond` is zero.
-    JumpIfZero { cond: Expr, target: Pc },
+    JumpIfZero {
+        cond: Expr,
+        target: Pc,
+    },
     /// `for` test: jump to `exit` unless `var < end_slot`.
-    ForTest { var: u32, end: u32, exit: Pc },
+    ForTest {
+        var: u32,
+        end: u32,
+        exit: Pc,
+    },
     /// `for` step: `var += 1`, jump back to the test.
-    ForNext { var: u32, test: Pc },
+    ForNext {
+        var: u32,
+        test: Pc,
+    },
     /// `while` test: jump to `exit` when `cond` is zero; otherwise count a trip in `trips`
     /// (bounded by `--max-loop-trips`).
     WhileTest {
@@ -32,12 +45,22 @@ pub enum Instr {
     },
     /// `elect { body }`: a warp-wide rendezvous; the elected lane continues at the next
     /// instruction, the others at `skip`.
-    Elect { skip: Pc, span: Span },
+    Elect {
+        skip: Pc,
+        span: Span,
+    },
     /// A visible operation (one step of the model).
-    Op { op: Op, span: Span },
-    Exit { span: Span },
+    Op {
+        op: Op,
+        span: Span,
+    },
+    Exit {
+        span: Span,
+    },
     /// End of the kernel body.
-    End { span: Span },
+    End {
+        span: Span,
+    },
 }
 
 /// The code of one kernel.

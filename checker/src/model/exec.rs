@@ -269,7 +269,9 @@ impl<'m, 'p> Exec<'m, 'p> {
         if b.valid {
             return true;
         }
-        let who = t.map(|t| self.name(t).to_string()).unwrap_or_else(|| "an async operation".into());
+        let who = t
+            .map(|t| self.name(t).to_string())
+            .unwrap_or_else(|| "an async operation".into());
         let name = &self.m.bar_names[bar as usize];
         if b.quit_inval {
             self.fail(
@@ -330,7 +332,9 @@ impl<'m, 'p> Exec<'m, 'p> {
     fn arrive_on(&mut self, t: Option<u32>, bar: u32, count: i64, span: Span) -> bool {
         let b = self.state.bars[bar as usize];
         let name = self.m.bar_names[bar as usize].clone();
-        let who = t.map(|t| self.name(t).to_string()).unwrap_or_else(|| "an async arrive-on".into());
+        let who = t
+            .map(|t| self.name(t).to_string())
+            .unwrap_or_else(|| "an async arrive-on".into());
         if b.phase > 0 && !b.consumed {
             self.flag(
                 MFinding::new(
@@ -705,8 +709,13 @@ impl<'m, 'p> Exec<'m, 'p> {
             .filter(|&u| self.m.threads[u as usize].tid / 32 == warp)
             .filter(|&u| self.state.threads[u as usize].mode.live())
             .collect();
-        let in_sync = |m: Mode| matches!(m, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect));
-        if lanes.is_empty() || !lanes.iter().all(|&u| in_sync(self.state.threads[u as usize].mode)) {
+        let in_sync =
+            |m: Mode| matches!(m, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect));
+        if lanes.is_empty()
+            || !lanes
+                .iter()
+                .all(|&u| in_sync(self.state.threads[u as usize].mode))
+        {
             return;
         }
         let first = &self.state.threads[lanes[0] as usize];
@@ -808,7 +817,9 @@ impl<'m, 'p> Exec<'m, 'p> {
             ) => {
                 let inst = base + block * o.count() + i;
                 let bars = bar_base + (inst - base) * 2 * stages;
-                let unified = producers == consumers && *producers == self.m.kernels[self.m.threads[t as usize].kernel as usize].block;
+                let unified = producers == consumers
+                    && *producers
+                        == self.m.kernels[self.m.threads[t as usize].kernel as usize].block;
                 Some(PipeRef {
                     id: inst,
                     block: Some((bars, *stages)),
@@ -999,7 +1010,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 let count = tryo!(self.eval(t, count));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "init on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "init on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 if self.state.bars[b as usize].valid {
@@ -1038,7 +1053,11 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::Inval { bar } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "inval on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "inval on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "invalidates"));
@@ -1046,9 +1065,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let in_flight = self.state.events.iter().any(|e| match e {
                     Event::Tma { bar, .. } | Event::CpArrive { bar, .. } => *bar == b,
                 });
-                let waiter = (0..self.m.nthreads()).find(|&u| {
-                    u != t && waits_on(self.m, &self.state, u) == Some(b)
-                });
+                let waiter = (0..self.m.nthreads())
+                    .find(|&u| u != t && waits_on(self.m, &self.state, u) == Some(b));
                 if in_flight || waiter.is_some() {
                     let why = match waiter {
                         Some(u) => format!("{} still waits on it", self.name(u)),
@@ -1182,7 +1200,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 let p = tryo!(self.eval(t, parity));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "wait on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "wait on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "waits on"));
@@ -1191,11 +1213,19 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.observe(t, b, span, true);
                 Done::Next
             }
-            Op::TestWait { bar, parity, result } => {
+            Op::TestWait {
+                bar,
+                parity,
+                result,
+            } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 let p = tryo!(self.eval(t, parity));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "test_wait on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "test_wait on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "tests"));
@@ -1210,7 +1240,11 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::WaitToken { bar, token, .. } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "wait on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "wait on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "waits on"));
@@ -1241,7 +1275,11 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::ArriveAndWait { bar } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "arrive_and_wait on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "arrive_and_wait on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "arrives on"));
@@ -1270,7 +1308,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let blocking = matches!(op, Op::BarSync { .. });
                 let idv = tryo!(self.eval(t, id));
                 if !(0..16).contains(&idv) {
-                    self.fail(&rules::model_error::RULE, id.span, format!("named barrier id {idv} is outside 0..15"));
+                    self.fail(
+                        &rules::model_error::RULE,
+                        id.span,
+                        format!("named barrier id {idv} is outside 0..15"),
+                    );
                     return Done::Handled;
                 }
                 let idv = idv as u8;
@@ -1280,14 +1322,19 @@ impl<'m, 'p> Exec<'m, 'p> {
                     None => 0,
                 };
                 if c < 0 || c > 1024 {
-                    self.fail(&rules::count_range::RULE, span, format!("named barrier count {c} is outside 0..1024"));
+                    self.fail(
+                        &rules::count_range::RULE,
+                        span,
+                        format!("named barrier count {c} is outside 0..1024"),
+                    );
                     return Done::Handled;
                 }
                 let slot = block as usize * 16 + idv as usize;
                 let cur = self.state.named[slot];
                 let busy = cur.arrived > 0
                     || self.block_threads(block).any(|u| {
-                        self.state.threads[u as usize].mode == Mode::Sync(SyncKind::Named { id: idv })
+                        self.state.threads[u as usize].mode
+                            == Mode::Sync(SyncKind::Named { id: idv })
                     });
                 if busy && cur.count != c as u16 {
                     self.fail(
@@ -1301,7 +1348,10 @@ impl<'m, 'p> Exec<'m, 'p> {
                     self.fail(
                         &rules::named_barrier_rearrive::RULE,
                         span,
-                        format!("{} arrives on named barrier {idv} again before its use completed", self.name(t)),
+                        format!(
+                            "{} arrives on named barrier {idv} again before its use completed",
+                            self.name(t)
+                        ),
                     );
                     return Done::Handled;
                 }
@@ -1423,14 +1473,25 @@ impl<'m, 'p> Exec<'m, 'p> {
                     let buf_o = self.m.program.object(dst.object).count();
                     let b = b_own + (block - own_block) * bar_o;
                     let x = x_own + (block - own_block) * buf_o;
-                    let b = if block >= own_block { b } else { b_own - (own_block - block) * bar_o };
-                    let x = if block >= own_block { x } else { x_own - (own_block - block) * buf_o };
+                    let b = if block >= own_block {
+                        b
+                    } else {
+                        b_own - (own_block - block) * bar_o
+                    };
+                    let x = if block >= own_block {
+                        x
+                    } else {
+                        x_own - (own_block - block) * buf_o
+                    };
                     if block != own_block {
                         if !self.live_block(block) {
                             self.fail(
                                 &rules::remote_cta_exited::RULE,
                                 span,
-                                format!("{} multicasts into block {c}, whose threads all finished", self.name(t)),
+                                format!(
+                                    "{} multicasts into block {c}, whose threads all finished",
+                                    self.name(t)
+                                ),
                             );
                             return Done::Handled;
                         }
@@ -1493,7 +1554,11 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::CpAsyncArrive { bar, noinc } => {
                 let (b, remote) = tryo!(self.bar(t, bar));
                 if remote {
-                    self.fail(&rules::remote_op::RULE, span, "cp_async_arrive on a peer block's barrier");
+                    self.fail(
+                        &rules::remote_op::RULE,
+                        span,
+                        "cp_async_arrive on a peer block's barrier",
+                    );
                     return Done::Handled;
                 }
                 ensure!(self.check_valid(Some(t), b, span, "tracks copies on"));
@@ -1760,7 +1825,10 @@ pub fn pipe_wait(m: &PhaseModel, s: &State, t: u32, op: &Op) -> Option<(u32, i64
     Some(if producer {
         (bars + ps.head % stages, i64::from(ps.consumed_parity))
     } else {
-        (bars + stages + ps.tail % stages, i64::from(ps.produced_parity))
+        (
+            bars + stages + ps.tail % stages,
+            i64::from(ps.produced_parity),
+        )
     })
 }
 
@@ -1876,13 +1944,19 @@ pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         else {
             continue;
         };
-        let Some(b) = peek_bar(m, s, t, bar) else { continue };
+        let Some(b) = peek_bar(m, s, t, bar) else {
+            continue;
+        };
         let bs = &s.bars[b as usize];
         if !bs.valid {
             continue;
         }
-        let Ok(p) = m.eval(parity, t, &th.locals) else { continue };
-        let Some(tr) = th.tracks.iter().find(|x| x.bar == b) else { continue };
+        let Ok(p) = m.eval(parity, t, &th.locals) else {
+            continue;
+        };
+        let Some(tr) = th.tracks.iter().find(|x| x.bar == b) else {
+            continue;
+        };
         if tr.last_obs == NONE {
             continue;
         }

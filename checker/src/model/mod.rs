@@ -190,7 +190,11 @@ impl<'p> PhaseModel<'p> {
                     });
                     for b in 0..nblocks {
                         for i in 0..n {
-                            bar_names.push(format!("{}{}", block_prefix(b), inst_name(&o.name, o.len, i)));
+                            bar_names.push(format!(
+                                "{}{}",
+                                block_prefix(b),
+                                inst_name(&o.name, o.len, i)
+                            ));
                             bar_block.push(b);
                         }
                     }
@@ -201,7 +205,11 @@ impl<'p> PhaseModel<'p> {
                     });
                     for b in 0..nblocks {
                         for i in 0..n {
-                            buf_names.push(format!("{}{}", block_prefix(b), inst_name(&o.name, o.len, i)));
+                            buf_names.push(format!(
+                                "{}{}",
+                                block_prefix(b),
+                                inst_name(&o.name, o.len, i)
+                            ));
                             buf_block.push(b);
                         }
                     }
@@ -290,7 +298,11 @@ impl<'p> PhaseModel<'p> {
             .map(|&b| {
                 if b == u32::MAX {
                     if kernels.len() > 1 {
-                        if distinct_domains > 1 { LVL_SYS } else { LVL_GPU }
+                        if distinct_domains > 1 {
+                            LVL_SYS
+                        } else {
+                            LVL_GPU
+                        }
                     } else if kernels[0].cluster > 1 {
                         LVL_CLUSTER
                     } else {
@@ -547,7 +559,9 @@ impl<'p> PhaseModel<'p> {
                     for inst in 0..o.count() * self.nblocks {
                         let b = (bar_base + inst * 2 * stages) as usize;
                         for st in 0..*stages as usize {
-                            for (j, count) in [(st, *consumers), (st + *stages as usize, *producers)] {
+                            for (j, count) in
+                                [(st, *consumers), (st + *stages as usize, *producers)]
+                            {
                                 bars[b + j] = Bar {
                                     valid: true,
                                     phase: 0,

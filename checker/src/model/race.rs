@@ -98,7 +98,10 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 buf: c.buf,
                 kind: AccessKind::Write,
                 span: m.code_of(t).instrs[c.pc as usize].span(),
-                what: format!("the in-flight cp.async of {name} into `{}`", m.buf_names[c.buf as usize]),
+                what: format!(
+                    "the in-flight cp.async of {name} into `{}`",
+                    m.buf_names[c.buf as usize]
+                ),
             });
         }
         for &(x, _, pc) in &th.bulk {
@@ -108,12 +111,18 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 buf: x,
                 kind: AccessKind::AsyncRead,
                 span: m.code_of(t).instrs[pc as usize].span(),
-                what: format!("the in-flight TMA store of {name} reading `{}`", m.buf_names[x as usize]),
+                what: format!(
+                    "the in-flight TMA store of {name} reading `{}`",
+                    m.buf_names[x as usize]
+                ),
             });
         }
     }
     for (i, e) in s.events.iter().enumerate() {
-        if let Event::Tma { buf, issuer, pc, .. } = *e {
+        if let Event::Tma {
+            buf, issuer, pc, ..
+        } = *e
+        {
             v.push(Enabled {
                 agent: Agent::Tma(i),
                 thread: issuer,
@@ -122,8 +131,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 span: m.code_of(issuer).instrs[pc as usize].span(),
                 what: format!(
                     "the in-flight TMA copy of {} into `{}`",
-                    m.threads[issuer as usize].name,
-                    m.buf_names[buf as usize]
+                    m.threads[issuer as usize].name, m.buf_names[buf as usize]
                 ),
             });
         }

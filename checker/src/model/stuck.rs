@@ -89,7 +89,9 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
     let code = m.code_of(t);
     let span = code.instrs[th.pc as usize].span();
     let block = m.block_of(t);
-    let block_threads: Vec<u32> = (0..m.nthreads()).filter(|&u| m.block_of(u) == block).collect();
+    let block_threads: Vec<u32> = (0..m.nthreads())
+        .filter(|&u| m.block_of(u) == block)
+        .collect();
     let mut b = Blocked {
         thread: t,
         span,
@@ -121,7 +123,11 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
             b.missing = if named.count == 0 {
                 format!("{} thread(s) have not arrived", others.len())
             } else {
-                format!("{} of {} arrivals missing", u32::from(named.count).saturating_sub(here), named.count)
+                format!(
+                    "{} of {} arrivals missing",
+                    u32::from(named.count).saturating_sub(here),
+                    named.count
+                )
             };
             b.from = others;
         }
@@ -134,14 +140,21 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
                 .filter(|&u| m.threads[u as usize].tid / 32 == warp)
                 .filter(|&u| {
                     let md = s.threads[u as usize].mode;
-                    md.live() && !matches!(md, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect))
+                    md.live()
+                        && !matches!(md, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect))
                 })
                 .collect();
             b.missing = format!("{} lane(s) have not arrived", b.from.len());
         }
         Mode::Sync(SyncKind::Cluster) | Mode::Ready
             if th.mode == Mode::Sync(SyncKind::Cluster)
-                || matches!(&code.instrs[th.pc as usize], Instr::Op { op: Op::ClusterWait, .. }) =>
+                || matches!(
+                    &code.instrs[th.pc as usize],
+                    Instr::Op {
+                        op: Op::ClusterWait,
+                        ..
+                    }
+                ) =>
         {
             let k = m.threads[t as usize].kernel;
             let phase = s.cluster_phase[k as usize];
@@ -161,18 +174,24 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
                 _ => None,
             };
             if let Some(Op::LoadAcquire { global, .. }) = op {
-                b.waits_on = format!("a store_release of `{}`", m.program.object(global.object).name);
+                b.waits_on = format!(
+                    "a store_release of `{}`",
+                    m.program.object(global.object).name
+                );
                 b.missing = "the release never happens".into();
                 b.from = providers(m, t, global.object, None);
             } else if let Some(bar) = waits_on(m, s, t) {
                 let bs = s.bars[bar as usize];
                 let parity = match op {
-                    Some(Op::WaitParity { parity, .. }) => {
-                        m.eval(parity, t, &th.locals).ok().map(|p| format!(" (parity {})", p & 1))
-                    }
-                    Some(o @ (Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. })) => {
-                        pipe_wait(m, s, t, o).map(|(_, p)| format!(" (parity {})", p & 1))
-                    }
+                    Some(Op::WaitParity { parity, .. }) => m
+                        .eval(parity, t, &th.locals)
+                        .ok()
+                        .map(|p| format!(" (parity {})", p & 1)),
+                    Some(
+                        o @ (Op::ProducerAcquire { .. }
+                        | Op::ConsumerWait { .. }
+                        | Op::ConsumerWaitPrior { .. }),
+                    ) => pipe_wait(m, s, t, o).map(|(_, p)| format!(" (parity {})", p & 1)),
                     _ => None,
                 }
                 .unwrap_or_default();
@@ -202,9 +221,11 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
                     Some(Op::ConsumerWait { pipe } | Op::ConsumerWaitPrior { pipe, .. }) => {
                         (pipe.object, Some(false))
                     }
-                    Some(Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::ArriveAndWait { bar }) => {
-                        (bar.object, None)
-                    }
+                    Some(
+                        Op::WaitParity { bar, .. }
+                        | Op::WaitToken { bar, .. }
+                        | Op::ArriveAndWait { bar },
+                    ) => (bar.object, None),
                     _ => (ObjectId(u32::MAX), None),
                 };
                 if obj.0 != u32::MAX {
@@ -231,7 +252,8 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     // The wait-for graph.
     let mut g: DiGraph<u32, ()> = DiGraph::new();
     let mut nodes: BTreeMap<u32, NodeIndex> = BTreeMap::new();
-    let mut node = |g: &mut DiGraph<u32, ()>, t: u32| *nodes.entry(t).or_insert_with(|| g.add_node(t));
+    let mut node =
+        |g: &mut DiGraph<u32, ()>, t: u32| *nodes.entry(t).or_insert_with(|| g.add_node(t));
     for b in &blocked {
         let a = node(&mut g, b.thread);
         for &u in &b.from {
@@ -258,7 +280,11 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let mut waits_for = Vec::new();
     for ((span, on, missing), (threads, from)) in groups {
         let mut parties: BTreeMap<(u8, Option<Span>), (PartyStatus, Vec<u32>)> = BTreeMap::new();
-        for u in from.iter().copied().filter(|u| !threads.contains(u) || from.len() == 1) {
+        for u in from
+            .iter()
+            .copied()
+            .filter(|u| !threads.contains(u) || from.len() == 1)
+        {
             let (st, sp) = status(m, s, u);
             let key = (st as u8, sp);
             parties.entry(key).or_insert((st, Vec::new())).1.push(u);
@@ -281,12 +307,24 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let first = &waits_for[0];
     let message = format!(
         "{} can never finish: {} wait{} on {} ({}){}",
-        if blocked.len() == 1 { "a thread".to_string() } else { format!("{} threads", blocked.len()) },
+        if blocked.len() == 1 {
+            "a thread".to_string()
+        } else {
+            format!("{} threads", blocked.len())
+        },
         first.thread,
-        if first.thread.contains("..") || first.thread.contains(',') { "" } else { "s" },
+        if first.thread.contains("..") || first.thread.contains(',') {
+            ""
+        } else {
+            "s"
+        },
         first.waits_on,
         first.missing,
-        if cyclic { "; the threads wait for each other in a cycle" } else { "" }
+        if cyclic {
+            "; the threads wait for each other in a cycle"
+        } else {
+            ""
+        }
     );
     let mut f = MFinding::new(&rules::deadlock::RULE, first.span, message);
     for w in waits_for.iter().skip(1) {
@@ -297,7 +335,9 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
 
     // A syncthreads reached by some live threads while others are stuck elsewhere.
     for blk in 0..m.nblocks {
-        let ts: Vec<u32> = (0..m.nthreads()).filter(|&u| m.block_of(u) == blk).collect();
+        let ts: Vec<u32> = (0..m.nthreads())
+            .filter(|&u| m.block_of(u) == blk)
+            .collect();
         let at_sync: Vec<u32> = ts
             .iter()
             .copied()
@@ -316,7 +356,8 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         }
         let code = m.code_of(at_sync[0]);
         let sync_span = code.instrs[s.threads[at_sync[0] as usize].pc as usize].span();
-        let other_span = m.code_of(elsewhere[0]).instrs[s.threads[elsewhere[0] as usize].pc as usize].span();
+        let other_span =
+            m.code_of(elsewhere[0]).instrs[s.threads[elsewhere[0] as usize].pc as usize].span();
         found.push(
             MFinding::new(
                 &rules::barrier_divergence::RULE,

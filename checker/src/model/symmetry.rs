@@ -8,9 +8,9 @@
 //! identity) get no symmetry. The canonical state sorts each class's thread states and renames
 //! thread ids in the shared part (initializer of a barrier, async events).
 
+use super::PhaseModel;
 use super::code::{Instr, instr_exprs, uses_local, uses_thread_id};
 use super::state::*;
-use super::PhaseModel;
 use protocols::ir::Op;
 use std::collections::BTreeMap;
 
@@ -21,7 +21,14 @@ pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
         let mut ok = m.symmetry;
         let mut exprs = Vec::new();
         for i in &k.code.instrs {
-            if matches!(i, Instr::Elect { .. } | Instr::Op { op: Op::SyncWarp, .. }) {
+            if matches!(
+                i,
+                Instr::Elect { .. }
+                    | Instr::Op {
+                        op: Op::SyncWarp,
+                        ..
+                    }
+            ) {
                 ok = false;
             }
             for e in instr_exprs(i) {
@@ -71,7 +78,11 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
             continue;
         }
         let mut order: Vec<u32> = class.clone();
-        order.sort_by(|&a, &b| s.threads[a as usize].cmp(&s.threads[b as usize]).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| {
+            s.threads[a as usize]
+                .cmp(&s.threads[b as usize])
+                .then(a.cmp(&b))
+        });
         if order != *class {
             moved = true;
             for (slot, &old) in class.iter().zip(order.iter()) {

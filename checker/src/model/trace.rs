@@ -1,10 +1,10 @@
 //! Rendering of counterexample steps: who moved, which statement (with its operands
 //! evaluated), and the state of the barrier it touched; folding of runs of identical steps.
 
+use super::PhaseModel;
 use super::code::Instr;
 use super::exec::{peek_bar, pipe_wait};
 use super::state::*;
-use super::PhaseModel;
 use crate::report::{Actor, TraceStep};
 use protocols::ir::{ObjRef, Op};
 
@@ -42,7 +42,11 @@ pub fn fold_names(m: &PhaseModel, ids: &[u32]) -> String {
         if i == j {
             parts.push(a.name.clone());
         } else if let Some(r) = a.role {
-            let prefix = a.name.rsplit_once(&format!("{}[", m.program.role(r).name)).map(|x| x.0).unwrap_or("");
+            let prefix = a
+                .name
+                .rsplit_once(&format!("{}[", m.program.role(r).name))
+                .map(|x| x.0)
+                .unwrap_or("");
             parts.push(format!(
                 "{prefix}{}[{}..{}]",
                 m.program.role(r).name,
@@ -90,7 +94,11 @@ pub fn bar_state(m: &PhaseModel, s: &State, b: u32) -> String {
 
 /// What an action is about to do, described on the state before it: (actor, name, span, op
 /// text, touched barrier).
-pub fn describe(m: &PhaseModel, s: &State, action: u32) -> (Actor, String, protocols::Span, String, Option<u32>) {
+pub fn describe(
+    m: &PhaseModel,
+    s: &State,
+    action: u32,
+) -> (Actor, String, protocols::Span, String, Option<u32>) {
     let n = m.nthreads();
     if action >= n {
         let ev = s.events[(action - n) as usize];
@@ -112,11 +120,16 @@ pub fn describe(m: &PhaseModel, s: &State, action: u32) -> (Actor, String, proto
                     },
                     format!("tma({})", ti.name),
                     m.code_of(issuer).instrs[pc as usize].span(),
-                    format!("lands {bytes} bytes in {} and completes tx on {}", m.buf_names[buf as usize], m.bar_names[bar as usize]),
+                    format!(
+                        "lands {bytes} bytes in {} and completes tx on {}",
+                        m.buf_names[buf as usize], m.bar_names[bar as usize]
+                    ),
                     Some(bar),
                 )
             }
-            Event::CpArrive { thread, bar, pc, .. } => {
+            Event::CpArrive {
+                thread, bar, pc, ..
+            } => {
                 let ti = &m.threads[thread as usize];
                 (
                     Actor::Async {
@@ -153,7 +166,10 @@ pub fn describe(m: &PhaseModel, s: &State, action: u32) -> (Actor, String, proto
             };
             let kw = op.keyword();
             match op {
-                Op::Init { bar, count } => (format!("init {}, {}", objref(m, s, action, bar), ev(count)), peek_bar(m, s, action, bar)),
+                Op::Init { bar, count } => (
+                    format!("init {}, {}", objref(m, s, action, bar), ev(count)),
+                    peek_bar(m, s, action, bar),
+                ),
                 Op::Arrive { bar, count, .. } => (
                     match count {
                         Some(c) => format!("arrive {}, {}", objref(m, s, action, bar), ev(c)),
@@ -161,37 +177,64 @@ pub fn describe(m: &PhaseModel, s: &State, action: u32) -> (Actor, String, proto
                     },
                     peek_bar(m, s, action, bar),
                 ),
-                Op::ArriveExpectTx { bar, bytes, .. } | Op::ExpectTx { bar, bytes } | Op::CompleteTx { bar, bytes } => {
-                    (format!("{kw} {}, {}", objref(m, s, action, bar), ev(bytes)), peek_bar(m, s, action, bar))
-                }
+                Op::ArriveExpectTx { bar, bytes, .. }
+                | Op::ExpectTx { bar, bytes }
+                | Op::CompleteTx { bar, bytes } => (
+                    format!("{kw} {}, {}", objref(m, s, action, bar), ev(bytes)),
+                    peek_bar(m, s, action, bar),
+                ),
                 Op::WaitParity { bar, parity, .. } => (
                     format!("wait {} parity {}", objref(m, s, action, bar), ev(parity)),
                     peek_bar(m, s, action, bar),
                 ),
                 Op::TestWait { bar, parity, .. } => (
-                    format!("test_wait {} parity {}", objref(m, s, action, bar), ev(parity)),
+                    format!(
+                        "test_wait {} parity {}",
+                        objref(m, s, action, bar),
+                        ev(parity)
+                    ),
                     peek_bar(m, s, action, bar),
                 ),
-                Op::Inval { bar } | Op::ArriveDrop { bar, .. } | Op::WaitToken { bar, .. } | Op::ArriveAndWait { bar } | Op::CpAsyncArrive { bar, .. } => {
-                    (format!("{kw} {}", objref(m, s, action, bar)), peek_bar(m, s, action, bar))
-                }
-                Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } | Op::TmaStore { src: buf } | Op::CpAsync { dst: buf } => {
-                    (format!("{kw} {}", objref(m, s, action, buf)), None)
-                }
-                Op::Store { global } | Op::Load { global } | Op::StoreRelease { global, .. } | Op::LoadAcquire { global, .. } => {
+                Op::Inval { bar }
+                | Op::ArriveDrop { bar, .. }
+                | Op::WaitToken { bar, .. }
+                | Op::ArriveAndWait { bar }
+                | Op::CpAsyncArrive { bar, .. } => (
+                    format!("{kw} {}", objref(m, s, action, bar)),
+                    peek_bar(m, s, action, bar),
+                ),
+                Op::Read { buf }
+                | Op::Write { buf }
+                | Op::Mma { buf }
+                | Op::TmaStore { src: buf }
+                | Op::CpAsync { dst: buf } => (format!("{kw} {}", objref(m, s, action, buf)), None),
+                Op::Store { global }
+                | Op::Load { global }
+                | Op::StoreRelease { global, .. }
+                | Op::LoadAcquire { global, .. } => {
                     (format!("{kw} {}", objref(m, s, action, global)), None)
                 }
-                Op::Tma { dst, bar, bytes, multicast } => (
+                Op::Tma {
+                    dst,
+                    bar,
+                    bytes,
+                    multicast,
+                } => (
                     format!(
                         "tma {} -> {}, {}{}",
                         objref(m, s, action, dst),
                         objref(m, s, action, bar),
                         ev(bytes),
-                        multicast.as_ref().map(|e| format!(" multicast {}", ev(e))).unwrap_or_default()
+                        multicast
+                            .as_ref()
+                            .map(|e| format!(" multicast {}", ev(e)))
+                            .unwrap_or_default()
                     ),
                     peek_bar(m, s, action, bar),
                 ),
-                Op::ProducerAcquire { pipe } | Op::ConsumerWait { pipe } | Op::ConsumerWaitPrior { pipe, .. } => (
+                Op::ProducerAcquire { pipe }
+                | Op::ConsumerWait { pipe }
+                | Op::ConsumerWaitPrior { pipe, .. } => (
                     format!("{kw} {}", objref(m, s, action, pipe)),
                     pipe_wait(m, s, action, op).map(|x| x.0),
                 ),
@@ -199,7 +242,11 @@ pub fn describe(m: &PhaseModel, s: &State, action: u32) -> (Actor, String, proto
                     (format!("{kw} {}", objref(m, s, action, pipe)), None)
                 }
                 Op::MemcpyAsync { dst, pipe } => (
-                    format!("memcpy_async {} -> {}", objref(m, s, action, dst), objref(m, s, action, pipe)),
+                    format!(
+                        "memcpy_async {} -> {}",
+                        objref(m, s, action, dst),
+                        objref(m, s, action, pipe)
+                    ),
                     None,
                 ),
                 Op::WaitGroup { n } | Op::BulkWaitRead { n } => (format!("{kw} {}", ev(n)), None),
@@ -217,10 +264,10 @@ pub fn fold(m: &PhaseModel, steps: Vec<(TraceStep, Option<u32>)>) -> Vec<TraceSt
     for (step, thread) in steps {
         if let (Some(t), Some((last, ids))) = (thread, out.last_mut()) {
             let role = m.threads[t as usize].role;
-            let same = ids
-                .first()
-                .is_some_and(|&u| m.threads[u as usize].role == role && m.threads[u as usize].kernel == m.threads[t as usize].kernel)
-                && last.span == step.span
+            let same = ids.first().is_some_and(|&u| {
+                m.threads[u as usize].role == role
+                    && m.threads[u as usize].kernel == m.threads[t as usize].kernel
+            }) && last.span == step.span
                 && last.op == step.op
                 && !ids.contains(&t);
             if same {

@@ -182,7 +182,10 @@ __device__ __forceinline__ pc_u64 pc_mb_raw(pc_u64* b) { return *(volatile pc_u6
 // ---- mbarrier (inline PTX) ----
 __device__ __forceinline__ void pc_mb_init(Pc& pc, pc_u64* b, long long count, pc_u32 obj) {
   if (pc.dead) return;
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(pc_smem(b)), "r"((pc_u32)count) : "memory");
+  // NVRTC 13.0 crashes (SIGSEGV) compiling `mbarrier.init` with a count it can prove is 0:
+  // add a run-time zero (the budget is positive) so the count is never a known constant.
+  pc_u32 c = (pc_u32)count + (pc_u32)((pc_u64)pc.budget >> 63);
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(pc_smem(b)), "r"(c) : "memory");
   pc.out[PC_OUT_INIT + 2 * obj] = (pc_u64)count;
 }
 __device__ __forceinline__ void pc_mb_inval(Pc& pc, pc_u64* b) {
