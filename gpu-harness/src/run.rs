@@ -273,7 +273,7 @@ impl Gpu {
             .stream
             .clone_htod(&init)
             .map_err(driver("copying the result buffer"))?;
-        let per_block = lowered.staging_bytes as usize + 8 * lowered.objects as usize;
+        let per_block = lowered.staging_bytes as usize;
         let staging = self
             .stream
             .alloc_zeros::<u8>(per_block * params.blocks as usize)

@@ -51,12 +51,18 @@ pub struct FindingResult {
     pub trials_showing: u64,
     pub seconds: f64,
     pub trace_steps: usize,
+    /// The GPU context is lost (a fault or a stuck hardware barrier): later findings of the
+    /// file cannot be replayed in this process.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stuck: bool,
 }
 
 #[derive(Serialize)]
 struct ConfirmReport {
     file: String,
     device: String,
+    /// Seconds the checker took to find the counterexamples (CPU).
+    check_seconds: f64,
     findings: Vec<FindingResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fuzz: Option<fuzz::FuzzSummary>,
@@ -119,15 +125,40 @@ fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Vec<Seq
     Ok(steps)
 }
 
+/// The thread whose next step (after the finding's schedule) executes statement `stmt`.
+fn next_access(program: &Program, lowered: &Lowered, f: &Finding, stmt: u32) -> Option<SeqStep> {
+    let kernel = &program.kernels[0];
+    let nthreads = kernel.block * kernel.cluster;
+    let options = checker::CheckOptions::default();
+    for actor in 0..nthreads.min(1024) {
+        let mut sched = f.schedule.clone();
+        sched.0.push(actor);
+        if let Ok(r) = checker::replay(program, &options, &sched) {
+            if r.trace.last().and_then(|t| stmt_of(lowered, t.span)) == Some(stmt) {
+                return Some(SeqStep {
+                    cta: actor / kernel.block,
+                    tid: actor % kernel.block,
+                    stmt,
+                });
+            }
+        }
+    }
+    None
+}
+
 /// For a race: the earlier access to hold open (the labelled one) and the racing access.
 fn race_pair(lowered: &Lowered, f: &Finding, steps: &[SeqStep]) -> (Option<usize>, Option<usize>) {
     let Some(last) = steps.len().checked_sub(1) else {
         return (None, None);
     };
     let final_stmt = stmt_of(lowered, f.span);
-    let final_idx = final_stmt
-        .and_then(|s| steps.iter().rposition(|st| st.stmt == s))
-        .unwrap_or(last);
+    let final_idx = if final_stmt.is_some_and(|s| steps[last].stmt == s) {
+        last
+    } else {
+        final_stmt
+            .and_then(|s| steps.iter().rposition(|st| st.stmt == s))
+            .unwrap_or(last)
+    };
     let label_stmts: Vec<u32> = f
         .labels
         .iter()
@@ -162,7 +193,7 @@ impl Replayer<'_> {
             delay_max_ns: self.gpu_args.delay_ns,
             delay_every: self.gpu_args.delay_every.max(1),
             budget_cycles: self.gpu_args.wait_cycles,
-            timeout: Duration::from_secs(60),
+            timeout: Duration::from_secs(10),
         };
         let (r, _) = self.gpu.launch(self.kernel, self.lowered, &params, table)?;
         Ok((r, trials))
@@ -317,6 +348,7 @@ fn replay_finding(
         trials_showing: 0,
         seconds: 0.0,
         trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+        stuck: false,
     };
     let steps = match steps_of(program, lowered, f) {
         Ok(s) => s,
@@ -326,6 +358,19 @@ fn replay_finding(
             return Ok(res);
         }
     };
+    let mut steps = steps;
+    // A race may be reported before its second access runs (the access is enabled, the trace
+    // stops before it): find, with the checker's replay, the thread whose next step is that
+    // access, and replay it too, so that it can overlap the first.
+    if f.class() == Class::Race && f.rule.name != "stale-phase" {
+        if let Some(s) = stmt_of(lowered, f.span) {
+            if steps.last().is_none_or(|l| l.stmt != s) {
+                if let Some(extra) = next_access(program, lowered, f, s) {
+                    steps.push(extra);
+                }
+            }
+        }
+    }
     let (held, partner) = if f.class() == Class::Race && f.rule.name != "stale-phase" {
         race_pair(lowered, f, &steps)
     } else {
@@ -343,6 +388,17 @@ fn replay_finding(
                 res.outcome = Outcome::Confirmed;
                 res.detail = format!("the kernel faulted ({what}: {error})");
                 res.seconds = t0.elapsed().as_secs_f64();
+                res.stuck = true;
+                return Ok(res);
+            }
+            Err(RunError::Stuck { seconds }) if f.class() != Class::Race => {
+                res.outcome = Outcome::Confirmed;
+                res.detail = format!(
+                    "the kernel hung in a hardware barrier that cannot be bounded (syncthreads, \
+                     bar.sync, barrier.cluster) for {seconds:.0} s; the process ends to free the GPU"
+                );
+                res.seconds = t0.elapsed().as_secs_f64();
+                res.stuck = true;
                 return Ok(res);
             }
             Err(e) => return Err(e),
@@ -380,7 +436,11 @@ fn replay_finding(
 fn render(report: &ConfirmReport) -> String {
     use std::fmt::Write;
     let mut o = String::new();
-    let _ = writeln!(o, "confirm {} on {}", report.file, report.device);
+    let _ = writeln!(
+        o,
+        "confirm {} on {} (checker: {:.2} s)",
+        report.file, report.device, report.check_seconds
+    );
     for r in &report.findings {
         let _ = writeln!(
             o,
@@ -411,7 +471,9 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         Ok(x) => x,
         Err(code) => return code,
     };
+    let t_check = Instant::now();
     let report = checker::check(&program, &checker::CheckOptions::default());
+    let check_seconds = t_check.elapsed().as_secs_f64();
     let errors: Vec<&Finding> = report
         .findings
         .iter()
@@ -424,6 +486,35 @@ pub fn run(args: &ConfirmArgs) -> Exit {
     };
     let lowered = match lower::lower(&program, Some(&file), &LowerOptions { mode }) {
         Ok(l) => l,
+        Err(e) if !errors.is_empty() => {
+            // Nothing to run: every finding is "not observable" for the same reason.
+            report_lower_error(&file, &e);
+            let out = ConfirmReport {
+                file: file.name.clone(),
+                device: "none (not lowered)".into(),
+                check_seconds,
+                findings: errors
+                    .iter()
+                    .map(|f| FindingResult {
+                        rule: f.rule.name.to_string(),
+                        code: f.rule.code.to_string(),
+                        class: f.class().as_str().to_string(),
+                        line: file.line_col(f.span.start).line,
+                        statement: fuzz::stmt_text(&file, f.span),
+                        outcome: Outcome::NotObservable,
+                        detail: format!("the protocol cannot be lowered: {}", e.message),
+                        trials: 0,
+                        trials_showing: 0,
+                        seconds: 0.0,
+                        trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+                        stuck: false,
+                    })
+                    .collect(),
+                fuzz: None,
+            };
+            print_report(args.format, &out);
+            return Exit::Clean;
+        }
         Err(e) => {
             report_lower_error(&file, &e);
             return Exit::BadInput;
@@ -440,6 +531,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
     let mut out = ConfirmReport {
         file: file.name.clone(),
         device: format!("{} (device {})", gpu.device_name, gpu.ordinal),
+        check_seconds,
         findings: Vec::new(),
         fuzz: None,
     };
@@ -474,6 +566,16 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         };
         for f in &errors {
             match replay_finding(&rp, &program, &file, f, args.seconds) {
+                Ok(r) if r.stuck => {
+                    out.findings.push(r);
+                    print_report(args.format, &out);
+                    eprintln!(
+                        "note: the GPU context is lost; the remaining findings of {} were not replayed",
+                        file.name
+                    );
+                    // The kernel may still run: ending the process tears its context down.
+                    std::process::exit(Exit::Findings as i32);
+                }
                 Ok(r) => out.findings.push(r),
                 Err(e) => {
                     print_report(args.format, &out);

@@ -126,6 +126,11 @@ impl Layout {
         })
     }
 
+    /// Bytes between two blocks' staging areas: fills, stores and globals, 128-aligned.
+    pub fn staging_stride(&self, objects: usize) -> u32 {
+        (self.staging_bytes + 8 * objects as u32).div_ceil(128) * 128
+    }
+
     pub fn buffer(&self, object: u32) -> Option<&BufferInfo> {
         self.buffers.iter().find(|b| b.object == object)
     }

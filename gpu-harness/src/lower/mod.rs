@@ -59,7 +59,8 @@ pub struct Lowered {
     pub buffers: Vec<BufferInfo>,
     /// Number of objects (size of the per-object arrival counters).
     pub objects: u32,
-    /// Global staging bytes each block needs (sources of TMA / cp.async fills).
+    /// Global staging bytes each block needs (fills, stores, globals), 128-aligned: the
+    /// distance between two blocks' staging areas.
     pub staging_bytes: u32,
     /// Static arrival counts of pipeline stage barriers, `(object, produced, consumed)`; the
     /// host writes them into the init-count slots (libcu++ initialises those barriers).
@@ -143,7 +144,7 @@ pub fn lower(
         stmts: layout.stmts.clone(),
         buffers: layout.buffers.clone(),
         objects: program.objects.len() as u32,
-        staging_bytes: layout.staging_bytes,
+        staging_bytes: layout.staging_stride(program.objects.len()),
         pipeline_counts,
         shared_bytes: layout.shared_bytes,
     })

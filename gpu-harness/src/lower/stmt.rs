@@ -148,7 +148,7 @@ impl<'a> Gen<'a> {
                         out,
                         &format!(
                             "volatile pc_u64* {name} = (volatile pc_u64*)(staging + (size_t)blockIdx.x * {} + {});  // global",
-                            self.layout.staging_bytes + 8 * p.objects.len() as u32,
+                            self.layout.staging_stride(p.objects.len()),
                             self.layout.staging_bytes + 8 * i as u32
                         ),
                     );
@@ -202,7 +202,8 @@ impl<'a> Gen<'a> {
         self.line(out, "(void)lane; (void)warp; (void)nthreads; (void)ncta;");
         self.line(out, "Pc pc;");
         self.line(out, "pc.out = out;");
-        let per_block = self.layout.staging_bytes + 8 * p.objects.len() as u32;
+        // Each block's staging area starts 128-byte aligned (bulk copies need 16).
+        let per_block = self.layout.staging_stride(p.objects.len());
         self.line(
             out,
             &format!("pc.staging = staging + (size_t)blockIdx.x * {per_block};"),
