@@ -72,20 +72,30 @@ PY
 fi
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
-  files=$(grep -l "^expect ok" -r corpus --include='*.phase' | sort)
+  # One job per `expect ok` line, with that line's parameters.
+  python3 - > "$LOGS/fuzz_jobs.txt" <<'PY'
+import pathlib, re
+for f in sorted(pathlib.Path("corpus").rglob("*.phase")):
+    for i, line in enumerate(f.read_text().splitlines()):
+        m = re.match(r"\s*expect\s+ok\b(?:\s+with\s+(.*))?", line.split("#")[0])
+        if m:
+            params = " ".join("--param %s" % p.replace(" ", "") for p in (m.group(1) or "").split(",") if p.strip())
+            print("%s|%d|%s" % (f, i + 1, params))
+PY
   run_one() {
-    f=$1; n=$(echo "$f" | tr '/' '_')
-    timeout $((FUZZ_SECONDS + 120)) "$B" fuzz "$f" --seconds "$FUZZ_SECONDS" --quiet --format json > "$LOGS/fuzz_$n.json" 2> "$LOGS/fuzz_$n.err"
+    IFS='|' read -r f line params <<< "$1"
+    n=$(echo "$f" | tr '/' '_')_$line
+    timeout $((FUZZ_SECONDS + 120)) "$B" fuzz "$f" $params --seconds "$FUZZ_SECONDS" --quiet --format json > "$LOGS/fuzz_$n.json" 2> "$LOGS/fuzz_$n.err"
     echo "$? $f" > "$LOGS/fuzz_$n.rc"
   }
   export -f run_one; export B LOGS FUZZ_SECONDS
-  echo "$files" | xargs -P "$JOBS" -I{} bash -c 'run_one {}'
-  for f in $files; do
-    n=$(echo "$f" | tr '/' '_')
+  tr '\n' '\0' < "$LOGS/fuzz_jobs.txt" | xargs -0 -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
+  while IFS='|' read -r f line params; do
+    n=$(echo "$f" | tr '/' '_')_$line
     rc=$(cut -d' ' -f1 "$LOGS/fuzz_$n.rc" 2>/dev/null || echo "?")
     res=$(python3 -c "import json; d=json.load(open('$LOGS/fuzz_$n.json')); print('%d trials, %d hang rows, %d stale rows, %.2e phases/s' % (d['trials'], len(d['hangs']), len(d['stale_reads']), d['phases_per_second']))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/fuzz_$n.err" | tr '\n' ' ')")
-    note "FUZZ $f (exit $rc): $res"
-  done
+    note "FUZZ $f:$line $params (exit $rc): $res"
+  done < "$LOGS/fuzz_jobs.txt"
 fi
 
 if [ "${SKIP_TESTS:-0}" != 1 ] && command -v cargo >/dev/null; then

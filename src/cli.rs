@@ -192,6 +192,10 @@ pub struct ConfirmArgs {
     /// Fuzzing time for files without error-level findings.
     #[arg(long, default_value_t = 10.0)]
     pub fuzz_seconds: f64,
+    /// Replay only the N-th error-level finding, in this process (each finding is replayed in
+    /// a child process of its own, so that a stuck kernel cannot take the others with it).
+    #[arg(long, hide = true)]
+    pub finding: Option<usize>,
     #[command(flatten)]
     pub gpu: GpuArgs,
     #[arg(long, value_enum, default_value_t = Format::Human)]

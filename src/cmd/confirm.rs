@@ -19,7 +19,7 @@ use serde::Serialize;
 use std::time::{Duration, Instant};
 
 /// What the hardware showed for one finding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
     Confirmed,
@@ -37,7 +37,7 @@ impl Outcome {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct FindingResult {
     pub rule: String,
     pub code: String,
@@ -53,7 +53,7 @@ pub struct FindingResult {
     pub trace_steps: usize,
     /// The GPU context is lost (a fault or a stuck hardware barrier): later findings of the
     /// file cannot be replayed in this process.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub stuck: bool,
 }
 
@@ -125,21 +125,28 @@ fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Vec<Seq
     Ok(steps)
 }
 
-/// The thread whose next step (after the finding's schedule) executes statement `stmt`.
-fn next_access(program: &Program, lowered: &Lowered, f: &Finding, stmt: u32) -> Option<SeqStep> {
+/// The thread whose next step after `schedule` executes statement `stmt`, and its actor.
+fn next_access(
+    program: &Program,
+    lowered: &Lowered,
+    schedule: &checker::Schedule,
+    stmt: u32,
+    not_actor: Option<u32>,
+) -> Option<(SeqStep, u32)> {
     let kernel = &program.kernels[0];
     let nthreads = kernel.block * kernel.cluster;
     let options = checker::CheckOptions::default();
-    for actor in 0..nthreads.min(1024) {
-        let mut sched = f.schedule.clone();
+    for actor in (0..nthreads.min(1024)).filter(|a| Some(*a) != not_actor) {
+        let mut sched = schedule.clone();
         sched.0.push(actor);
         if let Ok(r) = checker::replay(program, &options, &sched) {
             if r.trace.last().and_then(|t| stmt_of(lowered, t.span)) == Some(stmt) {
-                return Some(SeqStep {
+                let step = SeqStep {
                     cta: actor / kernel.block,
                     tid: actor % kernel.block,
                     stmt,
-                });
+                };
+                return Some((step, actor));
             }
         }
     }
@@ -359,20 +366,36 @@ fn replay_finding(
         }
     };
     let mut steps = steps;
-    // A race may be reported before its second access runs (the access is enabled, the trace
-    // stops before it): find, with the checker's replay, the thread whose next step is that
-    // access, and replay it too, so that it can overlap the first.
+    let mut pair = None;
+    // A race may be reported before its accesses run (they are enabled, the trace stops
+    // before them): find, with the checker's replay, the thread whose next step is the
+    // access, and replay it too; when the other (labelled) access is another thread's next
+    // step as well, replay it after, with the first held open across it.
     if f.class() == Class::Race && f.rule.name != "stale-phase" {
         if let Some(s) = stmt_of(lowered, f.span) {
             if steps.last().is_none_or(|l| l.stmt != s) {
-                if let Some(extra) = next_access(program, lowered, f, s) {
+                if let Some((extra, actor)) = next_access(program, lowered, &f.schedule, s, None) {
                     steps.push(extra);
+                    let mut sched = f.schedule.clone();
+                    sched.0.push(actor);
+                    for l in &f.labels {
+                        let Some(ls) = stmt_of(lowered, l.span) else {
+                            continue;
+                        };
+                        if let Some((other, _)) =
+                            next_access(program, lowered, &sched, ls, Some(actor))
+                        {
+                            steps.push(other);
+                            pair = Some((Some(steps.len() - 2), Some(steps.len() - 1)));
+                            break;
+                        }
+                    }
                 }
             }
         }
     }
     let (held, partner) = if f.class() == Class::Race && f.rule.name != "stale-phase" {
-        race_pair(lowered, f, &steps)
+        pair.unwrap_or_else(|| race_pair(lowered, f, &steps))
     } else {
         (None, None)
     };
@@ -391,8 +414,12 @@ fn replay_finding(
                 res.stuck = true;
                 return Ok(res);
             }
-            Err(RunError::Stuck { seconds }) if f.class() != Class::Race => {
-                res.outcome = Outcome::Confirmed;
+            Err(RunError::Stuck { seconds }) => {
+                res.outcome = if f.class() == Class::Race {
+                    Outcome::NotObserved
+                } else {
+                    Outcome::Confirmed
+                };
                 res.detail = format!(
                     "the kernel hung in a hardware barrier that cannot be bounded (syncthreads, \
                      bar.sync, barrier.cluster) for {seconds:.0} s; the process ends to free the GPU"
@@ -484,6 +511,9 @@ pub fn run(args: &ConfirmArgs) -> Exit {
     } else {
         Mode::Confirm
     };
+    if !errors.is_empty() && args.finding.is_none() {
+        return run_children(args, &file, &errors, check_seconds);
+    }
     let lowered = match lower::lower(&program, Some(&file), &LowerOptions { mode }) {
         Ok(l) => l,
         Err(e) if !errors.is_empty() => {
@@ -564,7 +594,11 @@ pub fn run(args: &ConfirmArgs) -> Exit {
             lowered: &lowered,
             gpu_args: &args.gpu,
         };
-        for f in &errors {
+        let only: Vec<&&Finding> = match args.finding {
+            Some(i) => errors.get(i).into_iter().collect(),
+            None => errors.iter().collect(),
+        };
+        for f in only {
             match replay_finding(&rp, &program, &file, f, args.seconds) {
                 Ok(r) if r.stuck => {
                     out.findings.push(r);
@@ -597,5 +631,90 @@ fn print_report(format: Format, out: &ConfirmReport) {
             "{}",
             serde_json::to_string_pretty(out).expect("JSON values serialize")
         ),
+    }
+}
+
+/// Replay each finding in a child process (`--finding N`): a kernel stuck in a hardware
+/// barrier can only be ended with its process, and must not take the other findings with it.
+fn run_children(
+    args: &ConfirmArgs,
+    file: &SourceFile,
+    errors: &[&Finding],
+    check_seconds: f64,
+) -> Exit {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot find the phasecheck executable: {e}");
+            return Exit::BadInput;
+        }
+    };
+    let mut out = ConfirmReport {
+        file: file.name.clone(),
+        device: String::new(),
+        check_seconds,
+        findings: Vec::new(),
+        fuzz: None,
+    };
+    for (i, f) in errors.iter().enumerate() {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("confirm")
+            .arg(&args.file)
+            .args(["--format", "json", "--finding", &i.to_string()])
+            .args(["--seconds", &args.seconds.to_string()])
+            .args(["--device", &args.gpu.device.to_string()])
+            .args(["--delay-ns", &args.gpu.delay_ns.to_string()])
+            .args(["--delay-every", &args.gpu.delay_every.to_string()])
+            .args(["--wait-cycles", &args.gpu.wait_cycles.to_string()]);
+        for (k, v) in &args.params {
+            cmd.args(["--param", &format!("{k}={v}")]);
+        }
+        let res = match cmd.output() {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("error: cannot run {}: {e}", exe.display());
+                return Exit::BadInput;
+            }
+        };
+        if res.status.code() == Some(2) {
+            // The child could not use the GPU (or CUDA is missing): say why, once.
+            eprint!("{}", String::from_utf8_lossy(&res.stderr));
+            return Exit::BadInput;
+        }
+        let parsed: Option<serde_json::Value> = serde_json::from_slice(&res.stdout).ok();
+        let device = parsed
+            .as_ref()
+            .and_then(|v| v["device"].as_str())
+            .map(str::to_string);
+        let result = parsed
+            .as_ref()
+            .and_then(|v| v["findings"].get(0).cloned())
+            .and_then(|v| serde_json::from_value::<FindingResult>(v).ok());
+        if let Some(d) = device {
+            out.device = d;
+        }
+        out.findings.push(result.unwrap_or_else(|| FindingResult {
+            rule: f.rule.name.to_string(),
+            code: f.rule.code.to_string(),
+            class: f.class().as_str().to_string(),
+            line: file.line_col(f.span.start).line,
+            statement: fuzz::stmt_text(file, f.span),
+            outcome: Outcome::NotObserved,
+            detail: format!(
+                "the replay ended without a result: {}",
+                String::from_utf8_lossy(&res.stderr).trim()
+            ),
+            trials: 0,
+            trials_showing: 0,
+            seconds: 0.0,
+            trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+            stuck: false,
+        }));
+    }
+    print_report(args.format, &out);
+    if out.findings.iter().any(|f| f.outcome == Outcome::Confirmed) {
+        Exit::Findings
+    } else {
+        Exit::Clean
     }
 }
