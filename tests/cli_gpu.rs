@@ -45,7 +45,12 @@ fn lower_writes_the_output_file() {
         .arg(&cu)
         .output()
         .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&cu).expect("written");
     assert!(text.contains("__cluster_dims__(2, 1, 1)"));
     assert!(text.contains("multicast::cluster"));
@@ -162,7 +167,8 @@ fn gpu_confirm_confirms_the_wrong_parity_deadlock() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let f = v["findings"].as_array().expect("findings");
     assert!(
-        f.iter().any(|x| x["class"] == "deadlock" && x["outcome"] == "confirmed"),
+        f.iter()
+            .any(|x| x["class"] == "deadlock" && x["outcome"] == "confirmed"),
         "{v}"
     );
 }

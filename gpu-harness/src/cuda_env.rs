@@ -69,7 +69,7 @@ pub fn toolkit_roots() -> Vec<PathBuf> {
                 .collect()
         })
         .unwrap_or_default();
-    versioned.sort_by(|a, b| version_key(b).cmp(&version_key(a)));
+    versioned.sort_by_key(|p| std::cmp::Reverse(version_key(p)));
     roots.extend(versioned);
     roots.push(PathBuf::from("/opt/cuda"));
     let mut seen = Vec::new();
@@ -298,10 +298,11 @@ static LOADED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// name, and would not find it outside the loader's search path).
 pub fn preload(nvrtc: &Path, libcuda: Option<&Path>) -> Result<(), String> {
     let mut paths = Vec::new();
-    if let Some(dir) = nvrtc.parent() {
-        if let Some(b) = find_in(&[dir.to_path_buf()], &[], &["libnvrtc-builtins.so."]) {
-            paths.push(b);
-        }
+    if let Some(b) = nvrtc
+        .parent()
+        .and_then(|dir| find_in(&[dir.to_path_buf()], &[], &["libnvrtc-builtins.so."]))
+    {
+        paths.push(b);
     }
     paths.push(nvrtc.to_path_buf());
     if let Some(c) = libcuda {

@@ -237,7 +237,7 @@ impl LaunchResult {
         self.arrivals
             .iter()
             .zip(&self.init_counts)
-            .map(|(&a, &c)| if c == 0 { 0 } else { a / c })
+            .map(|(&a, &c)| a.checked_div(c).unwrap_or(0))
             .sum()
     }
 }

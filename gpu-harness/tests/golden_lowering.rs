@@ -1,11 +1,13 @@
 //! Golden output of the lowering (the kernel after the shared prelude), on the CPU.
 
-use gpu_harness::lower::{lower, LowerOptions, Mode};
+use gpu_harness::lower::{LowerOptions, Mode, lower};
 use protocols::SourceFile;
 use std::path::Path;
 
 fn lowered(name: &str, mode: Mode) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let text = std::fs::read_to_string(&path).expect("fixture");
     let file = SourceFile::new(format!("tests/fixtures/{name}"), text);
     let program = protocols::load(&file, &[]).expect("fixture loads");
@@ -33,7 +35,10 @@ fn double_buffer_confirm_mode_differs_only_in_the_switch() {
     let fuzz = lowered("double_buffer.phase", Mode::Fuzz);
     let confirm = lowered("double_buffer.phase", Mode::Confirm);
     assert!(confirm.contains("#define PC_CONFIRM 1"));
-    assert_eq!(fuzz.replace("#define PC_CONFIRM 0", "#define PC_CONFIRM 1"), confirm);
+    assert_eq!(
+        fuzz.replace("#define PC_CONFIRM 0", "#define PC_CONFIRM 1"),
+        confirm
+    );
 }
 
 #[test]

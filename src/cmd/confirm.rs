@@ -394,6 +394,30 @@ fn replay_finding(
             }
         }
     }
+    // Against an async fill (TMA, cp.async, memcpy_async) the copy engine writes later: hold
+    // the other (labelled) access open while the copy lands.
+    let async_fill = stmt_of(lowered, f.span).is_some_and(|s| {
+        matches!(
+            lowered.stmts[s as usize].keyword,
+            "tma" | "cp_async" | "memcpy_async"
+        )
+    });
+    if async_fill && f.class() == Class::Race {
+        pair = None;
+        let label = f.labels.iter().find_map(|l| stmt_of(lowered, l.span));
+        if let Some(ls) = label {
+            let held = match steps.iter().rposition(|st| st.stmt == ls) {
+                Some(h) => Some(h),
+                None => next_access(program, lowered, &f.schedule, ls, None).map(|(st, _)| {
+                    steps.push(st);
+                    steps.len() - 1
+                }),
+            };
+            if held.is_some() {
+                pair = Some((held, None));
+            }
+        }
+    }
     let (held, partner) = if f.class() == Class::Race && f.rule.name != "stale-phase" {
         pair.unwrap_or_else(|| race_pair(lowered, f, &steps))
     } else {

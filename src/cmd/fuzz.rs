@@ -242,7 +242,7 @@ impl<'a> Accumulator<'a> {
                     )
                 }
             }
-            _ => format!("{who}"),
+            _ => who,
         }
     }
 

@@ -62,11 +62,9 @@ impl Layout {
             .filter(|o| o.kind == ObjectKind::Buffer)
             .map(|o| o.count())
             .sum();
-        let cap = if instances == 0 {
-            BUFFER_BUDGET
-        } else {
-            (BUFFER_BUDGET / instances / 16 * 16).max(16)
-        };
+        let cap = BUFFER_BUDGET
+            .checked_div(instances)
+            .map_or(BUFFER_BUDGET, |per| (per / 16 * 16).max(16));
         let mut buffers = Vec::new();
         let mut staging = 0u32;
         let mut shared = 0u32;

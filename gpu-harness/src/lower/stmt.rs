@@ -5,7 +5,7 @@ use super::layout::{Layout, MAX_WORDS};
 use super::{LowerError, Mode, unsupported};
 use protocols::SourceFile;
 use protocols::ir::{
-    Kernel, LocalKind, MemScope, ObjRef, ObjectKind, Op, PipelineKind, Program, Stmt, StmtKind,
+    Kernel, MemScope, ObjRef, ObjectKind, Op, PipelineKind, Program, Stmt, StmtKind,
 };
 use std::fmt::Write;
 
@@ -357,7 +357,7 @@ impl<'a> Gen<'a> {
     /// they use only builtins and params (evaluated once at entry, when the pipeline is made).
     fn producer_condition(&self, pipe: u32, body: &[Stmt]) -> Option<String> {
         let mut conds = Vec::new();
-        collect_producer_roles(self.program, pipe, body, &mut conds);
+        collect_producer_roles(pipe, body, &mut conds);
         if conds.is_empty() {
             return None;
         }
@@ -1186,19 +1186,14 @@ fn uses_local(e: &protocols::ir::Expr) -> bool {
 }
 
 /// Conditions of the `role` statements whose bodies use producer operations of `pipe`.
-fn collect_producer_roles<'p>(
-    program: &'p Program,
-    pipe: u32,
-    body: &'p [Stmt],
-    out: &mut Vec<&'p protocols::ir::Expr>,
-) {
+fn collect_producer_roles<'p>(pipe: u32, body: &'p [Stmt], out: &mut Vec<&'p protocols::ir::Expr>) {
     for s in body {
         match &s.kind {
             StmtKind::Role { cond, body, .. } => {
                 if produces(pipe, body) {
                     out.push(cond);
                 } else {
-                    collect_producer_roles(program, pipe, body, out);
+                    collect_producer_roles(pipe, body, out);
                 }
             }
             StmtKind::If {
@@ -1206,12 +1201,12 @@ fn collect_producer_roles<'p>(
                 else_body,
                 ..
             } => {
-                collect_producer_roles(program, pipe, then_body, out);
-                collect_producer_roles(program, pipe, else_body, out);
+                collect_producer_roles(pipe, then_body, out);
+                collect_producer_roles(pipe, else_body, out);
             }
             StmtKind::For { body, .. }
             | StmtKind::While { body, .. }
-            | StmtKind::Elect { body } => collect_producer_roles(program, pipe, body, out),
+            | StmtKind::Elect { body } => collect_producer_roles(pipe, body, out),
             _ => {}
         }
     }
@@ -1233,9 +1228,4 @@ fn produces(pipe: u32, body: &[Stmt]) -> bool {
         | StmtKind::Elect { body } => produces(pipe, body),
         _ => false,
     })
-}
-
-#[allow(dead_code)]
-fn is_token(program: &Program, l: protocols::ir::LocalId) -> bool {
-    program.local(l).kind == LocalKind::Token
 }
