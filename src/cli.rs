@@ -38,6 +38,14 @@ pub enum Command {
     Rules(RulesArgs),
     /// Print a rule's documentation (by name or code).
     Explain(ExplainArgs),
+    /// Lower a .phase file to a CUDA C++ stress kernel (readable; compiles with nvcc and NVRTC).
+    Lower(LowerArgs),
+    /// Run the protocol's stress kernel on the GPU with random delays and report hangs and
+    /// stale reads.
+    Fuzz(FuzzArgs),
+    /// Replay each error-level finding of the checker on the GPU and report whether the
+    /// hardware shows it.
+    Confirm(ConfirmArgs),
     /// Run every `expect` line of the .phase files under PATHS (a protocol test suite).
     Test(TestArgs),
 }
@@ -176,6 +184,92 @@ pub struct RulesArgs {
 pub struct ExplainArgs {
     /// Rule name (`stale-token`) or code (`PC209`).
     pub rule: String,
+}
+
+#[derive(Args, Debug)]
+pub struct LowerArgs {
+    /// The .phase file to lower.
+    pub file: PathBuf,
+    /// Override a parameter: `--param K=64` (repeatable).
+    #[arg(long = "param", short = 'p', value_parser = parse_param)]
+    pub params: Vec<(String, i64)>,
+    /// Write the kernel here instead of standard output.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    /// Lower with the device-side sequencer of `confirm` compiled in.
+    #[arg(long)]
+    pub confirm: bool,
+}
+
+/// GPU run settings shared by `fuzz` and `confirm`.
+#[derive(Args, Debug, Clone)]
+pub struct GpuArgs {
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+    /// Largest random delay before a statement, in nanoseconds (0: no delays).
+    #[arg(long, default_value_t = 200)]
+    pub delay_ns: u32,
+    /// One delay in every N delay points (statements), at a random position of each window
+    /// of N; 1 = a delay before every statement (`compute` always delays).
+    #[arg(long, default_value_t = 1)]
+    pub delay_every: u32,
+    /// Clock cycles a wait may spin before it counts as a hang.
+    #[arg(long, default_value_t = 4_000_000)]
+    pub wait_cycles: i64,
+}
+
+#[derive(Args, Debug)]
+pub struct FuzzArgs {
+    /// The .phase file to fuzz.
+    pub file: PathBuf,
+    #[arg(long = "param", short = 'p', value_parser = parse_param)]
+    pub params: Vec<(String, i64)>,
+    /// How long to keep launching rounds.
+    #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+    /// Blocks (trials) per round (default: 8 per multiprocessor).
+    #[arg(long)]
+    pub blocks: Option<u32>,
+    /// Seed of the first round (later rounds use the following seeds).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Also time a hand-written kernel (shared/bench/gpu/baseline.cuh) with the same blocks
+    /// and delays, and print the throughput ratio.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// Trips of the baseline's main loop (set the protocol's `K` to the same value).
+    #[arg(long, default_value_t = 2000)]
+    pub baseline_iters: u32,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ConfirmArgs {
+    /// The .phase file whose findings to replay.
+    pub file: PathBuf,
+    #[arg(long = "param", short = 'p', value_parser = parse_param)]
+    pub params: Vec<(String, i64)>,
+    /// Time limit per finding, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub seconds: f64,
+    /// Fuzzing time for files without error-level findings.
+    #[arg(long, default_value_t = 10.0)]
+    pub fuzz_seconds: f64,
+    /// Replay only the N-th error-level finding, in this process (each finding is replayed in
+    /// a child process of its own, so that a stuck kernel cannot take the others with it).
+    #[arg(long, hide = true)]
+    pub finding: Option<usize>,
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
 }
 
 #[derive(Args, Debug)]

@@ -16,6 +16,9 @@ fn main() -> ExitCode {
         cli::Command::Lint(args) => cmd::lint::run(&args),
         cli::Command::Rules(args) => cmd::rules::run(&args),
         cli::Command::Explain(args) => cmd::explain::run(&args),
+        cli::Command::Lower(args) => cmd::lower::run(&args),
+        cli::Command::Fuzz(args) => cmd::fuzz::run(&args),
+        cli::Command::Confirm(args) => cmd::confirm::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
     };
     ExitCode::from(code as u8)

@@ -3,5 +3,8 @@
 pub mod explain;
 pub mod lint;
 pub mod rules;
+pub mod confirm;
+pub mod fuzz;
+pub mod lower;
 pub mod test;
 pub mod verify;

@@ -1,0 +1,207 @@
+//! IR -> CUDA C++: a pure function from a loaded [`Program`] to the text of one stress kernel.
+//!
+//! The generated file reads like the protocol: each role is a branch, loops stay loops, params
+//! are `constexpr` constants. mbarriers, named and cluster barriers, TMA, `cp.async` and fences
+//! are inline PTX (helpers in `prelude.cuh`); `barrier` and `pipeline` objects go through libcu++.
+//! Seams: [`expr`] (expressions), [`stmt`] (statements), [`layout`] (shared memory, buffers,
+//! the statement table), `prelude.cuh` (device helpers).
+
+mod expr;
+mod layout;
+mod stmt;
+
+pub use layout::{BufferInfo, StmtInfo};
+
+use protocols::SourceFile;
+use protocols::ir::{Kernel, ObjectKind, PipelineKind, Program};
+use std::fmt::Write;
+
+/// The device helpers every kernel starts with.
+pub const PRELUDE: &str = include_str!("prelude.cuh");
+
+/// Trials per launch the turn-counter area is sized for (confirm mode launches fewer).
+pub const MAX_TRIALS: u32 = 4096;
+
+/// What the kernel is built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Random delays, free running.
+    Fuzz,
+    /// Random delays plus the device-side sequencer that replays a trace.
+    Confirm,
+}
+
+#[derive(Clone, Debug)]
+pub struct LowerOptions {
+    pub mode: Mode,
+}
+
+impl Default for LowerOptions {
+    fn default() -> Self {
+        LowerOptions { mode: Mode::Fuzz }
+    }
+}
+
+/// The generated kernel and what the host needs to launch it and decode its results.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The CUDA C++ source (compiles with NVRTC and with nvcc, `-arch=sm_90`).
+    pub source: String,
+    /// The `extern "C"` kernel name.
+    pub kernel_name: String,
+    /// Threads per block.
+    pub block: u32,
+    /// Blocks per cluster (one trial = one cluster).
+    pub cluster: u32,
+    /// Every operation statement, indexed by the id the kernel reports.
+    pub stmts: Vec<StmtInfo>,
+    /// Every buffer object (stamped shared memory).
+    pub buffers: Vec<BufferInfo>,
+    /// Number of objects (size of the per-object arrival counters).
+    pub objects: u32,
+    /// Global staging bytes each block needs (fills, stores, globals), 128-aligned: the
+    /// distance between two blocks' staging areas.
+    pub staging_bytes: u32,
+    /// Static arrival counts of pipeline stage barriers, `(object, produced, consumed)`; the
+    /// host writes them into the init-count slots (libcu++ initialises those barriers).
+    pub pipeline_counts: Vec<(u32, u32, u32)>,
+    /// Shared-memory bytes the kernel declares (approximate, for the launch check).
+    pub shared_bytes: u32,
+}
+
+impl Lowered {
+    /// Size of the `out` array in 64-bit words, for `trials` trials per launch.
+    pub fn out_words(&self) -> usize {
+        crate::decode::OutLayout::new(self).total_words()
+    }
+}
+
+/// Why a program cannot be lowered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LowerError {
+    pub message: String,
+    pub span: Option<protocols::Span>,
+}
+
+impl std::fmt::Display for LowerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LowerError {}
+
+pub(crate) fn unsupported(message: impl Into<String>, span: Option<protocols::Span>) -> LowerError {
+    LowerError {
+        message: message.into(),
+        span,
+    }
+}
+
+/// Lower one program. `source` (optional) is used for the `// line N: ...` comments.
+pub fn lower(
+    program: &Program,
+    source: Option<&SourceFile>,
+    options: &LowerOptions,
+) -> Result<Lowered, LowerError> {
+    if program.kernels.len() != 1 {
+        return Err(unsupported(
+            format!(
+                "`{}` has {} kernels: the GPU harness lowers one kernel per file (several kernels \
+                 in different memory-synchronization domains need one launch each with \
+                 cudaLaunchAttributeMemSyncDomain, which is not implemented)",
+                program.name,
+                program.kernels.len()
+            ),
+            program.kernels.get(1).map(|k| k.span),
+        ));
+    }
+    let kernel = &program.kernels[0];
+    let layout = layout::Layout::build(program, kernel)?;
+    let kernel_name = format!("pc_{}", expr::sanitize(&program.name));
+    let mut out = String::new();
+    header(&mut out, program, kernel, &layout, options, &kernel_name);
+    let mut writer = stmt::Gen::new(program, source, &layout, options.mode);
+    writer.kernel(&mut out, kernel, &kernel_name)?;
+    let pipeline_counts = program
+        .objects
+        .iter()
+        .enumerate()
+        .filter_map(|(i, o)| match &o.kind {
+            ObjectKind::Pipeline(PipelineKind::Block {
+                producers,
+                consumers,
+                ..
+            }) => Some((i as u32, *producers, *consumers)),
+            _ => None,
+        })
+        .collect();
+    Ok(Lowered {
+        source: out,
+        kernel_name,
+        block: kernel.block,
+        cluster: kernel.cluster,
+        stmts: layout.stmts.clone(),
+        buffers: layout.buffers.clone(),
+        objects: program.objects.len() as u32,
+        staging_bytes: layout.staging_stride(program.objects.len()),
+        pipeline_counts,
+        shared_bytes: layout.shared_bytes,
+    })
+}
+
+fn header(
+    out: &mut String,
+    program: &Program,
+    kernel: &Kernel,
+    layout: &layout::Layout,
+    options: &LowerOptions,
+    kernel_name: &str,
+) {
+    let _ = writeln!(
+        out,
+        "// Stress kernel for protocol `{}`, generated by phasecheck (gpu-harness). Do not edit.",
+        program.name
+    );
+    let _ = writeln!(
+        out,
+        "// {} threads per block, {} block(s) per cluster; one cluster = one trial.",
+        kernel.block, kernel.cluster
+    );
+    let _ = writeln!(out, "// Kernel: {kernel_name}");
+    if layout.uses_barrier || layout.uses_pipeline {
+        out.push_str("#include <cuda/barrier>\n");
+    }
+    if layout.uses_pipeline {
+        out.push_str("#include <cuda/pipeline>\n#include <cooperative_groups.h>\n");
+    }
+    let _ = writeln!(
+        out,
+        "#define PC_CONFIRM {}",
+        u8::from(options.mode == Mode::Confirm)
+    );
+    let _ = writeln!(out, "#define PC_NSTMT {}", layout.stmts.len().max(1));
+    let _ = writeln!(out, "#define PC_NOBJ {}", program.objects.len().max(1));
+    let _ = writeln!(out, "#define PC_MAX_TRIALS {MAX_TRIALS}");
+    out.push_str(PRELUDE);
+    if layout.uses_barrier || layout.uses_pipeline {
+        out.push_str(
+            "typedef cuda::barrier<cuda::thread_scope_block> pc_bar_t;  // an mbarrier underneath\n\
+             struct PcCompletion { __device__ void operator()() noexcept {} };\n\
+             typedef cuda::barrier<cuda::thread_scope_block, PcCompletion> pc_cbar_t;  // software barrier (B9)\n",
+        );
+    }
+    out.push('\n');
+    if !program.params.is_empty() {
+        out.push_str("// ---- parameters ----\n");
+        for p in &program.params {
+            let _ = writeln!(
+                out,
+                "[[maybe_unused]] constexpr long long {} = {};",
+                expr::ident(&p.name),
+                p.value
+            );
+        }
+        out.push('\n');
+    }
+}

@@ -1,0 +1,508 @@
+// ---- phasecheck prelude: helpers shared by every generated stress kernel ----
+// One block (one cluster when `cluster > 1`) is one independent trial. Every wait is bounded by
+// a clock budget; an expired wait records an event and turns its thread into a "zombie" that
+// skips every later operation except the hardware collectives (so that the rest of the block
+// still finishes). Buffers carry stamps; readers and writers detect overlapping accesses.
+typedef unsigned long long pc_u64;
+typedef unsigned int pc_u32;
+
+// Layout of the `out` array (indices into pc_u64 words); mirrored by gpu-harness/src/decode.rs.
+#define PC_OUT_THREADS_DONE 0
+#define PC_OUT_RUNAWAY 1
+#define PC_OUT_EVENT_COUNT 2
+#define PC_OUT_SEQ_DIVERGED 3
+#define PC_OUT_SEQ_STUCK 4
+#define PC_OUT_HEADER 8
+#define PC_OUT_ARR (PC_OUT_HEADER)
+#define PC_OUT_INIT (PC_OUT_ARR + 2 * PC_NOBJ)
+#define PC_OUT_COUNT (PC_OUT_INIT + 2 * PC_NOBJ)
+#define PC_OUT_FIRST (PC_OUT_COUNT + PC_NKIND * PC_NSTMT)
+#define PC_OUT_TURN (PC_OUT_FIRST + PC_NKIND * PC_NSTMT)
+#define PC_OUT_EVENTS (PC_OUT_TURN + PC_MAX_TRIALS)
+#define PC_EVENT_WORDS 6
+#define PC_MAX_EVENTS 4096
+
+// Event kinds (also the rows of the per-statement counters).
+#define PC_EV_HANG 0        // a bounded wait expired
+#define PC_EV_RACE 1        // a buffer access overlapped a conflicting one (torn or stale stamp)
+#define PC_EV_STALE_PHASE 2 // a wait passed on a phase completion this thread had already observed
+#define PC_EV_FAULT 3       // a hardware anomaly seen at the statement (e.g. a stale-token wait passed)
+#define PC_NKIND 4
+#define PC_EV_DIVERGED 8    // confirm mode: the replay left the trace
+#define PC_EV_SEQ_STUCK 9   // confirm mode: a traced step never got its turn
+#define PC_EV_STEP_DONE 10  // confirm mode: the last traced step completed (a = 1 if its wait spun)
+
+#define PC_BUSY (1ull << 63)
+
+struct Pc {
+  pc_u64* out;
+  unsigned char* staging;    // this block's global staging area (TMA / cp.async sources)
+  const pc_u32* seq;         // confirm mode: the trace to replay
+  long long budget;          // clock cycles a wait may spin
+  pc_u32 rng;
+  pc_u32 delay_max_ns;
+  pc_u32 delay_every;        // one delay in every `delay_every` delay points, at a random position
+  pc_u32 delay_pos, delay_slot;
+  pc_u32 spun;               // the last bounded wait did not pass at its first try
+  pc_u32 tid, cta, trial;
+  pc_u32 dead;               // 1 once a wait expired: skip everything but collectives
+  pc_u32 cur;                // confirm mode: index of this thread's next trace entry
+  pc_u32 free_run;           // confirm mode: past the trace, run unsequenced
+  pc_u32 held;               // confirm mode: this step already advanced the turn
+  pc_u32 trips;
+};
+
+__device__ __forceinline__ pc_u32 pc_smem(const void* p) { return (pc_u32)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ pc_u32 pc_rand(Pc& pc) {
+  pc_u32 s = pc.rng; s ^= s << 13; s ^= s >> 17; s ^= s << 5; pc.rng = s; return s;
+}
+// A delay point. Delay points come in windows of `delay_every`; one random point of each
+// window sleeps a random time below delay_max_ns (delay_every = 1: every point sleeps).
+__device__ __forceinline__ void pc_delay(Pc& pc) {
+  if (pc.delay_max_ns == 0 || pc.dead) return;
+  if (pc.delay_pos == pc.delay_slot) __nanosleep(pc_rand(pc) % pc.delay_max_ns);
+  if (++pc.delay_pos >= pc.delay_every) { pc.delay_pos = 0; pc.delay_slot = pc_rand(pc) % pc.delay_every; }
+}
+// `compute`: always a delay point.
+__device__ __forceinline__ void pc_compute(Pc& pc) {
+  if (pc.delay_max_ns == 0 || pc.dead) return;
+  __nanosleep(pc_rand(pc) % pc.delay_max_ns);
+}
+
+__device__ void pc_event(Pc& pc, pc_u32 kind, pc_u32 stmt, pc_u64 a, pc_u64 b, pc_u64 c = 0) {
+  if (kind < PC_NKIND && stmt < PC_NSTMT) {
+    atomicAdd(&pc.out[PC_OUT_COUNT + kind * PC_NSTMT + stmt], 1ull);
+    atomicMin(&pc.out[PC_OUT_FIRST + kind * PC_NSTMT + stmt], (pc_u64)blockIdx.x);
+  }
+  pc_u64 slot = atomicAdd(&pc.out[PC_OUT_EVENT_COUNT], 1ull);
+  if (slot < PC_MAX_EVENTS) {
+    pc_u64* e = &pc.out[PC_OUT_EVENTS + slot * PC_EVENT_WORDS];
+    e[0] = (pc_u64)kind | ((pc_u64)stmt << 8) | ((pc_u64)pc.tid << 24) | ((pc_u64)pc.cta << 40);
+    e[1] = (pc_u64)blockIdx.x;
+    e[2] = a;
+    e[3] = b;
+    e[4] = c;
+    e[5] = 0;
+  }
+}
+
+// ---- confirm mode: the device-side sequencer ----
+// seq[0] = number of entries, seq[1] = index of a held access (or ~0), seq[2] = index of the
+// access it races with (or ~0: hold for a fixed window), entries from seq[4]: (cta, tid, stmt,
+// occurrence). A shared turn counter per trial orders the traced steps; untraced threads park
+// until the trace is done, then everybody runs free (with bounded waits).
+__device__ __forceinline__ volatile pc_u64* pc_turn(Pc& pc) { return (volatile pc_u64*)&pc.out[PC_OUT_TURN + pc.trial]; }
+__device__ pc_u32 pc_next_entry(Pc& pc, pc_u32 from) {
+  pc_u32 n = pc.seq[0];
+  for (pc_u32 i = from; i < n; i++) {
+    const pc_u32* e = &pc.seq[4 + 4 * i];
+    if (e[0] == pc.cta && e[1] == pc.tid) return i;
+  }
+  return n;
+}
+__device__ bool pc_wait_turn(Pc& pc, pc_u64 turn, pc_u32 stmt) {
+  long long t0 = clock64();
+  while (*pc_turn(pc) < turn) {
+    if (clock64() - t0 > 4 * pc.budget) {
+      pc_event(pc, PC_EV_SEQ_STUCK, stmt, turn, *pc_turn(pc));
+      atomicAdd(&pc.out[PC_OUT_SEQ_STUCK], 1ull);
+      return false;
+    }
+  }
+  return true;
+}
+// Before a statement: returns true when this step is a traced step that must advance the turn.
+__device__ bool pc_step_begin(Pc& pc, pc_u32 stmt, pc_u32 occ, bool collective, bool modelled) {
+  if (!PC_CONFIRM || pc.free_run || pc.seq == 0) return false;
+  pc_u32 n = pc.seq[0];
+  if (pc.cur >= n) {
+    pc_wait_turn(pc, n, stmt);
+    pc.free_run = 1;
+    return false;
+  }
+  const pc_u32* e = &pc.seq[4 + 4 * pc.cur];
+  if (e[2] != stmt || e[3] != occ) {
+    // `compute` is no step of the model; hardware collectives may be no step of their own
+    // (the model completes them implicitly): run them unsequenced.
+    if (!modelled || collective) return false;
+    pc_event(pc, PC_EV_DIVERGED, stmt, ((pc_u64)e[2] << 32) | e[3], occ);
+    atomicAdd(&pc.out[PC_OUT_SEQ_DIVERGED], 1ull);
+    pc_wait_turn(pc, n, stmt);
+    pc.free_run = 1;
+    return false;
+  }
+  if (!pc_wait_turn(pc, pc.cur, stmt)) { pc.free_run = 1; return false; }
+  pc.held = 0;
+  if (collective) {  // a hardware collective blocks until the others arrive: hand over first
+    __threadfence();
+    *pc_turn(pc) = pc.cur + 1;
+    pc.held = 1;
+  }
+  return true;
+}
+__device__ void pc_step_end(Pc& pc, bool traced, pc_u32 stmt) {
+  if (!PC_CONFIRM || !traced) return;
+  if (pc.cur + 1 == pc.seq[0]) pc_event(pc, PC_EV_STEP_DONE, stmt, pc.spun, pc.dead);
+  if (!pc.held) { __threadfence(); *pc_turn(pc) = pc.cur + 1; }
+  pc.cur = pc_next_entry(pc, pc.cur + 1);
+}
+// Inside a held access: let the trace go on until the conflicting access has happened.
+__device__ void pc_hold_open(Pc& pc, pc_u32 stmt) {
+  if (!PC_CONFIRM || pc.seq == 0 || pc.free_run || pc.cur != pc.seq[1]) return;
+  __threadfence();
+  *pc_turn(pc) = pc.cur + 1;
+  pc.held = 1;
+  if (pc.seq[2] == 0xffffffffu) {
+    long long t0 = clock64();
+    while (clock64() - t0 < 200000) { }
+  } else {
+    pc_wait_turn(pc, (pc_u64)pc.seq[2] + 1, stmt);
+  }
+}
+
+// ---- bounded waits ----
+__device__ __forceinline__ void pc_hang(Pc& pc, pc_u32 stmt, pc_u64 a, pc_u64 b, pc_u64 raw = 0) {
+  pc_event(pc, PC_EV_HANG, stmt, a, b, raw);
+  pc.dead = 1;
+}
+// Observed state of an mbarrier after a wait expired: the raw 64-bit word (layout undocumented)
+// and the current phase parity (test_wait.parity 0 succeeds iff the current phase is odd).
+__device__ __forceinline__ pc_u32 pc_mb_test_parity(pc_u64* b, pc_u32 par) {
+  pc_u32 ok;
+  asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+               : "=r"(ok) : "r"(pc_smem(b)), "r"(par) : "memory");
+  return ok;
+}
+__device__ __forceinline__ pc_u64 pc_mb_observe(pc_u64* b, pc_u32 index) {
+  pc_u32 cur = pc_mb_test_parity(b, 0);
+  return ((pc_u64)cur << 63) | ((pc_u64)(index & 0x7fff) << 48);
+}
+__device__ __forceinline__ pc_u64 pc_mb_raw(pc_u64* b) { return *(volatile pc_u64*)b; }
+
+// ---- mbarrier (inline PTX) ----
+__device__ __forceinline__ void pc_mb_init(Pc& pc, pc_u64* b, long long count, pc_u32 obj) {
+  if (pc.dead) return;
+  // NVRTC 13.0 crashes (SIGSEGV) compiling `mbarrier.init` with a count it can prove is 0:
+  // add a run-time zero (the budget is positive) so the count is never a known constant.
+  pc_u32 c = (pc_u32)count + (pc_u32)((pc_u64)pc.budget >> 63);
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(pc_smem(b)), "r"(c) : "memory");
+  pc.out[PC_OUT_INIT + 2 * obj] = (pc_u64)count;
+}
+__device__ __forceinline__ void pc_mb_inval(Pc& pc, pc_u64* b) {
+  if (pc.dead) return;
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(pc_smem(b)) : "memory");
+}
+__device__ __forceinline__ pc_u64 pc_mb_arrive(Pc& pc, pc_u64* b, long long count, pc_u64& arrivals) {
+  pc_u64 st = 0;
+  if (pc.dead) return st;
+  arrivals += (pc_u64)count;
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(st) : "r"(pc_smem(b)), "r"((pc_u32)count) : "memory");
+  return st;
+}
+// Remote arrive into the same barrier of cluster rank `rank` (`NAME @ r`).
+__device__ __forceinline__ void pc_mb_arrive_remote(Pc& pc, pc_u64* b, long long rank, long long count, bool cluster_scope, pc_u64& arrivals) {
+  if (pc.dead) return;
+  arrivals += (pc_u64)count;
+  pc_u32 ra;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(pc_smem(b)), "r"((pc_u32)rank));
+  if (cluster_scope)
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0], %1;" :: "r"(ra), "r"((pc_u32)count) : "memory");
+  else
+    asm volatile("mbarrier.arrive.release.cta.shared::cluster.b64 _, [%0], %1;" :: "r"(ra), "r"((pc_u32)count) : "memory");
+}
+__device__ __forceinline__ pc_u64 pc_mb_arrive_drop(Pc& pc, pc_u64* b, pc_u64& arrivals) {
+  pc_u64 st = 0;
+  if (pc.dead) return st;
+  arrivals += 1;
+  asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 %0, [%1];" : "=l"(st) : "r"(pc_smem(b)) : "memory");
+  return st;
+}
+__device__ __forceinline__ void pc_mb_arrive_drop_remote(Pc& pc, pc_u64* b, long long rank, pc_u64& arrivals) {
+  if (pc.dead) return;
+  arrivals += 1;
+  pc_u32 ra;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(pc_smem(b)), "r"((pc_u32)rank));
+  asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(ra) : "memory");
+}
+__device__ __forceinline__ pc_u64 pc_mb_arrive_expect_tx(Pc& pc, pc_u64* b, long long bytes, pc_u64& arrivals) {
+  pc_u64 st = 0;
+  if (pc.dead) return st;
+  arrivals += 1;
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(st) : "r"(pc_smem(b)), "r"((pc_u32)bytes) : "memory");
+  return st;
+}
+__device__ __forceinline__ void pc_mb_arrive_expect_tx_remote(Pc& pc, pc_u64* b, long long rank, long long bytes, pc_u64& arrivals) {
+  if (pc.dead) return;
+  arrivals += 1;
+  pc_u32 ra;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(pc_smem(b)), "r"((pc_u32)rank));
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;" :: "r"(ra), "r"((pc_u32)bytes) : "memory");
+}
+__device__ __forceinline__ void pc_mb_expect_tx(Pc& pc, pc_u64* b, long long bytes) {
+  if (pc.dead) return;
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(pc_smem(b)), "r"((pc_u32)bytes) : "memory");
+}
+__device__ __forceinline__ void pc_mb_complete_tx(Pc& pc, pc_u64* b, long long bytes) {
+  if (pc.dead) return;
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(pc_smem(b)), "r"((pc_u32)bytes) : "memory");
+}
+__device__ __forceinline__ void pc_mb_expect_tx_remote(Pc& pc, pc_u64* b, long long rank, long long bytes) {
+  if (pc.dead) return;
+  pc_u32 ra;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(pc_smem(b)), "r"((pc_u32)rank));
+  asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" :: "r"(ra), "r"((pc_u32)bytes) : "memory");
+}
+__device__ __forceinline__ void pc_mb_complete_tx_remote(Pc& pc, pc_u64* b, long long rank, long long bytes) {
+  if (pc.dead) return;
+  pc_u32 ra;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(pc_smem(b)), "r"((pc_u32)rank));
+  asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" :: "r"(ra), "r"((pc_u32)bytes) : "memory");
+}
+// A peer block's copy of a shared object (`NAME @ r`), as a generic pointer.
+template <class T> __device__ __forceinline__ T* pc_map_rank(T* p, long long rank) {
+  T* r;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"((pc_u32)rank));
+  return r;
+}
+__device__ __forceinline__ void pc_note_init(Pc& pc, pc_u32 obj, long long count) {
+  if (!pc.dead) pc.out[PC_OUT_INIT + 2 * obj] = (pc_u64)count;
+}
+__device__ __forceinline__ pc_u32 pc_mb_try_parity(pc_u64* b, pc_u32 par, bool cluster_scope) {
+  pc_u32 ok;
+  if (cluster_scope)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(ok) : "r"(pc_smem(b)), "r"(par) : "memory");
+  else
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(ok) : "r"(pc_smem(b)), "r"(par) : "memory");
+  return ok;
+}
+__device__ __forceinline__ pc_u32 pc_mb_try_token(pc_u64* b, pc_u64 token, bool cluster_scope) {
+  pc_u32 ok;
+  if (cluster_scope)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(ok) : "r"(pc_smem(b)), "l"(token) : "memory");
+  else
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.acquire.cta.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(ok) : "r"(pc_smem(b)), "l"(token) : "memory");
+  return ok;
+}
+__device__ __forceinline__ void pc_mb_wait_parity(Pc& pc, pc_u64* b, long long par, bool cluster_scope, pc_u32 stmt, pc_u32 index) {
+  if (pc.dead) return;
+  pc_u32 p = (pc_u32)(par & 1);
+  pc.spun = 0;
+  if (pc_mb_try_parity(b, p, cluster_scope)) return;
+  pc.spun = 1;
+  long long t0 = clock64();
+  while (!pc_mb_try_parity(b, p, cluster_scope)) {
+    if (clock64() - t0 > pc.budget) { pc_hang(pc, stmt, pc_mb_observe(b, index), p, pc_mb_raw(b)); return; }
+  }
+}
+__device__ __forceinline__ void pc_mb_wait_token(Pc& pc, pc_u64* b, pc_u64 token, bool cluster_scope, pc_u32 stmt, pc_u32 index) {
+  if (pc.dead) return;
+  pc.spun = 0;
+  if (pc_mb_try_token(b, token, cluster_scope)) return;
+  pc.spun = 1;
+  long long t0 = clock64();
+  while (!pc_mb_try_token(b, token, cluster_scope)) {
+    if (clock64() - t0 > pc.budget) { pc_hang(pc, stmt, pc_mb_observe(b, index), token, pc_mb_raw(b)); return; }
+  }
+}
+__device__ __forceinline__ long long pc_mb_test_wait(Pc& pc, pc_u64* b, long long par) {
+  if (pc.dead) return 1;  // a zombie must not spin in `while test_wait` loops
+  return pc_mb_test_parity(b, (pc_u32)(par & 1));
+}
+
+// ---- cuda::barrier (libcu++) with bounded waits through try_wait_*_for ----
+#define PC_BOUNDED_LIBCU_WAIT(pc, stmt, index, expr)                                   \
+  do {                                                                                 \
+    if (!(pc).dead) {                                                                  \
+      long long pc_t0_ = clock64();                                                    \
+      (pc).spun = 0;                                                                   \
+      while (!(expr)) {                                                                \
+        (pc).spun = 1;                                                                 \
+        if (clock64() - pc_t0_ > (pc).budget) { pc_hang((pc), (stmt), (index), 0); break; } \
+      }                                                                                \
+    }                                                                                  \
+  } while (0)
+
+// ---- CTA, warp and cluster collectives (hardware; not boundable: zombies still take part) ----
+__device__ __forceinline__ pc_u32 pc_warp_mask() {
+  pc_u32 first = (threadIdx.x / 32) * 32;
+  pc_u32 n = blockDim.x - first;
+  return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
+}
+__device__ __forceinline__ void pc_bar_sync(long long id, long long count) {
+  asm volatile("bar.sync %0, %1;" :: "r"((pc_u32)id), "r"((pc_u32)count) : "memory");
+}
+__device__ __forceinline__ void pc_bar_arrive(long long id, long long count) {
+  asm volatile("bar.arrive %0, %1;" :: "r"((pc_u32)id), "r"((pc_u32)count) : "memory");
+}
+__device__ __forceinline__ bool pc_elect(pc_u32 mask) {
+  pc_u32 is;
+  asm volatile("{ .reg .pred p; elect.sync _|p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(is) : "r"(mask));
+  return is != 0;
+}
+__device__ __forceinline__ void pc_cluster_arrive() { asm volatile("barrier.cluster.arrive;" ::: "memory"); }
+__device__ __forceinline__ void pc_cluster_wait() { asm volatile("barrier.cluster.wait;" ::: "memory"); }
+__device__ __forceinline__ void pc_fence_mbarrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+__device__ __forceinline__ void pc_fence_proxy_async(Pc& pc) {
+  if (pc.dead) return;
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ pc_u32 pc_cluster_rank() {
+  pc_u32 r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
+}
+
+// ---- stamped buffers ----
+// A buffer instance: [stamp u64][pad u64][data words...]. A stamp names its writer: statement,
+// occurrence (iteration) and thread; the busy bit is set while a thread's write is in flight.
+// Data words hold a hash of the stamp, so a torn fill is visible.
+__device__ __forceinline__ pc_u64 pc_stamp(Pc& pc, pc_u32 stmt, pc_u32 occ) {
+  return ((pc_u64)(stmt + 1) << 48) | ((pc_u64)(occ & 0xffffffffu) << 16) | ((pc_u64)pc.cta << 10) | (pc_u64)pc.tid;
+}
+__device__ __forceinline__ pc_u32 pc_hash(pc_u64 s) { return (pc_u32)(s ^ (s >> 29) ^ 0x9E3779B9u); }
+__device__ void pc_read(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 index) {
+  if (pc.dead) return;
+  volatile pc_u64* st = (volatile pc_u64*)buf;
+  volatile pc_u32* data = (volatile pc_u32*)(buf + 16);
+  pc_u64 s1 = *st;
+  pc_u32 d = words ? data[pc.tid % words] : 0;
+  pc_hold_open(pc, stmt);
+  pc_delay(pc);
+  pc_u64 s2 = *st;
+  bool bad = (s1 & PC_BUSY) || s2 != s1 || (words && s1 != 0 && d != pc_hash(s1));
+  if (bad) pc_event(pc, PC_EV_RACE, stmt, (s1 & PC_BUSY) ? s1 : s2, ((pc_u64)index << 32) | 0u);
+}
+__device__ void pc_write(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ, pc_u32 index) {
+  if (pc.dead) return;
+  volatile pc_u64* st = (volatile pc_u64*)buf;
+  volatile pc_u32* data = (volatile pc_u32*)(buf + 16);
+  pc_u64 mine = pc_stamp(pc, stmt, occ);
+  pc_u64 old = *st;
+  if (old & PC_BUSY) pc_event(pc, PC_EV_RACE, stmt, old, ((pc_u64)index << 32) | 1u);
+  *st = mine | PC_BUSY;
+  pc_u32 h = pc_hash(mine);
+  for (pc_u32 w = 0; w < words; w++) data[w] = h;
+  pc_hold_open(pc, stmt);
+  pc_delay(pc);
+  pc_u64 now = *st;
+  if (now != (mine | PC_BUSY)) pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
+  *st = mine;
+}
+// Prepare the global source of an async fill: stamp + hashed data words.
+__device__ unsigned char* pc_stage(Pc& pc, pc_u32 offset, pc_u32 words, pc_u32 stmt, pc_u32 occ) {
+  unsigned char* src = pc.staging + offset;
+  pc_u64 mine = pc_stamp(pc, stmt, occ);
+  *(pc_u64*)src = mine;
+  *(pc_u64*)(src + 8) = 0;
+  pc_u32 h = pc_hash(mine);
+  for (pc_u32 w = 0; w < words; w++) ((pc_u32*)(src + 16))[w] = h;
+  return src;
+}
+// `tma X -> B, bytes [multicast mask]`: cp.async.bulk from the staging area, `bytes` in chunks
+// of at most the buffer's size, each completing its bytes on B.
+__device__ void pc_tma(Pc& pc, unsigned char* dst, pc_u32 size, pc_u32 words, pc_u64* bar, long long bytes,
+                       long long mask, bool multicast, pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
+  if (pc.dead) return;
+  unsigned char* src = pc_stage(pc, offset, words, stmt, occ);
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+  long long left = bytes;
+  while (left > 0) {
+    pc_u32 chunk = (pc_u32)(left > (long long)size ? size : left);
+    if (multicast)
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, [%3], %4;"
+                   :: "r"(pc_smem(dst)), "l"(src), "r"(chunk), "r"(pc_smem(bar)), "h"((unsigned short)mask) : "memory");
+    else
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   :: "r"(pc_smem(dst)), "l"(src), "r"(chunk), "r"(pc_smem(bar)) : "memory");
+    left -= chunk;
+  }
+}
+// `tma_store X`: a bulk copy reading X (async proxy) into the staging area.
+__device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 offset) {
+  if (pc.dead) return;
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+               :: "l"(pc.staging + offset), "r"(pc_smem(src)), "r"(size) : "memory");
+}
+__device__ __forceinline__ void pc_bulk_commit(Pc& pc) {
+  if (pc.dead) return;
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void pc_bulk_wait_read(Pc& pc, long long n) {
+  if (pc.dead) return;
+  switch (n) {  // the group count is an immediate
+    case 0: asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); break;
+    case 1: asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.bulk.wait_group.read 2;" ::: "memory"); break;
+    case 3: asm volatile("cp.async.bulk.wait_group.read 3;" ::: "memory"); break;
+    case 4: asm volatile("cp.async.bulk.wait_group.read 4;" ::: "memory"); break;
+    case 5: asm volatile("cp.async.bulk.wait_group.read 5;" ::: "memory"); break;
+    case 6: asm volatile("cp.async.bulk.wait_group.read 6;" ::: "memory"); break;
+    default: asm volatile("cp.async.bulk.wait_group.read 7;" ::: "memory"); break;
+  }
+}
+// Ampere `cp_async X`: 16-byte cp.async copies of the whole instance from the staging area.
+__device__ void pc_cp_async(Pc& pc, unsigned char* dst, pc_u32 size, pc_u32 words, pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
+  if (pc.dead) return;
+  unsigned char* src = pc_stage(pc, offset, words, stmt, occ);
+  for (pc_u32 o = 0; o < size; o += 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(pc_smem(dst + o)), "l"(src + o) : "memory");
+}
+__device__ __forceinline__ void pc_commit_group(Pc& pc) {
+  if (pc.dead) return;
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void pc_wait_group(Pc& pc, long long n) {
+  if (pc.dead) return;
+  switch (n) {
+    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
+    case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
+  }
+}
+__device__ __forceinline__ void pc_cp_async_arrive(Pc& pc, pc_u64* b, bool noinc) {
+  if (pc.dead) return;
+  if (noinc) asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" :: "r"(pc_smem(b)) : "memory");
+  else asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" :: "r"(pc_smem(b)) : "memory");
+}
+
+// ---- globals (one kernel: language.md §6 without `kernel` blocks) ----
+__device__ __forceinline__ void pc_store(Pc& pc, volatile pc_u64* g, int scope, bool release) {
+  if (pc.dead) return;
+  if (!release) { *g = 1; return; }
+  if (scope == 0) asm volatile("st.release.cta.global.u64 [%0], %1;" :: "l"(g), "l"(1ull) : "memory");
+  else if (scope == 1) asm volatile("st.release.cluster.global.u64 [%0], %1;" :: "l"(g), "l"(1ull) : "memory");
+  else if (scope == 2) asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(g), "l"(1ull) : "memory");
+  else asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(g), "l"(1ull) : "memory");
+}
+__device__ __forceinline__ pc_u64 pc_ld_acquire(volatile pc_u64* g, int scope) {
+  pc_u64 v;
+  if (scope == 0) asm volatile("ld.acquire.cta.global.u64 %0, [%1];" : "=l"(v) : "l"(g) : "memory");
+  else if (scope == 1) asm volatile("ld.acquire.cluster.global.u64 %0, [%1];" : "=l"(v) : "l"(g) : "memory");
+  else if (scope == 2) asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(g) : "memory");
+  else asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(g) : "memory");
+  return v;
+}
+__device__ void pc_load_acquire(Pc& pc, volatile pc_u64* g, int scope, pc_u32 stmt) {
+  if (pc.dead) return;
+  long long t0 = clock64();
+  while (pc_ld_acquire(g, scope) == 0) {
+    if (clock64() - t0 > pc.budget) { pc_hang(pc, stmt, 0, 0); return; }
+  }
+}
+__device__ __forceinline__ void pc_fence(Pc& pc, int scope) {
+  if (pc.dead) return;
+  if (scope == 0) asm volatile("fence.acq_rel.cta;" ::: "memory");
+  else if (scope == 1) asm volatile("fence.acq_rel.cluster;" ::: "memory");
+  else if (scope == 2) asm volatile("fence.acq_rel.gpu;" ::: "memory");
+  else asm volatile("fence.acq_rel.sys;" ::: "memory");
+}
+// ---- end of prelude ----

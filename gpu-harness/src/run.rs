@@ -1,0 +1,415 @@
+//! NVRTC compilation and kernel launches through cudarc.
+//!
+//! Unsafe code is confined to kernel launches (argument lists must match the kernel's
+//! signature, which the lowering writes) and to loading libraries (`cuda_env`).
+
+use crate::cuda_env::{self, CudaEnv, EnvError};
+use crate::decode::{LaunchResult, OutLayout};
+use crate::lower::Lowered;
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Why a GPU step failed.
+#[derive(Debug)]
+pub enum RunError {
+    /// CUDA (driver, NVRTC or a GPU) is missing: exit 2.
+    Env(EnvError),
+    /// NVRTC rejected the kernel.
+    Compile { log: String },
+    /// A driver call failed (including a kernel that trapped).
+    Driver { what: String, error: String },
+    /// A launch did not finish in time: a hardware barrier that cannot be bounded is stuck.
+    Stuck { seconds: f64 },
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Env(e) => write!(f, "{e}"),
+            RunError::Compile { log } => write!(f, "NVRTC could not compile the kernel:\n{log}"),
+            RunError::Driver { what, error } => {
+                write!(f, "CUDA driver error while {what}: {error}")
+            }
+            RunError::Stuck { seconds } => write!(
+                f,
+                "the kernel did not finish within {seconds:.1} s: a hardware barrier that cannot be \
+                 bounded (syncthreads, bar.sync, barrier.cluster) is stuck"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+fn driver(what: &str) -> impl Fn(cudarc::driver::DriverError) -> RunError + '_ {
+    move |e| RunError::Driver {
+        what: what.to_string(),
+        error: e.to_string(),
+    }
+}
+
+/// Run `f`, turning a panic (cudarc panics when a library or symbol cannot be loaded) into an
+/// error naming `what`.
+fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, RunError> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    r.map_err(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        RunError::Env(EnvError {
+            what: format!("{what} failed: {msg}"),
+            looked_in: Vec::new(),
+            hint: "check the CUDA installation (CUDA_HOME / CUDA_PATH) and the driver".into(),
+        })
+    })
+}
+
+/// Compile CUDA C++ to PTX with the NVRTC at `nvrtc` (no GPU needed).
+pub fn compile_ptx(
+    nvrtc: &std::path::Path,
+    include_dirs: &[std::path::PathBuf],
+    source: &str,
+    name: &str,
+) -> Result<String, RunError> {
+    cuda_env::preload(nvrtc, None).map_err(|e| {
+        RunError::Env(EnvError {
+            what: e,
+            looked_in: Vec::new(),
+            hint: "check the NVRTC installation".into(),
+        })
+    })?;
+    let opts = CompileOptions {
+        arch: Some("sm_90"),
+        include_paths: include_dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect(),
+        options: vec!["-std=c++17".into(), "-default-device".into()],
+        name: Some(format!("{name}.cu")),
+        ..Default::default()
+    };
+    let src = source.to_string();
+    // NVRTC compiles on the calling thread and its front end can recurse deeply (libcu++
+    // templates): give it a thread with a large stack.
+    let res = std::thread::Builder::new()
+        .name("nvrtc".into())
+        .stack_size(256 << 20)
+        .spawn(move || {
+            no_panic("loading NVRTC", move || {
+                cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+            })
+        })
+        .map_err(|e| RunError::Compile {
+            log: format!("cannot start the compiler thread: {e}"),
+        })?
+        .join()
+        .map_err(|_| RunError::Compile {
+            log: "the NVRTC thread panicked".into(),
+        })??;
+    match res {
+        Ok(ptx) => Ok(ptx.to_src()),
+        Err(cudarc::nvrtc::CompileError::CompileError { log, .. }) => Err(RunError::Compile {
+            log: log.to_string_lossy().into_owned(),
+        }),
+        Err(e) => Err(RunError::Compile {
+            log: format!("{e:?}"),
+        }),
+    }
+}
+
+/// An open GPU.
+pub struct Gpu {
+    pub env: CudaEnv,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    pub device_name: String,
+    pub ordinal: usize,
+    pub multiprocessors: u32,
+    pub compute_capability: (i32, i32),
+}
+
+/// A compiled, loaded kernel.
+pub struct LoadedKernel {
+    func: CudaFunction,
+    pub ptx_bytes: usize,
+}
+
+/// Settings of one launch.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchParams {
+    pub blocks: u32,
+    pub seed: u64,
+    pub delay_max_ns: u32,
+    /// One delay in every this many delay points (1: before every statement).
+    pub delay_every: u32,
+    /// Clock cycles a bounded wait spins before it counts as a hang.
+    pub budget_cycles: i64,
+    /// Host-side limit for one launch (a stuck hardware barrier).
+    pub timeout: Duration,
+}
+
+impl Gpu {
+    /// Find CUDA, load it, open device `ordinal`.
+    pub fn open(ordinal: usize) -> Result<Gpu, RunError> {
+        let env = cuda_env::probe().map_err(RunError::Env)?;
+        cuda_env::preload(&env.nvrtc, Some(&env.libcuda)).map_err(|e| {
+            RunError::Env(EnvError {
+                what: e,
+                looked_in: vec![
+                    env.libcuda.display().to_string(),
+                    env.nvrtc.display().to_string(),
+                ],
+                hint: "check the driver and toolkit installation".into(),
+            })
+        })?;
+        let count =
+            no_panic("loading the CUDA driver", CudaContext::device_count)?.map_err(|e| {
+                RunError::Env(EnvError {
+                    what: format!("the CUDA driver found no usable GPU ({e})"),
+                    looked_in: vec![env.libcuda.display().to_string()],
+                    hint: "run on a machine with an NVIDIA GPU (compute capability 9.0, Hopper)"
+                        .into(),
+                })
+            })?;
+        if ordinal >= count.max(0) as usize {
+            return Err(RunError::Env(EnvError {
+                what: format!("there is no GPU {ordinal}: the driver reports {count} device(s)"),
+                looked_in: Vec::new(),
+                hint: "pick a device with --device N".into(),
+            }));
+        }
+        let ctx = no_panic("creating a CUDA context", || CudaContext::new(ordinal))?
+            .map_err(driver("creating a CUDA context"))?;
+        let stream = ctx.default_stream();
+        let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let attr = |a| ctx.attribute(a).unwrap_or(0);
+        let multiprocessors = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) as u32;
+        let compute_capability = (
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+        );
+        if compute_capability.0 < 9 {
+            return Err(RunError::Env(EnvError {
+                what: format!(
+                    "{device_name} has compute capability {}.{}; the stress kernels use Hopper \
+                     instructions (sm_90: mbarrier tx counts, cp.async.bulk, clusters)",
+                    compute_capability.0, compute_capability.1
+                ),
+                looked_in: Vec::new(),
+                hint: "run on an H100 or H200 (or a newer GPU)".into(),
+            }));
+        }
+        Ok(Gpu {
+            env,
+            ctx,
+            stream,
+            device_name,
+            ordinal,
+            multiprocessors,
+            compute_capability,
+        })
+    }
+
+    /// Compile with NVRTC and load `kernel_name`.
+    pub fn load(&self, source: &str, kernel_name: &str) -> Result<LoadedKernel, RunError> {
+        let ptx = compile_ptx(&self.env.nvrtc, &self.env.include_dirs, source, kernel_name)?;
+        let ptx_bytes = ptx.len();
+        let module = self
+            .ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(driver("loading the compiled module (PTX JIT)"))?;
+        let func = module
+            .load_function(kernel_name)
+            .map_err(driver("finding the kernel in the module"))?;
+        Ok(LoadedKernel { func, ptx_bytes })
+    }
+
+    /// Wait for the stream with a host-side deadline.
+    fn finish(&self, timeout: Duration) -> Result<(), RunError> {
+        let ev = self
+            .stream
+            .record_event(None)
+            .map_err(driver("recording an event"))?;
+        let t0 = Instant::now();
+        loop {
+            match ev.try_is_complete() {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(e) => {
+                    return Err(RunError::Driver {
+                        what: "running the kernel".into(),
+                        error: e.to_string(),
+                    });
+                }
+            }
+            if t0.elapsed() > timeout {
+                return Err(RunError::Stuck {
+                    seconds: t0.elapsed().as_secs_f64(),
+                });
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Launch a lowered kernel once; `seq` is the confirm-mode trace table (or empty).
+    pub fn launch(
+        &self,
+        kernel: &LoadedKernel,
+        lowered: &Lowered,
+        params: &LaunchParams,
+        seq: &[u32],
+    ) -> Result<(LaunchResult, f64), RunError> {
+        let layout = OutLayout::new(lowered);
+        let init = layout.initial(lowered);
+        let out = self
+            .stream
+            .clone_htod(&init)
+            .map_err(driver("copying the result buffer"))?;
+        let per_block = lowered.staging_bytes as usize;
+        let staging = self
+            .stream
+            .alloc_zeros::<u8>(per_block * params.blocks as usize)
+            .map_err(driver("allocating the staging area"))?;
+        let mut seq_host = seq.to_vec();
+        if seq_host.len() < 4 {
+            seq_host = vec![0, u32::MAX, u32::MAX, 0];
+        }
+        let seq_dev = self
+            .stream
+            .clone_htod(&seq_host)
+            .map_err(driver("copying the trace"))?;
+        let cfg = LaunchConfig {
+            grid_dim: (params.blocks, 1, 1),
+            block_dim: (lowered.block, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        let end = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        start
+            .record(&self.stream)
+            .map_err(driver("recording an event"))?;
+        let mut b = self.stream.launch_builder(&kernel.func);
+        b.arg(&params.seed)
+            .arg(&params.delay_max_ns)
+            .arg(&params.delay_every)
+            .arg(&params.budget_cycles)
+            .arg(&out)
+            .arg(&staging)
+            .arg(&seq_dev);
+        // SAFETY: the argument list matches the signature the lowering writes:
+        // (u64 seed, u32 delay_max_ns, u32 delay_every, i64 budget, u64* out, u8* staging,
+        // const u32* seq); `out` has `OutLayout::total_words()` words, `staging` has
+        // `per_block` bytes per block, and `seq` at least its 4-word header.
+        unsafe { b.launch(cfg) }.map_err(driver("launching the kernel"))?;
+        end.record(&self.stream)
+            .map_err(driver("recording an event"))?;
+        if let Err(e) = self.finish(params.timeout) {
+            // A stuck kernel holds the buffers: they must not be freed (their drop would wait).
+            std::mem::forget(out);
+            std::mem::forget(staging);
+            std::mem::forget(seq_dev);
+            return Err(e);
+        }
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(driver("timing the launch"))?;
+        let host = self
+            .stream
+            .clone_dtoh(&out)
+            .map_err(driver("copying results back"))?;
+        Ok((LaunchResult::decode(&layout, &host), f64::from(ms) / 1e3))
+    }
+
+    /// Run the hand-written baseline kernel of `shared/bench/gpu/baseline.cuh` (signature
+    /// `(unsigned iters, unsigned seed, long long budget, unsigned maxdelay_ns, unsigned* hangs,
+    /// unsigned* races, unsigned long long* done)`) and count its barrier phases.
+    pub fn run_baseline(
+        &self,
+        kernel: &LoadedKernel,
+        threads: u32,
+        iters: u32,
+        params: &LaunchParams,
+    ) -> Result<BaselineResult, RunError> {
+        let hangs = self
+            .stream
+            .alloc_zeros::<u32>(1)
+            .map_err(driver("allocating"))?;
+        let races = self
+            .stream
+            .alloc_zeros::<u32>(1)
+            .map_err(driver("allocating"))?;
+        let done = self
+            .stream
+            .alloc_zeros::<u64>(1)
+            .map_err(driver("allocating"))?;
+        let cfg = LaunchConfig {
+            grid_dim: (params.blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let seed = params.seed as u32;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        let end = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        start
+            .record(&self.stream)
+            .map_err(driver("recording an event"))?;
+        let mut b = self.stream.launch_builder(&kernel.func);
+        b.arg(&iters)
+            .arg(&seed)
+            .arg(&params.budget_cycles)
+            .arg(&params.delay_max_ns)
+            .arg(&hangs)
+            .arg(&races)
+            .arg(&done);
+        // SAFETY: matches the baseline kernel's signature given above.
+        unsafe { b.launch(cfg) }.map_err(driver("launching the baseline"))?;
+        end.record(&self.stream)
+            .map_err(driver("recording an event"))?;
+        self.finish(params.timeout)?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(driver("timing the launch"))?;
+        let h = self.stream.clone_dtoh(&hangs).map_err(driver("copying"))?[0];
+        let r = self.stream.clone_dtoh(&races).map_err(driver("copying"))?[0];
+        let d = self.stream.clone_dtoh(&done).map_err(driver("copying"))?[0];
+        Ok(BaselineResult {
+            seconds: f64::from(ms) / 1e3,
+            hangs: u64::from(h),
+            races: u64::from(r),
+            threads_done: d,
+            // Two barriers (full, empty), one phase each per trip, in every block.
+            phases: 2 * u64::from(iters) * u64::from(params.blocks),
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct BaselineResult {
+    pub seconds: f64,
+    pub hangs: u64,
+    pub races: u64,
+    pub threads_done: u64,
+    pub phases: u64,
+}

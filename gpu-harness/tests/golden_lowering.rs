@@ -1,0 +1,70 @@
+//! Golden output of the lowering (the kernel after the shared prelude), on the CPU.
+
+use gpu_harness::lower::{LowerOptions, Mode, lower};
+use protocols::SourceFile;
+use std::path::Path;
+
+fn lowered(name: &str, mode: Mode) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let file = SourceFile::new(format!("tests/fixtures/{name}"), text);
+    let program = protocols::load(&file, &[]).expect("fixture loads");
+    let l = lower(&program, Some(&file), &LowerOptions { mode }).expect("lowers");
+    let (_, kernel) = l
+        .source
+        .split_once("// ---- end of prelude ----\n")
+        .expect("prelude marker");
+    let header: String = l
+        .source
+        .lines()
+        .take_while(|line| !line.starts_with("// ---- phasecheck prelude"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    format!("{header}// [prelude elided]\n{kernel}")
+}
+
+#[test]
+fn double_buffer() {
+    insta::assert_snapshot!(lowered("double_buffer.phase", Mode::Fuzz));
+}
+
+#[test]
+fn double_buffer_confirm_mode_differs_only_in_the_switch() {
+    let fuzz = lowered("double_buffer.phase", Mode::Fuzz);
+    let confirm = lowered("double_buffer.phase", Mode::Confirm);
+    assert!(confirm.contains("#define PC_CONFIRM 1"));
+    assert_eq!(
+        fuzz.replace("#define PC_CONFIRM 0", "#define PC_CONFIRM 1"),
+        confirm
+    );
+}
+
+#[test]
+fn multicast_pair() {
+    insta::assert_snapshot!(lowered("multicast_pair.phase", Mode::Fuzz));
+}
+
+#[test]
+fn all_statements() {
+    insta::assert_snapshot!(lowered("all_statements.phase", Mode::Fuzz));
+}
+
+#[test]
+fn several_kernels_are_a_clear_error() {
+    let text = "protocol d\nglobal g\nkernel a domain default block 32 { store g }\nkernel b domain remote block 32 { load g }\n";
+    let file = SourceFile::new("d.phase", text);
+    let program = protocols::load(&file, &[]).expect("loads");
+    let e = lower(&program, Some(&file), &LowerOptions::default()).expect_err("two kernels");
+    assert!(e.message.contains("2 kernels"), "{}", e.message);
+    assert!(e.span.is_some());
+}
+
+#[test]
+fn lowering_is_deterministic() {
+    assert_eq!(
+        lowered("all_statements.phase", Mode::Confirm),
+        lowered("all_statements.phase", Mode::Confirm)
+    );
+}

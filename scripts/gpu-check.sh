@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The whole GPU suite, on a machine with an H100/H200 and CUDA (no Rust needed there if
+# PHASECHECK points at a built binary). Prints a summary at the end; logs go to $LOGS.
+#
+#   scripts/gpu-check.sh                       # builds with cargo, runs everything
+#   PHASECHECK=path/to/phasecheck ROOT=. LOGS=out scripts/gpu-check.sh
+#
+# Parts (each can be skipped with SKIP_<PART>=1):
+#   BENCH    generated double buffer vs shared/bench/gpu/baseline.cuh, one run, as a ratio
+#   PROBES   gpu-harness/probes/*.phase: the open questions of docs/gpu.md
+#   CONFIRM  `confirm` on every corpus/hazards/*/fail.phase
+#   FUZZ     `fuzz --seconds $FUZZ_SECONDS` on every corpus file with `expect ok` (JOBS at once)
+#   TESTS    cargo's gated GPU tests (PHASECHECK_GPU_TESTS=1), when cargo is there
+set -u
+ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$ROOT"
+LOGS=${LOGS:-$ROOT/target/gpu-check}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
+JOBS=${JOBS:-4}
+BASELINE=${BASELINE:-shared/bench/gpu/baseline.cuh}
+[ -f "$BASELINE" ] || BASELINE=../shared/bench/gpu/baseline.cuh
+mkdir -p "$LOGS"
+if [ -z "${PHASECHECK:-}" ]; then
+  cargo build --release -q || exit 2
+  PHASECHECK=$ROOT/target/release/phasecheck
+  [ -x "$PHASECHECK" ] || PHASECHECK=${CARGO_TARGET_DIR:-target}/release/phasecheck
+fi
+B=$PHASECHECK
+summary=()
+note() { summary+=("$1"); echo "$1"; }
+
+echo "== $(date -u) on $(nvidia-smi -L 2>/dev/null | head -1)"
+
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  for spec in "0 1" "200 3" "200 1"; do
+    set -- $spec
+    log=$LOGS/bench_delay${1}_every${2}.json
+    timeout 300 "$B" fuzz gpu-harness/tests/fixtures/double_buffer.phase --param K=2000 --blocks 1056 \
+      --seconds 3 --delay-ns "$1" --delay-every "$2" --seed 11 --quiet --format json \
+      --baseline "$BASELINE" --baseline-iters 2000 > "$log"
+    ratio=$(python3 -c "import json,sys; d=json.load(open('$log')); b=d['baseline']; print('%.3e vs %.3e phases/s, ratio %.2f, hangs %d, stale %d' % (d['phases_per_second'], b['phases_per_second'], b['ratio'], len(d['hangs']), len(d['stale_reads'])))" 2>&1)
+    note "BENCH delay<=${1}ns every ${2}: $ratio"
+  done
+fi
+
+if [ "${SKIP_PROBES:-0}" != 1 ]; then
+  for f in gpu-harness/probes/*.phase; do
+    n=$(basename "$f" .phase)
+    timeout 120 "$B" fuzz "$f" --seconds 1 --blocks 264 --seed 5 --quiet --format json > "$LOGS/probe_$n.json" 2> "$LOGS/probe_$n.err"
+    rc=$?
+    res=$(python3 -c "import json; d=json.load(open('$LOGS/probe_$n.json')); print('hangs at lines %s; stale reads %d; trials %d' % ([h['line'] for h in d['hangs']], len(d['stale_reads']), d['trials']))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/probe_$n.err")")
+    note "PROBE $n (exit $rc): $res"
+  done
+fi
+
+if [ "${SKIP_CONFIRM:-0}" != 1 ]; then
+  for f in corpus/hazards/*/fail.phase; do
+    n=$(basename "$(dirname "$f")")
+    timeout 300 "$B" confirm "$f" --format json > "$LOGS/confirm_$n.json" 2> "$LOGS/confirm_$n.err"
+    rc=$?
+    res=$(python3 - "$LOGS/confirm_$n.json" <<'PY' 2>/dev/null || echo "no result (exit $rc): $(head -c 300 "$LOGS/confirm_$n.err" | tr '\n' ' ')"
+import json, sys
+d = json.load(open(sys.argv[1]))
+parts = ["%s/%s %s (%.2fs)" % (f["class"], f["rule"], f["outcome"], f["seconds"]) for f in d["findings"]]
+if d.get("fuzz"):
+    z = d["fuzz"]; parts.append("no error finding; fuzz: %d hangs, %d stale" % (len(z["hangs"]), len(z["stale_reads"])))
+print("checker %.1fs; " % d.get("check_seconds", 0) + "; ".join(parts))
+PY
+)
+    note "CONFIRM $n (exit $rc): $res"
+  done
+fi
+
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+  # One job per `expect ok` line, with that line's parameters.
+  python3 - > "$LOGS/fuzz_jobs.txt" <<'PY'
+import pathlib, re
+for f in sorted(pathlib.Path("corpus").rglob("*.phase")):
+    for i, line in enumerate(f.read_text().splitlines()):
+        m = re.match(r"\s*expect\s+ok\b(?:\s+with\s+(.*))?", line.split("#")[0])
+        if m:
+            params = " ".join("--param %s" % p.replace(" ", "") for p in (m.group(1) or "").split(",") if p.strip())
+            print("%s|%d|%s" % (f, i + 1, params))
+PY
+  run_one() {
+    IFS='|' read -r f line params <<< "$1"
+    n=$(echo "$f" | tr '/' '_')_$line
+    timeout $((FUZZ_SECONDS + 120)) "$B" fuzz "$f" $params --seconds "$FUZZ_SECONDS" --quiet --format json > "$LOGS/fuzz_$n.json" 2> "$LOGS/fuzz_$n.err"
+    echo "$? $f" > "$LOGS/fuzz_$n.rc"
+  }
+  export -f run_one; export B LOGS FUZZ_SECONDS
+  tr '\n' '\0' < "$LOGS/fuzz_jobs.txt" | xargs -0 -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
+  while IFS='|' read -r f line params; do
+    n=$(echo "$f" | tr '/' '_')_$line
+    rc=$(cut -d' ' -f1 "$LOGS/fuzz_$n.rc" 2>/dev/null || echo "?")
+    res=$(python3 -c "import json; d=json.load(open('$LOGS/fuzz_$n.json')); print('%d trials, %d hang rows, %d stale rows, %.2e phases/s' % (d['trials'], len(d['hangs']), len(d['stale_reads']), d['phases_per_second']))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/fuzz_$n.err" | tr '\n' ' ')")
+    note "FUZZ $f:$line $params (exit $rc): $res"
+  done < "$LOGS/fuzz_jobs.txt"
+fi
+
+if [ "${SKIP_TESTS:-0}" != 1 ] && command -v cargo >/dev/null; then
+  PHASECHECK_GPU_TESTS=1 cargo test -q --test cli_gpu > "$LOGS/tests.log" 2>&1
+  note "TESTS cli_gpu with PHASECHECK_GPU_TESTS=1: exit $? ($(grep 'test result' "$LOGS/tests.log" | tail -1))"
+fi
+
+echo
+echo "==== summary ($(date -u))"
+printf '%s\n' "${summary[@]}"

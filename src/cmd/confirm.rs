@@ -1,0 +1,744 @@
+//! `phasecheck confirm FILE`: check the file, then replay each error-level finding's
+//! counterexample on the GPU with the device-side sequencer (the threads of the trace take
+//! their steps in the trace's order; everybody else waits until the trace is done, then all
+//! run free with bounded waits) and look for the hazard: the wait that hangs, the access that
+//! overlaps a conflicting one, the wait that passes on an old phase, the UB as far as the
+//! hardware shows it. Files without error-level findings are fuzzed instead.
+
+use crate::cli::{ConfirmArgs, Exit, Format, GpuArgs};
+use crate::cmd::fuzz::{self, Accumulator};
+use crate::cmd::lower::{load, report_lower_error};
+use checker::{Actor, Class, Finding, Severity};
+use gpu_harness::decode::{EventKind, LaunchResult};
+use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
+use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError};
+use gpu_harness::sequencer::{self, SeqStep};
+use protocols::ir::Program;
+use protocols::{SourceFile, Span};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// What the hardware showed for one finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Confirmed,
+    NotObserved,
+    NotObservable,
+}
+
+impl Outcome {
+    fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Confirmed => "confirmed",
+            Outcome::NotObserved => "not observed",
+            Outcome::NotObservable => "not observable on hardware",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct FindingResult {
+    pub rule: String,
+    pub code: String,
+    pub class: String,
+    pub line: u32,
+    pub statement: String,
+    pub outcome: Outcome,
+    /// What was seen (or why nothing could be).
+    pub detail: String,
+    pub trials: u64,
+    pub trials_showing: u64,
+    pub seconds: f64,
+    pub trace_steps: usize,
+    /// The GPU context is lost (a fault or a stuck hardware barrier): later findings of the
+    /// file cannot be replayed in this process.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub stuck: bool,
+}
+
+#[derive(Serialize)]
+struct ConfirmReport {
+    file: String,
+    device: String,
+    /// Seconds the checker took to find the counterexamples (CPU).
+    check_seconds: f64,
+    findings: Vec<FindingResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fuzz: Option<fuzz::FuzzSummary>,
+}
+
+/// The statement id of a span (exact, else the statement containing it).
+fn stmt_of(lowered: &Lowered, span: Span) -> Option<u32> {
+    lowered
+        .stmts
+        .iter()
+        .find(|s| s.span == span)
+        .or_else(|| {
+            lowered
+                .stmts
+                .iter()
+                .find(|s| s.span.start <= span.start && span.end <= s.span.end)
+        })
+        .map(|s| s.id)
+}
+
+/// A counterexample as sequencer steps: actor numbers from the schedule (exact), statements
+/// from the trace (unfolded by its repeat counts). Async events are not sequenced (the copy
+/// engine cannot be held). Returns the steps and, per step, whether the actor was a thread.
+fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Vec<SeqStep>, String> {
+    let kernel = &program.kernels[0];
+    let nthreads = kernel.block * kernel.cluster;
+    let unfolded: Vec<&checker::TraceStep> = f
+        .trace
+        .iter()
+        .flat_map(|t| std::iter::repeat_n(t, t.repeat.max(1) as usize))
+        .collect();
+    let mut steps = Vec::new();
+    if unfolded.len() == f.schedule.0.len() {
+        for (t, &actor) in unfolded.iter().zip(&f.schedule.0) {
+            if actor >= nthreads {
+                continue; // an async event (TMA / cp.async completion): the hardware does it
+            }
+            let stmt = stmt_of(lowered, t.span).ok_or_else(|| {
+                format!("trace step at {:?} is no statement of the kernel", t.span)
+            })?;
+            steps.push(SeqStep {
+                cta: actor / kernel.block,
+                tid: actor % kernel.block,
+                stmt,
+            });
+        }
+    } else {
+        // Fall back on the trace's own actors (exact when nothing was folded).
+        for t in &f.trace {
+            if let Actor::Thread { cta, tid, .. } = t.actor {
+                let stmt = stmt_of(lowered, t.span).ok_or_else(|| {
+                    format!("trace step at {:?} is no statement of the kernel", t.span)
+                })?;
+                for _ in 0..t.repeat.max(1) {
+                    steps.push(SeqStep { cta, tid, stmt });
+                }
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// The thread whose next step after `schedule` executes statement `stmt`, and its actor.
+fn next_access(
+    program: &Program,
+    lowered: &Lowered,
+    schedule: &checker::Schedule,
+    stmt: u32,
+    not_actor: Option<u32>,
+) -> Option<(SeqStep, u32)> {
+    let kernel = &program.kernels[0];
+    let nthreads = kernel.block * kernel.cluster;
+    let options = checker::CheckOptions::default();
+    for actor in (0..nthreads.min(1024)).filter(|a| Some(*a) != not_actor) {
+        let mut sched = schedule.clone();
+        sched.0.push(actor);
+        if let Ok(r) = checker::replay(program, &options, &sched) {
+            if r.trace.last().and_then(|t| stmt_of(lowered, t.span)) == Some(stmt) {
+                let step = SeqStep {
+                    cta: actor / kernel.block,
+                    tid: actor % kernel.block,
+                    stmt,
+                };
+                return Some((step, actor));
+            }
+        }
+    }
+    None
+}
+
+/// For a race: the earlier access to hold open (the labelled one) and the racing access.
+fn race_pair(lowered: &Lowered, f: &Finding, steps: &[SeqStep]) -> (Option<usize>, Option<usize>) {
+    let Some(last) = steps.len().checked_sub(1) else {
+        return (None, None);
+    };
+    let final_stmt = stmt_of(lowered, f.span);
+    let final_idx = if final_stmt.is_some_and(|s| steps[last].stmt == s) {
+        last
+    } else {
+        final_stmt
+            .and_then(|s| steps.iter().rposition(|st| st.stmt == s))
+            .unwrap_or(last)
+    };
+    let label_stmts: Vec<u32> = f
+        .labels
+        .iter()
+        .filter_map(|l| stmt_of(lowered, l.span))
+        .collect();
+    let fin = steps[final_idx];
+    let held = steps[..final_idx]
+        .iter()
+        .rposition(|st| label_stmts.contains(&st.stmt) && (st.tid, st.cta) != (fin.tid, fin.cta));
+    match held {
+        Some(h) => (Some(h), Some(final_idx)),
+        // The other party is asynchronous (a copy in flight): hold the final access open.
+        None => (Some(final_idx), None),
+    }
+}
+
+struct Replayer<'a> {
+    gpu: &'a Gpu,
+    kernel: &'a LoadedKernel,
+    lowered: &'a Lowered,
+    gpu_args: &'a GpuArgs,
+}
+
+impl Replayer<'_> {
+    fn launch(&self, table: &[u32], seed: u64) -> Result<(LaunchResult, u32), RunError> {
+        let cluster = self.lowered.cluster.max(1);
+        let trials = (self.gpu.multiprocessors.max(1)).min(lower::MAX_TRIALS / cluster);
+        let blocks = trials * cluster;
+        let params = LaunchParams {
+            blocks,
+            seed,
+            delay_max_ns: self.gpu_args.delay_ns,
+            delay_every: self.gpu_args.delay_every.max(1),
+            budget_cycles: self.gpu_args.wait_cycles,
+            timeout: Duration::from_secs(10),
+        };
+        let (r, _) = self.gpu.launch(self.kernel, self.lowered, &params, table)?;
+        Ok((r, trials))
+    }
+}
+
+fn judge(
+    lowered: &Lowered,
+    file: &SourceFile,
+    f: &Finding,
+    steps: &[SeqStep],
+    r: &LaunchResult,
+) -> Option<(String, u64)> {
+    let cluster = u64::from(lowered.cluster.max(1));
+    let trials_with = |pred: &dyn Fn(&gpu_harness::decode::Event) -> bool| -> u64 {
+        let mut t: Vec<u64> = r
+            .events
+            .iter()
+            .filter(|e| pred(e))
+            .map(|e| e.block / cluster)
+            .collect();
+        t.dedup();
+        t.len() as u64
+    };
+    let line = |stmt: u32| file.line_col(lowered.stmts[stmt as usize].span.start).line;
+    let final_stmt = stmt_of(lowered, f.span);
+    match f.class() {
+        Class::Deadlock => {
+            let mut wanted: Vec<u32> = f
+                .waits_for
+                .iter()
+                .filter_map(|w| stmt_of(lowered, w.span))
+                .collect();
+            wanted.extend(final_stmt);
+            let n = trials_with(&|e| e.kind == EventKind::Hang && wanted.contains(&e.stmt));
+            if n > 0 {
+                let mut lines: Vec<u32> = r
+                    .events
+                    .iter()
+                    .filter(|e| e.kind == EventKind::Hang && wanted.contains(&e.stmt))
+                    .map(|e| line(e.stmt))
+                    .collect();
+                lines.sort_unstable();
+                lines.dedup();
+                let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                return Some((
+                    format!("bounded waits expired at line {}", lines.join(", ")),
+                    n,
+                ));
+            }
+            None
+        }
+        Class::Race => {
+            if f.rule.name == "stale-phase" {
+                let n = trials_with(&|e| {
+                    e.kind == EventKind::StepDone && Some(e.stmt) == final_stmt && e.a == 0
+                });
+                if n > 0 {
+                    return Some((
+                        "the wait passed at its first try at the replayed point, on a phase \
+                         completion its thread had already observed"
+                            .into(),
+                        n,
+                    ));
+                }
+                return None;
+            }
+            let mut wanted: Vec<u32> = f
+                .labels
+                .iter()
+                .filter_map(|l| stmt_of(lowered, l.span))
+                .collect();
+            wanted.extend(final_stmt);
+            if let Some(s) = steps.last() {
+                wanted.push(s.stmt);
+            }
+            let n = trials_with(&|e| e.kind == EventKind::Race && wanted.contains(&e.stmt));
+            if n > 0 {
+                let e = r
+                    .events
+                    .iter()
+                    .find(|e| e.kind == EventKind::Race && wanted.contains(&e.stmt))
+                    .expect("counted above");
+                let other = gpu_harness::decode::Stamp::decode(e.a);
+                let other = match other.stmt {
+                    Some(s) => format!("line {}", line(s)),
+                    None => "no write yet".into(),
+                };
+                return Some((
+                    format!(
+                        "the access at line {} overlapped the conflicting one ({other})",
+                        line(e.stmt)
+                    ),
+                    n,
+                ));
+            }
+            None
+        }
+        Class::Ub | Class::Perf => {
+            let n = trials_with(&|e| e.kind == EventKind::Hang && Some(e.stmt) == final_stmt);
+            if n > 0 {
+                return Some((
+                    "the hardware hangs at the statement (its bounded wait expired)".into(),
+                    n,
+                ));
+            }
+            let n = trials_with(&|e| e.kind == EventKind::Hang);
+            if n > 0 {
+                let e = r
+                    .events
+                    .iter()
+                    .find(|e| e.kind == EventKind::Hang)
+                    .expect("counted");
+                return Some((
+                    format!(
+                        "after the statement the protocol hangs (line {})",
+                        line(e.stmt)
+                    ),
+                    n,
+                ));
+            }
+            let n = trials_with(&|e| e.kind == EventKind::Race);
+            if n > 0 {
+                return Some((
+                    "a buffer access overlapped a conflicting one after it".into(),
+                    n,
+                ));
+            }
+            None
+        }
+    }
+}
+
+fn replay_finding(
+    rp: &Replayer<'_>,
+    program: &Program,
+    file: &SourceFile,
+    f: &Finding,
+    seconds: f64,
+) -> Result<FindingResult, RunError> {
+    let lowered = rp.lowered;
+    let line = file.line_col(f.span.start).line;
+    let mut res = FindingResult {
+        rule: f.rule.name.to_string(),
+        code: f.rule.code.to_string(),
+        class: f.class().as_str().to_string(),
+        line,
+        statement: fuzz::stmt_text(file, f.span),
+        outcome: Outcome::NotObserved,
+        detail: String::new(),
+        trials: 0,
+        trials_showing: 0,
+        seconds: 0.0,
+        trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+        stuck: false,
+    };
+    let steps = match steps_of(program, lowered, f) {
+        Ok(s) => s,
+        Err(e) => {
+            res.outcome = Outcome::NotObservable;
+            res.detail = format!("the trace cannot be replayed: {e}");
+            return Ok(res);
+        }
+    };
+    let mut steps = steps;
+    let mut pair = None;
+    // A race may be reported before its accesses run (they are enabled, the trace stops
+    // before them): find, with the checker's replay, the thread whose next step is the
+    // access, and replay it too; when the other (labelled) access is another thread's next
+    // step as well, replay it after, with the first held open across it.
+    if f.class() == Class::Race && f.rule.name != "stale-phase" {
+        if let Some(s) = stmt_of(lowered, f.span) {
+            if steps.last().is_none_or(|l| l.stmt != s) {
+                if let Some((extra, actor)) = next_access(program, lowered, &f.schedule, s, None) {
+                    steps.push(extra);
+                    let mut sched = f.schedule.clone();
+                    sched.0.push(actor);
+                    for l in &f.labels {
+                        let Some(ls) = stmt_of(lowered, l.span) else {
+                            continue;
+                        };
+                        if let Some((other, _)) =
+                            next_access(program, lowered, &sched, ls, Some(actor))
+                        {
+                            steps.push(other);
+                            pair = Some((Some(steps.len() - 2), Some(steps.len() - 1)));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Against an async fill (TMA, cp.async, memcpy_async) the copy engine writes later: hold
+    // the other (labelled) access open while the copy lands.
+    let async_fill = stmt_of(lowered, f.span).is_some_and(|s| {
+        matches!(
+            lowered.stmts[s as usize].keyword,
+            "tma" | "cp_async" | "memcpy_async"
+        )
+    });
+    if async_fill && f.class() == Class::Race {
+        pair = None;
+        let label = f.labels.iter().find_map(|l| stmt_of(lowered, l.span));
+        if let Some(ls) = label {
+            let held = match steps.iter().rposition(|st| st.stmt == ls) {
+                Some(h) => Some(h),
+                None => next_access(program, lowered, &f.schedule, ls, None).map(|(st, _)| {
+                    steps.push(st);
+                    steps.len() - 1
+                }),
+            };
+            if held.is_some() {
+                pair = Some((held, None));
+            }
+        }
+    }
+    let (held, partner) = if f.class() == Class::Race && f.rule.name != "stale-phase" {
+        pair.unwrap_or_else(|| race_pair(lowered, f, &steps))
+    } else {
+        (None, None)
+    };
+    let table = sequencer::build(&steps, held, partner);
+    let t0 = Instant::now();
+    let mut seed = 1u64;
+    let mut diverged = 0u64;
+    loop {
+        let (r, trials) = match rp.launch(&table.words, seed) {
+            Ok(x) => x,
+            Err(RunError::Driver { what, error }) if f.class() == Class::Ub => {
+                // A trap poisons the context; it is what the hardware shows for this UB.
+                res.outcome = Outcome::Confirmed;
+                res.detail = format!("the kernel faulted ({what}: {error})");
+                res.seconds = t0.elapsed().as_secs_f64();
+                res.stuck = true;
+                return Ok(res);
+            }
+            Err(RunError::Stuck { seconds }) => {
+                res.outcome = if f.class() == Class::Race {
+                    Outcome::NotObserved
+                } else {
+                    Outcome::Confirmed
+                };
+                res.detail = format!(
+                    "the kernel hung in a hardware barrier that cannot be bounded (syncthreads, \
+                     bar.sync, barrier.cluster) for {seconds:.0} s; the process ends to free the GPU"
+                );
+                res.seconds = t0.elapsed().as_secs_f64();
+                res.stuck = true;
+                return Ok(res);
+            }
+            Err(e) => return Err(e),
+        };
+        seed += 1;
+        res.trials += u64::from(trials);
+        diverged += r.seq_diverged;
+        if let Some((detail, n)) = judge(lowered, file, f, &steps, &r) {
+            res.outcome = Outcome::Confirmed;
+            res.detail = detail;
+            res.trials_showing += n;
+            res.seconds = t0.elapsed().as_secs_f64();
+            return Ok(res);
+        }
+        if t0.elapsed().as_secs_f64() >= seconds {
+            break;
+        }
+    }
+    res.seconds = t0.elapsed().as_secs_f64();
+    if f.class() == Class::Ub {
+        res.outcome = Outcome::NotObservable;
+        res.detail = "the statement completed and nothing after it failed: the hardware \
+                      tolerated this UB in the replayed interleaving"
+            .into();
+    } else {
+        res.detail = if diverged > 0 {
+            format!("the replay left the trace in {diverged} thread(s)")
+        } else {
+            "the replayed interleaving did not show it".into()
+        };
+    }
+    Ok(res)
+}
+
+fn render(report: &ConfirmReport) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "confirm {} on {} (checker: {:.2} s)",
+        report.file, report.device, report.check_seconds
+    );
+    for r in &report.findings {
+        let _ = writeln!(
+            o,
+            "  {:<9} {:<22} line {:<4} {:<36} {}",
+            r.class,
+            format!("{}({})", r.rule, r.code),
+            r.line,
+            r.statement,
+            r.outcome.as_str()
+        );
+        let _ = writeln!(
+            o,
+            "            {} [{} of {} trials, {:.2} s, trace of {} steps]",
+            r.detail, r.trials_showing, r.trials, r.seconds, r.trace_steps
+        );
+    }
+    if let Some(fz) = &report.fuzz {
+        let _ = writeln!(o, "  no error-level finding: fuzzed instead");
+        for l in fuzz::render_human(fz).lines().skip(1) {
+            let _ = writeln!(o, "{l}");
+        }
+    }
+    o
+}
+
+pub fn run(args: &ConfirmArgs) -> Exit {
+    let (file, program) = match load(&args.file, &args.params) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let t_check = Instant::now();
+    let report = checker::check(&program, &checker::CheckOptions::default());
+    let check_seconds = t_check.elapsed().as_secs_f64();
+    let errors: Vec<&Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    let mode = if errors.is_empty() {
+        Mode::Fuzz
+    } else {
+        Mode::Confirm
+    };
+    if !errors.is_empty() && args.finding.is_none() {
+        return run_children(args, &file, &errors, check_seconds);
+    }
+    let lowered = match lower::lower(&program, Some(&file), &LowerOptions { mode }) {
+        Ok(l) => l,
+        Err(e) if !errors.is_empty() => {
+            // Nothing to run: every finding is "not observable" for the same reason.
+            report_lower_error(&file, &e);
+            let out = ConfirmReport {
+                file: file.name.clone(),
+                device: "none (not lowered)".into(),
+                check_seconds,
+                findings: errors
+                    .iter()
+                    .map(|f| FindingResult {
+                        rule: f.rule.name.to_string(),
+                        code: f.rule.code.to_string(),
+                        class: f.class().as_str().to_string(),
+                        line: file.line_col(f.span.start).line,
+                        statement: fuzz::stmt_text(&file, f.span),
+                        outcome: Outcome::NotObservable,
+                        detail: format!("the protocol cannot be lowered: {}", e.message),
+                        trials: 0,
+                        trials_showing: 0,
+                        seconds: 0.0,
+                        trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+                        stuck: false,
+                    })
+                    .collect(),
+                fuzz: None,
+            };
+            print_report(args.format, &out);
+            return Exit::Clean;
+        }
+        Err(e) => {
+            report_lower_error(&file, &e);
+            return Exit::BadInput;
+        }
+    };
+    let gpu = match fuzz::open_gpu(&args.gpu) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let kernel = match gpu.load(&lowered.source, &lowered.kernel_name) {
+        Ok(k) => k,
+        Err(e) => return fuzz::fail(e),
+    };
+    let mut out = ConfirmReport {
+        file: file.name.clone(),
+        device: format!("{} (device {})", gpu.device_name, gpu.ordinal),
+        check_seconds,
+        findings: Vec::new(),
+        fuzz: None,
+    };
+    if errors.is_empty() {
+        let mut acc = Accumulator::new(&file, &program, &lowered);
+        let blocks = fuzz::default_blocks(&gpu, lowered.cluster.max(1));
+        let seed = fuzz::seed_from_clock();
+        acc.summary.device = out.device.clone();
+        acc.summary.blocks_per_round = blocks;
+        acc.summary.first_seed = seed;
+        let t0 = Instant::now();
+        if let Err(e) = fuzz::fuzz_rounds(
+            &gpu,
+            &kernel,
+            &mut acc,
+            &lowered,
+            &args.gpu,
+            blocks,
+            seed,
+            args.fuzz_seconds,
+            None,
+        ) {
+            return fuzz::fail(e);
+        }
+        out.fuzz = Some(acc.finish(t0.elapsed().as_secs_f64()));
+    } else {
+        let rp = Replayer {
+            gpu: &gpu,
+            kernel: &kernel,
+            lowered: &lowered,
+            gpu_args: &args.gpu,
+        };
+        let only: Vec<&&Finding> = match args.finding {
+            Some(i) => errors.get(i).into_iter().collect(),
+            None => errors.iter().collect(),
+        };
+        for f in only {
+            match replay_finding(&rp, &program, &file, f, args.seconds) {
+                Ok(r) if r.stuck => {
+                    out.findings.push(r);
+                    print_report(args.format, &out);
+                    eprintln!(
+                        "note: the GPU context is lost; the remaining findings of {} were not replayed",
+                        file.name
+                    );
+                    // The kernel may still run: ending the process tears its context down.
+                    std::process::exit(Exit::Findings as i32);
+                }
+                Ok(r) => out.findings.push(r),
+                Err(e) => {
+                    print_report(args.format, &out);
+                    return fuzz::fail(e);
+                }
+            }
+        }
+    }
+    print_report(args.format, &out);
+    let seen = out.findings.iter().any(|f| f.outcome == Outcome::Confirmed)
+        || out.fuzz.as_ref().is_some_and(|f| !f.clean());
+    if seen { Exit::Findings } else { Exit::Clean }
+}
+
+fn print_report(format: Format, out: &ConfirmReport) {
+    match format {
+        Format::Human => print!("{}", render(out)),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(out).expect("JSON values serialize")
+        ),
+    }
+}
+
+/// Replay each finding in a child process (`--finding N`): a kernel stuck in a hardware
+/// barrier can only be ended with its process, and must not take the other findings with it.
+fn run_children(
+    args: &ConfirmArgs,
+    file: &SourceFile,
+    errors: &[&Finding],
+    check_seconds: f64,
+) -> Exit {
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot find the phasecheck executable: {e}");
+            return Exit::BadInput;
+        }
+    };
+    let mut out = ConfirmReport {
+        file: file.name.clone(),
+        device: String::new(),
+        check_seconds,
+        findings: Vec::new(),
+        fuzz: None,
+    };
+    for (i, f) in errors.iter().enumerate() {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.arg("confirm")
+            .arg(&args.file)
+            .args(["--format", "json", "--finding", &i.to_string()])
+            .args(["--seconds", &args.seconds.to_string()])
+            .args(["--device", &args.gpu.device.to_string()])
+            .args(["--delay-ns", &args.gpu.delay_ns.to_string()])
+            .args(["--delay-every", &args.gpu.delay_every.to_string()])
+            .args(["--wait-cycles", &args.gpu.wait_cycles.to_string()]);
+        for (k, v) in &args.params {
+            cmd.args(["--param", &format!("{k}={v}")]);
+        }
+        let res = match cmd.output() {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("error: cannot run {}: {e}", exe.display());
+                return Exit::BadInput;
+            }
+        };
+        if res.status.code() == Some(2) {
+            // The child could not use the GPU (or CUDA is missing): say why, once.
+            eprint!("{}", String::from_utf8_lossy(&res.stderr));
+            return Exit::BadInput;
+        }
+        let parsed: Option<serde_json::Value> = serde_json::from_slice(&res.stdout).ok();
+        let device = parsed
+            .as_ref()
+            .and_then(|v| v["device"].as_str())
+            .map(str::to_string);
+        let result = parsed
+            .as_ref()
+            .and_then(|v| v["findings"].get(0).cloned())
+            .and_then(|v| serde_json::from_value::<FindingResult>(v).ok());
+        if let Some(d) = device {
+            out.device = d;
+        }
+        out.findings.push(result.unwrap_or_else(|| FindingResult {
+            rule: f.rule.name.to_string(),
+            code: f.rule.code.to_string(),
+            class: f.class().as_str().to_string(),
+            line: file.line_col(f.span.start).line,
+            statement: fuzz::stmt_text(file, f.span),
+            outcome: Outcome::NotObserved,
+            detail: format!(
+                "the replay ended without a result: {}",
+                String::from_utf8_lossy(&res.stderr).trim()
+            ),
+            trials: 0,
+            trials_showing: 0,
+            seconds: 0.0,
+            trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+            stuck: false,
+        }));
+    }
+    print_report(args.format, &out);
+    if out.findings.iter().any(|f| f.outcome == Outcome::Confirmed) {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    }
+}

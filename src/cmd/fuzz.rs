@@ -1,0 +1,590 @@
+//! `phasecheck fuzz FILE`: launch rounds of many independent trials (one block or cluster
+//! each) with fresh seeds until the time is up; report hangs per statement, stale reads per
+//! buffer and statement, throughput, and the first seed that showed each hazard.
+
+use crate::cli::{Exit, Format, FuzzArgs, GpuArgs};
+use crate::cmd::lower::{load, report_lower_error};
+use gpu_harness::decode::{BarrierState, EventKind, LaunchResult, Stamp};
+use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
+use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError};
+use protocols::SourceFile;
+use protocols::ir::Program;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Open the GPU; a missing GPU or CUDA library is a clear error and exit 2.
+pub fn open_gpu(gpu: &GpuArgs) -> Result<Gpu, Exit> {
+    Gpu::open(gpu.device).map_err(|e| {
+        eprintln!("error: {e}");
+        match e {
+            RunError::Env(_) => Exit::BadInput,
+            _ => Exit::BadInput,
+        }
+    })
+}
+
+/// Print a run error; a stuck kernel cannot be recovered in-process, so the process ends.
+pub fn fail(e: RunError) -> Exit {
+    eprintln!("error: {e}");
+    if let RunError::Stuck { .. } = e {
+        // The kernel still runs; ending the process tears down its context.
+        std::process::exit(Exit::Findings as i32);
+    }
+    match e {
+        RunError::Env(_) | RunError::Compile { .. } => Exit::BadInput,
+        _ => Exit::Findings,
+    }
+}
+
+/// First line of a statement's source text.
+pub fn stmt_text(file: &SourceFile, span: protocols::Span) -> String {
+    file.text
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or("")
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// Where a hazard was first seen: the round's seed and the block (trial) in it.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct SeenAt {
+    pub seed: u64,
+    pub block: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HangRow {
+    pub statement: String,
+    pub line: u32,
+    pub count: u64,
+    pub first: SeenAt,
+    /// Observed state at the first recorded expiry, e.g. `current parity 1, waited parity 1`.
+    pub observed: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StaleRow {
+    pub buffer: String,
+    pub statement: String,
+    pub line: u32,
+    pub count: u64,
+    pub first: SeenAt,
+    /// The other access, from the stamp it left (statement line, thread).
+    pub other: String,
+}
+
+/// Totals of a fuzzing run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FuzzSummary {
+    pub file: String,
+    pub device: String,
+    pub rounds: u64,
+    pub trials: u64,
+    pub blocks_per_round: u32,
+    pub threads_per_block: u32,
+    pub first_seed: u64,
+    pub kernel_seconds: f64,
+    pub wall_seconds: f64,
+    pub barrier_phases: u64,
+    pub phases_per_second: f64,
+    pub hangs: Vec<HangRow>,
+    pub stale_reads: Vec<StaleRow>,
+    pub runaway_loops: u64,
+    /// Trials where some thread did not reach the end (hangs make threads zombies; they still
+    /// finish, so this counts threads missing for other reasons).
+    pub threads_missing: u64,
+}
+
+impl FuzzSummary {
+    pub fn clean(&self) -> bool {
+        self.hangs.is_empty() && self.stale_reads.is_empty() && self.runaway_loops == 0
+    }
+}
+
+/// Accumulates launches.
+pub struct Accumulator<'a> {
+    file: &'a SourceFile,
+    program: &'a Program,
+    lowered: &'a Lowered,
+    hang: BTreeMap<u32, (u64, SeenAt, String)>,
+    stale: BTreeMap<(u32, u32), (u64, SeenAt, String)>,
+    pub summary: FuzzSummary,
+}
+
+impl<'a> Accumulator<'a> {
+    pub fn new(file: &'a SourceFile, program: &'a Program, lowered: &'a Lowered) -> Self {
+        Accumulator {
+            file,
+            program,
+            lowered,
+            hang: BTreeMap::new(),
+            stale: BTreeMap::new(),
+            summary: FuzzSummary {
+                file: file.name.clone(),
+                threads_per_block: lowered.block,
+                ..Default::default()
+            },
+        }
+    }
+
+    fn line_of(&self, stmt: u32) -> u32 {
+        self.lowered
+            .stmts
+            .get(stmt as usize)
+            .map(|s| self.file.line_col(s.span.start).line)
+            .unwrap_or(0)
+    }
+
+    fn text_of(&self, stmt: u32) -> String {
+        self.lowered
+            .stmts
+            .get(stmt as usize)
+            .map(|s| stmt_text(self.file, s.span))
+            .unwrap_or_else(|| format!("statement #{stmt}"))
+    }
+
+    pub fn add(&mut self, r: &LaunchResult, seed: u64, blocks: u32, seconds: f64) {
+        self.summary.rounds += 1;
+        self.summary.trials += u64::from(blocks / self.lowered.cluster.max(1));
+        self.summary.kernel_seconds += seconds;
+        self.summary.barrier_phases += r.phases();
+        self.summary.runaway_loops += r.runaway;
+        let expected = u64::from(blocks) * u64::from(self.lowered.block);
+        self.summary.threads_missing += expected.saturating_sub(r.threads_done);
+        let kind_hang = 0;
+        for (stmt, &n) in r.counts[kind_hang].iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let stmt = stmt as u32;
+            let first = SeenAt {
+                seed,
+                block: r.first_block[kind_hang][stmt as usize].unwrap_or(0),
+            };
+            let observed = r
+                .events
+                .iter()
+                .find(|e| e.kind == EventKind::Hang && e.stmt == stmt)
+                .map(|e| self.describe_hang(e))
+                .unwrap_or_default();
+            let entry = self.hang.entry(stmt).or_insert((0, first, observed));
+            entry.0 += n;
+        }
+        for e in r.events.iter().filter(|e| e.kind == EventKind::Race) {
+            let other = Stamp::decode(e.a);
+            let other_text = match other.stmt {
+                Some(s) => format!(
+                    "line {} (`{}`) by t{}{}{}",
+                    self.line_of(s),
+                    self.text_of(s),
+                    other.tid,
+                    if other.cta > 0 {
+                        format!(" of cta {}", other.cta)
+                    } else {
+                        String::new()
+                    },
+                    if other.busy { ", still writing" } else { "" }
+                ),
+                None => "an unwritten buffer".into(),
+            };
+            let entry = self
+                .stale
+                .entry((self.buffer_of(e.stmt), e.stmt))
+                .or_insert((
+                    0,
+                    SeenAt {
+                        seed,
+                        block: e.block,
+                    },
+                    other_text,
+                ));
+            entry.0 += 1;
+        }
+        // Events beyond the buffer were counted on the device: use the exact counts.
+        let _ = r.events_dropped;
+    }
+
+    fn buffer_of(&self, stmt: u32) -> u32 {
+        self.lowered
+            .stmts
+            .get(stmt as usize)
+            .and_then(|s| s.object)
+            .unwrap_or(u32::MAX)
+    }
+
+    fn describe_hang(&self, e: &gpu_harness::decode::Event) -> String {
+        let (stmt, a, b, tid, cta, raw) = (e.stmt, e.a, e.b, e.tid, e.cta, e.raw);
+        let info = &self.lowered.stmts[stmt as usize];
+        let who = if cta > 0 {
+            format!("cta{cta}.t{tid}")
+        } else {
+            format!("t{tid}")
+        };
+        match info.keyword {
+            "wait" | "arrive_and_wait" | "producer_acquire" | "consumer_wait" => {
+                let st = BarrierState::decode(a);
+                let text = self.text_of(stmt);
+                if text.contains(" token ") || info.keyword == "arrive_and_wait" {
+                    format!(
+                        "{who}: barrier instance {} in a phase of parity {}, token 0x{b:x} (raw mbarrier word 0x{raw:x})",
+                        st.index, st.current_parity
+                    )
+                } else {
+                    format!(
+                        "{who}: barrier instance {} in a phase of parity {}, waiting for parity {} to complete (raw mbarrier word 0x{raw:x})",
+                        st.index,
+                        st.current_parity,
+                        b & 1
+                    )
+                }
+            }
+            _ => who,
+        }
+    }
+
+    pub fn finish(mut self, wall: f64) -> FuzzSummary {
+        self.summary.wall_seconds = wall;
+        self.summary.phases_per_second = if self.summary.kernel_seconds > 0.0 {
+            self.summary.barrier_phases as f64 / self.summary.kernel_seconds
+        } else {
+            0.0
+        };
+        let hang = std::mem::take(&mut self.hang);
+        for (stmt, (count, first, observed)) in hang {
+            self.summary.hangs.push(HangRow {
+                statement: self.text_of(stmt),
+                line: self.line_of(stmt),
+                count,
+                first,
+                observed,
+            });
+        }
+        let stale = std::mem::take(&mut self.stale);
+        for ((buf, stmt), (count, first, other)) in stale {
+            let buffer = self
+                .program
+                .objects
+                .get(buf as usize)
+                .map(|o| o.name.clone())
+                .unwrap_or_default();
+            self.summary.stale_reads.push(StaleRow {
+                buffer,
+                statement: self.text_of(stmt),
+                line: self.line_of(stmt),
+                count,
+                first,
+                other,
+            });
+        }
+        self.summary
+    }
+}
+
+/// Launch rounds until `seconds` have passed (at least one round).
+#[allow(clippy::too_many_arguments)]
+pub fn fuzz_rounds(
+    gpu: &Gpu,
+    kernel: &LoadedKernel,
+    acc: &mut Accumulator<'_>,
+    lowered: &Lowered,
+    gpu_args: &GpuArgs,
+    blocks: u32,
+    first_seed: u64,
+    seconds: f64,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Result<(), RunError> {
+    let t0 = Instant::now();
+    let mut seed = first_seed;
+    loop {
+        let params = LaunchParams {
+            blocks,
+            seed,
+            delay_max_ns: gpu_args.delay_ns,
+            delay_every: gpu_args.delay_every.max(1),
+            budget_cycles: gpu_args.wait_cycles,
+            timeout: Duration::from_secs_f64(30.0 + seconds),
+        };
+        let (r, secs) = gpu.launch(kernel, lowered, &params, &[])?;
+        acc.add(&r, seed, blocks, secs);
+        seed = seed.wrapping_add(1);
+        let elapsed = t0.elapsed().as_secs_f64();
+        if let Some(pb) = progress {
+            pb.set_position((elapsed * 10.0).min(seconds * 10.0) as u64);
+            pb.set_message(format!(
+                "{} trials, {} hang(s), {} stale read(s)",
+                acc.summary.trials,
+                acc.hang.values().map(|v| v.0).sum::<u64>(),
+                acc.stale.values().map(|v| v.0).sum::<u64>()
+            ));
+        }
+        if elapsed >= seconds {
+            return Ok(());
+        }
+    }
+}
+
+pub fn default_blocks(gpu: &Gpu, cluster: u32) -> u32 {
+    let b = (gpu.multiprocessors.max(1) * 8).max(cluster);
+    b / cluster * cluster
+}
+
+pub fn seed_from_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        & 0xffff_ffff
+}
+
+pub fn render_human(s: &FuzzSummary) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(o, "fuzz {} on {}", s.file, s.device);
+    let _ = writeln!(
+        o,
+        "  {} round(s) x {} blocks of {} threads: {} trials in {:.1} s (kernel time {:.2} s), seeds {}..{}",
+        s.rounds,
+        s.blocks_per_round,
+        s.threads_per_block,
+        s.trials,
+        s.wall_seconds,
+        s.kernel_seconds,
+        s.first_seed,
+        s.first_seed + s.rounds.saturating_sub(1)
+    );
+    let _ = writeln!(
+        o,
+        "  throughput: {:.3e} barrier phases/s ({} phases)",
+        s.phases_per_second, s.barrier_phases
+    );
+    if s.hangs.is_empty() {
+        let _ = writeln!(o, "  hangs: none");
+    } else {
+        let _ = writeln!(o, "  hangs (expired bounded waits):");
+        let _ = writeln!(
+            o,
+            "    {:<5} {:<44} {:>10}  first seen",
+            "line", "statement", "count"
+        );
+        for h in &s.hangs {
+            let _ = writeln!(
+                o,
+                "    {:<5} {:<44} {:>10}  seed {} block {}",
+                h.line, h.statement, h.count, h.first.seed, h.first.block
+            );
+            if !h.observed.is_empty() {
+                let _ = writeln!(o, "          observed: {}", h.observed);
+            }
+        }
+    }
+    if s.stale_reads.is_empty() {
+        let _ = writeln!(o, "  stale reads: none");
+    } else {
+        let _ = writeln!(
+            o,
+            "  stale reads (accesses that overlapped a conflicting one):"
+        );
+        let _ = writeln!(
+            o,
+            "    {:<10} {:<5} {:<34} {:>10}  first seen",
+            "buffer", "line", "statement", "count"
+        );
+        for r in &s.stale_reads {
+            let _ = writeln!(
+                o,
+                "    {:<10} {:<5} {:<34} {:>10}  seed {} block {}",
+                r.buffer, r.line, r.statement, r.count, r.first.seed, r.first.block
+            );
+            let _ = writeln!(o, "          other access: {}", r.other);
+        }
+    }
+    if s.runaway_loops > 0 {
+        let _ = writeln!(o, "  runaway while loops: {}", s.runaway_loops);
+    }
+    if s.clean() {
+        let _ = writeln!(
+            o,
+            "  nothing seen: no hang and no stale read in {} trials",
+            s.trials
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "  replay a round: phasecheck fuzz {} --seed SEED --blocks {} --seconds 0",
+            s.file, s.blocks_per_round
+        );
+    }
+    o
+}
+
+#[derive(Serialize)]
+struct BaselineReport {
+    file: String,
+    iters: u32,
+    launches: u32,
+    seconds: f64,
+    phases: u64,
+    phases_per_second: f64,
+    hangs: u64,
+    races: u64,
+    /// Generated kernel's phases/s over the baseline's.
+    ratio: f64,
+}
+
+fn run_baseline(
+    gpu: &Gpu,
+    args: &FuzzArgs,
+    path: &std::path::Path,
+    threads: u32,
+    blocks: u32,
+    summary: &FuzzSummary,
+) -> Result<BaselineReport, Exit> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", path.display());
+        Exit::BadInput
+    })?;
+    let name = text
+        .split("__global__ void")
+        .nth(1)
+        .and_then(|rest| rest.split('(').next())
+        .map(|s| s.trim().to_string())
+        .ok_or_else(|| {
+            eprintln!("error: no __global__ kernel in {}", path.display());
+            Exit::BadInput
+        })?;
+    let kernel = gpu.load(&text, &name).map_err(fail)?;
+    let params = LaunchParams {
+        blocks,
+        seed: summary.first_seed,
+        delay_max_ns: args.gpu.delay_ns,
+        delay_every: 1,
+        budget_cycles: args.gpu.wait_cycles,
+        timeout: Duration::from_secs(60),
+    };
+    // Warm-up, then as many launches as the generated kernel had rounds (at least 3).
+    gpu.run_baseline(&kernel, threads, args.baseline_iters, &params)
+        .map_err(fail)?;
+    let launches = (summary.rounds as u32).clamp(3, 50);
+    let (mut secs, mut phases, mut hangs, mut races) = (0.0, 0u64, 0u64, 0u64);
+    for _ in 0..launches {
+        let r = gpu
+            .run_baseline(&kernel, threads, args.baseline_iters, &params)
+            .map_err(fail)?;
+        secs += r.seconds;
+        phases += r.phases;
+        hangs += r.hangs;
+        races += r.races;
+    }
+    let pps = phases as f64 / secs.max(1e-12);
+    Ok(BaselineReport {
+        file: path.display().to_string(),
+        iters: args.baseline_iters,
+        launches,
+        seconds: secs,
+        phases,
+        phases_per_second: pps,
+        hangs,
+        races,
+        ratio: summary.phases_per_second / pps.max(1e-12),
+    })
+}
+
+pub fn run(args: &FuzzArgs) -> Exit {
+    let (file, program) = match load(&args.file, &args.params) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let lowered = match lower::lower(&program, Some(&file), &LowerOptions { mode: Mode::Fuzz }) {
+        Ok(l) => l,
+        Err(e) => {
+            report_lower_error(&file, &e);
+            return Exit::BadInput;
+        }
+    };
+    let gpu = match open_gpu(&args.gpu) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let kernel = match gpu.load(&lowered.source, &lowered.kernel_name) {
+        Ok(k) => k,
+        Err(e) => return fail(e),
+    };
+    let cluster = lowered.cluster.max(1);
+    let blocks = args
+        .blocks
+        .map(|b| (b.max(cluster) / cluster) * cluster)
+        .unwrap_or_else(|| default_blocks(&gpu, cluster));
+    let first_seed = args.seed.unwrap_or_else(seed_from_clock);
+    let mut acc = Accumulator::new(&file, &program, &lowered);
+    acc.summary.device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
+    acc.summary.blocks_per_round = blocks;
+    acc.summary.first_seed = first_seed;
+    let show = !args.quiet && args.format == Format::Human;
+    let pb = show.then(|| {
+        let pb = indicatif::ProgressBar::new((args.seconds * 10.0).max(1.0) as u64);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {elapsed} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let t0 = Instant::now();
+    if let Err(e) = fuzz_rounds(
+        &gpu,
+        &kernel,
+        &mut acc,
+        &lowered,
+        &args.gpu,
+        blocks,
+        first_seed,
+        args.seconds,
+        pb.as_ref(),
+    ) {
+        if let Some(pb) = &pb {
+            pb.finish_and_clear();
+        }
+        return fail(e);
+    }
+    if let Some(pb) = &pb {
+        pb.finish_and_clear();
+    }
+    let summary = acc.finish(t0.elapsed().as_secs_f64());
+    let baseline = match &args.baseline {
+        Some(path) => match run_baseline(&gpu, args, path, lowered.block, blocks, &summary) {
+            Ok(b) => Some(b),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    match args.format {
+        Format::Human => {
+            print!("{}", render_human(&summary));
+            if let Some(b) = &baseline {
+                println!(
+                    "  baseline {}: {} launches x {} blocks, {} trips: {:.3e} barrier phases/s ({} hangs, {} races)",
+                    b.file, b.launches, blocks, b.iters, b.phases_per_second, b.hangs, b.races
+                );
+                println!("  generated / baseline throughput: {:.2}", b.ratio);
+            }
+        }
+        Format::Json => {
+            let mut v = serde_json::to_value(&summary).expect("summary serializes");
+            if let Some(b) = &baseline {
+                v["baseline"] = serde_json::to_value(b).expect("baseline serializes");
+            }
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v).expect("JSON values serialize")
+            );
+        }
+    }
+    if summary.clean() {
+        Exit::Clean
+    } else {
+        Exit::Findings
+    }
+}

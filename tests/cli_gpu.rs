@@ -1,0 +1,174 @@
+//! CLI tests of `lower`, `fuzz` and `confirm`. Without a GPU (CI), `fuzz` and `confirm` must
+//! fail cleanly (exit 2, naming what is missing and where it was looked for). With
+//! `PHASECHECK_GPU_TESTS=1` on a GPU machine (scripts/gpu-check.sh), they run for real.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_phasecheck"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("gpu-harness/tests/fixtures")
+        .join(name)
+}
+
+fn gpu_tests() -> bool {
+    std::env::var("PHASECHECK_GPU_TESTS").is_ok_and(|v| v == "1")
+}
+
+#[test]
+fn lower_prints_a_kernel() {
+    let out = bin()
+        .args(["lower"])
+        .arg(fixture("double_buffer.phase"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("extern \"C\" __global__"));
+    assert!(text.contains("if ((warp >= 1)) {  // role consumer"));
+    assert!(text.contains("// line 23: wait empty[s] parity ((k / STAGES) % 2) ^ 1"));
+}
+
+#[test]
+fn lower_writes_the_output_file() {
+    let dir = std::env::temp_dir().join(format!("phasecheck-lower-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cu = dir.join("kernel.cu");
+    let out = bin()
+        .args(["lower"])
+        .arg(fixture("multicast_pair.phase"))
+        .arg("-o")
+        .arg(&cu)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&cu).expect("written");
+    assert!(text.contains("__cluster_dims__(2, 1, 1)"));
+    assert!(text.contains("multicast::cluster"));
+}
+
+#[test]
+fn lower_reports_a_file_it_cannot_lower() {
+    let dir = std::env::temp_dir().join(format!("phasecheck-lower2-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let f = dir.join("two.phase");
+    std::fs::write(
+        &f,
+        "protocol two\nglobal g\nkernel a domain default block 32 { store g }\nkernel b domain remote block 32 { load g }\n",
+    )
+    .expect("write");
+    let out = bin().arg("lower").arg(&f).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("two.phase:4:1"), "{err}");
+    assert!(err.contains("2 kernels"), "{err}");
+}
+
+#[test]
+fn fuzz_without_a_gpu_is_a_clear_error() {
+    if gpu_tests() {
+        eprintln!("skipped: PHASECHECK_GPU_TESTS=1 (a GPU is expected here)");
+        return;
+    }
+    let out = bin()
+        .args(["fuzz", "--seconds", "1"])
+        .arg(fixture("double_buffer.phase"))
+        .env("CUDA_HOME", "/nonexistent/cuda-home")
+        .env_remove("CUDA_PATH")
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(0) || out.status.code() == Some(1) {
+        eprintln!("skipped: this machine has a GPU and CUDA ({err})");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("was not found"), "{err}");
+    assert!(err.contains("looked in:"), "{err}");
+    assert!(err.contains("/nonexistent/cuda-home/lib64"), "{err}");
+    assert!(err.contains("/usr/local/cuda/lib64"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn confirm_without_a_gpu_is_a_clear_error() {
+    if gpu_tests() {
+        eprintln!("skipped: PHASECHECK_GPU_TESTS=1 (a GPU is expected here)");
+        return;
+    }
+    let out = bin()
+        .args(["confirm"])
+        .arg(fixture("db_wrong_parity.phase"))
+        .args(["--param", "K=2"])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() != Some(2) {
+        eprintln!("skipped: this machine has a GPU and CUDA");
+        return;
+    }
+    assert!(err.contains("looked in:"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn gpu_fuzz_of_a_correct_protocol_sees_nothing() {
+    if !gpu_tests() {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run");
+        return;
+    }
+    let out = bin()
+        .args(["fuzz", "--seconds", "1", "--quiet"])
+        .arg(fixture("double_buffer.phase"))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("nothing seen"), "{text}");
+}
+
+#[test]
+fn gpu_fuzz_finds_the_missing_empty_wait() {
+    if !gpu_tests() {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run");
+        return;
+    }
+    let out = bin()
+        .args(["fuzz", "--seconds", "1", "--quiet", "--format", "json"])
+        .arg(fixture("db_no_empty_wait.phase"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let stale = v["stale_reads"].as_array().expect("array");
+    assert!(stale.iter().any(|r| r["buffer"] == "slot"), "{v}");
+}
+
+#[test]
+fn gpu_confirm_confirms_the_wrong_parity_deadlock() {
+    if !gpu_tests() {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run");
+        return;
+    }
+    let out = bin()
+        .args(["confirm", "--format", "json", "--param", "K=2"])
+        .arg(fixture("db_wrong_parity.phase"))
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = v["findings"].as_array().expect("findings");
+    assert!(
+        f.iter()
+            .any(|x| x["class"] == "deadlock" && x["outcome"] == "confirmed"),
+        "{v}"
+    );
+}
