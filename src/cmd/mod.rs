@@ -1,10 +1,10 @@
 //! One module per subcommand.
 
-pub mod explain;
-pub mod lint;
-pub mod rules;
 pub mod confirm;
+pub mod explain;
 pub mod fuzz;
+pub mod lint;
 pub mod lower;
+pub mod rules;
 pub mod test;
 pub mod verify;
