@@ -93,6 +93,10 @@ pub struct VerifyArgs {
     /// Per-thread bound on the trips of one `while` loop.
     #[arg(long, default_value_t = 1_000)]
     pub max_loop_trips: u32,
+    /// Stop with verdict `inconclusive` after this much time per file (`90s`, `10m`, `1h`;
+    /// `none` for no limit).
+    #[arg(long, default_value = "10m", value_parser = parse_time_limit)]
+    pub max_time: TimeLimit,
     /// Write the wait-for graph of the first deadlock as Graphviz to FILE.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
@@ -106,6 +110,39 @@ pub struct VerifyArgs {
 }
 
 /// `123`, `64K`, `512M`, `6G` (binary units).
+/// A wall-clock limit: `90`, `90s`, `500ms`, `10m`, `1h`; `0` or `none` for no limit.
+pub fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
+    let t = s.trim().to_ascii_lowercase();
+    if t == "none" || t == "0" {
+        return Ok(TimeLimit(None));
+    }
+    let (num, unit_ms) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1u64)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1_000)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60_000)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3_600_000)
+    } else {
+        (t.as_str(), 1_000)
+    };
+    let n: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a time limit (e.g. 90s, 10m, 1h, or none)"))?;
+    let ms = n
+        .checked_mul(unit_ms)
+        .ok_or_else(|| format!("`{s}` is too large"))?;
+    Ok(TimeLimit(
+        (ms > 0).then(|| std::time::Duration::from_millis(ms)),
+    ))
+}
+
+/// `--max-time`: `None` is no limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeLimit(pub Option<std::time::Duration>);
+
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let (num, mult) = match t.chars().last() {
@@ -164,6 +201,9 @@ pub struct LintArgs {
     /// Stop each search after this many states (verdict inconclusive, exit 3).
     #[arg(long)]
     pub max_states: Option<u64>,
+    /// Stop each search after this much time (`90s`, `10m`, `none`; default 10m).
+    #[arg(long, value_parser = parse_time_limit)]
+    pub max_time: Option<TimeLimit>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -284,10 +324,33 @@ pub struct TestArgs {
     /// Stop each search after this many states (the verdict is then inconclusive, a failure).
     #[arg(long, value_name = "N")]
     pub max_states: Option<u64>,
+    /// Stop each search after this much time (`90s`, `10m`, `none`; default 10m).
+    #[arg(long, value_parser = parse_time_limit)]
+    pub max_time: Option<TimeLimit>,
     /// Files checked at once (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
     /// Print each line's load-and-check time.
     #[arg(long)]
     pub timings: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn time_limits() {
+        let secs = |s| parse_time_limit(s).unwrap().0;
+        assert_eq!(secs("90"), Some(Duration::from_secs(90)));
+        assert_eq!(secs("90s"), Some(Duration::from_secs(90)));
+        assert_eq!(secs("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(secs("10m"), Some(Duration::from_secs(600)));
+        assert_eq!(secs("1h"), Some(Duration::from_secs(3600)));
+        assert_eq!(secs("none"), None);
+        assert_eq!(secs("0"), None);
+        assert!(parse_time_limit("soon").is_err());
+        assert!(parse_time_limit("-5s").is_err());
+    }
 }

@@ -13,6 +13,7 @@
 //! max-states = 1000000
 //! max-memory = 4294967296  # bytes
 //! max-loop-trips = 1000
+//! max-time = 600         # seconds per file; 0 for no limit
 //! ```
 //!
 //! Each `.phase` file uses the nearest `phasecheck.toml` found by walking up from its folder.
@@ -111,6 +112,8 @@ struct RawLimits {
     max_states: Option<u64>,
     max_memory: Option<u64>,
     max_loop_trips: Option<u32>,
+    /// Seconds; 0 for no limit.
+    max_time: Option<u64>,
 }
 
 /// Search limits a config (or the command line) may set; `None` keeps the default.
@@ -119,6 +122,8 @@ pub struct Limits {
     pub max_states: Option<u64>,
     pub max_memory: Option<u64>,
     pub max_loop_trips: Option<u32>,
+    /// `Some(None)`: explicitly no time limit.
+    pub max_time: Option<Option<std::time::Duration>>,
 }
 
 impl Limits {
@@ -128,6 +133,7 @@ impl Limits {
             max_states: self.max_states.or(base.max_states),
             max_memory: self.max_memory.or(base.max_memory),
             max_loop_trips: self.max_loop_trips.or(base.max_loop_trips),
+            max_time: self.max_time.or(base.max_time),
         }
     }
 
@@ -137,6 +143,7 @@ impl Limits {
             max_states: self.max_states.unwrap_or(d.max_states),
             max_memory_bytes: self.max_memory.unwrap_or(d.max_memory_bytes),
             max_loop_trips: self.max_loop_trips.unwrap_or(d.max_loop_trips),
+            max_time: self.max_time.unwrap_or(d.max_time),
             ..d
         }
     }
@@ -201,6 +208,10 @@ impl Config {
             max_states: raw.limits.max_states,
             max_memory: raw.limits.max_memory,
             max_loop_trips: raw.limits.max_loop_trips,
+            max_time: raw
+                .limits
+                .max_time
+                .map(|s| (s > 0).then(|| std::time::Duration::from_secs(s))),
         };
         if limits.max_states == Some(0) {
             return Err(err("key `limits.max-states`: must be at least 1".into()));
@@ -330,6 +341,7 @@ mod tests {
             values = { K = 64, STAGES = 4 }
             [limits]
             max-states = 1000
+            max-time = 30
             "#,
         )
         .unwrap();
@@ -339,6 +351,17 @@ mod tests {
             (Target::Class(Class::Perf), Level::Allow)
         ));
         assert_eq!(c.limits.max_states, Some(1000));
+        assert_eq!(
+            c.limits.options().max_time,
+            Some(std::time::Duration::from_secs(30))
+        );
+        let unlimited =
+            Config::parse(Path::new("/p/phasecheck.toml"), "[limits]\nmax-time = 0\n").unwrap();
+        assert_eq!(unlimited.limits.options().max_time, None);
+        assert_eq!(
+            Limits::default().options().max_time,
+            CheckOptions::default().max_time
+        );
         assert_eq!(
             c.params_for(Path::new("/p/corpus/x/big_one.phase")),
             vec![("K".to_string(), 64), ("STAGES".to_string(), 4)]

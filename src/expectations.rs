@@ -272,11 +272,14 @@ pub fn quiet_panics() {
 /// Check a program; a panic in the checker becomes an error message (one bad case must not
 /// take the whole suite down).
 pub fn check_caught(
+    file: &SourceFile,
     program: &protocols::ir::Program,
     options: &CheckOptions,
 ) -> Result<Report, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        checker::check(program, options)
+        let mut report = checker::check(program, options);
+        checker::lints::suppress::apply_to_report(program, file, &mut report);
+        report
     }))
     .map_err(|payload| {
         let msg = payload
@@ -360,7 +363,7 @@ pub fn check_file(
         let start = std::time::Instant::now();
         let outcome = match protocols::load(&file, &expect.overrides) {
             Err(errors) => Outcome::LoadError(describe_load_errors(&errors)),
-            Ok(program) => match check_caught(&program, options) {
+            Ok(program) => match check_caught(&file, &program, options) {
                 Ok(report) => match judge(expect, &report) {
                     Ok(()) => Outcome::Pass,
                     Err(why) => Outcome::Fail(why),

@@ -79,6 +79,55 @@ fn exit_code_3_when_inconclusive() {
     assert!(out.contains("inconclusive"), "{out}");
 }
 
+/// A search that outlives `--max-time` ends inconclusive (exit 3) with the limit and what was
+/// covered, instead of running on: the full-size language.md §1 double buffer at K = 8 is far
+/// beyond a second.
+#[test]
+fn max_time_ends_a_long_search_inconclusive() {
+    let (code, out, err) = run(&[
+        "verify",
+        "corpus/guide/double_buffer.phase",
+        "--max-time",
+        "1s",
+    ]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("max-time (1 s) reached"), "{out}");
+    assert!(
+        out.contains("covered: all interleavings up to depth"),
+        "{out}"
+    );
+    let (code, _, err) = run(&[
+        "verify",
+        "corpus/guide/double_buffer.phase",
+        "--max-time",
+        "soon",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a time limit"), "{err}");
+}
+
+/// `# phasecheck: allow(rule) reason` works in `verify` as in `lint`: the deadlock is
+/// suppressed (exit 0), and a suppression that silences nothing is a warning.
+#[test]
+fn inline_suppressions_apply_in_verify() {
+    let allowed = DEADLOCK.replace(
+        "role consumer when tid == 1 { wait b parity 0; read x }",
+        "role consumer when tid == 1 {\n  wait b parity 0  # phasecheck: allow(deadlock) modelled elsewhere\n  read x\n}",
+    );
+    let p = write("allowed.phase", &allowed);
+    let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("deadlock(PC100)"), "{out}");
+    let unused = OK.replace(
+        "wait b parity 0",
+        "wait b parity 0  # phasecheck: allow(stale-token) old",
+    );
+    let q = write("unused.phase", &unused);
+    let (code, out, _) = run(&["verify", q.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("unused-suppression"), "{out}");
+}
+
 fn redact(mut v: serde_json::Value) -> serde_json::Value {
     if let Some(a) = v.as_array_mut() {
         for x in a {

@@ -395,7 +395,7 @@ fn pass_twins_do_not_trigger_their_rule() {
                 continue;
             }
         };
-        let report = match expectations::check_caught(&program, &options()) {
+        let report = match expectations::check_caught(&file, &program, &options()) {
             Ok(r) => r,
             Err(why) => {
                 problems.push(format!("{name}: {why}"));

@@ -51,6 +51,8 @@ pub trait Model {
 pub struct Limits {
     pub max_states: u64,
     pub max_memory_bytes: u64,
+    /// Wall-clock budget; `None`: none.
+    pub max_time: Option<std::time::Duration>,
 }
 
 /// Progress, reported to an optional callback about every 16k states.
@@ -163,7 +165,9 @@ pub fn explore<M: Model>(
         }
     };
 
+    let mut expanded = 0u64;
     while let Some((state, index, depth)) = queue.pop_front() {
+        expanded += 1;
         queue_bytes = queue_bytes.saturating_sub(model.state_bytes(&state) as u64);
         if depth > 0 {
             last_depth_done = last_depth_done.max(depth - 1);
@@ -254,6 +258,21 @@ pub fn explore<M: Model>(
             ));
             break;
         }
+        // The clock is read every 64 expanded states: cheap, and a state costs well under
+        // 100 ms even at 300 threads, so the limit is overshot by a few seconds at most.
+        if let Some(budget) = limits.max_time
+            && expanded.is_multiple_of(64)
+            && start.elapsed() >= budget
+        {
+            incomplete = Some((
+                format!(
+                    "max-time ({}) reached; raise it with --max-time, or check smaller parameters with --param",
+                    format_duration(budget)
+                ),
+                format!("all interleavings up to depth {last_depth_done} ({states} states)"),
+            ));
+            break;
+        }
         if mem >= limits.max_memory_bytes {
             incomplete = Some((
                 format!(
@@ -278,5 +297,17 @@ pub fn explore<M: Model>(
         elapsed_ms: start.elapsed().as_millis() as u64,
         incomplete,
         parents,
+    }
+}
+
+/// `90 s`, `10 min`: how a time limit is named in messages.
+pub fn format_duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 && s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else if s > 0 {
+        format!("{s} s")
+    } else {
+        format!("{} ms", d.as_millis())
     }
 }

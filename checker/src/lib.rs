@@ -31,6 +31,8 @@ pub struct CheckOptions {
     pub max_memory_bytes: u64,
     /// Per-thread bound on `while` loop trips.
     pub max_loop_trips: u32,
+    /// Stop (verdict inconclusive) after this much wall-clock time; `None`: no limit.
+    pub max_time: Option<std::time::Duration>,
     /// Merge states that differ only by a permutation of interchangeable threads (on by
     /// default; turning it off never changes findings, only the state count).
     pub symmetry: bool,
@@ -43,6 +45,9 @@ impl Default for CheckOptions {
             // A quarter of the 24 GiB machine this project is built for.
             max_memory_bytes: 6 << 30,
             max_loop_trips: 1_000,
+            // A search nobody waits for is a hang: ten minutes, then inconclusive with the
+            // reason and the coverage.
+            max_time: Some(std::time::Duration::from_secs(600)),
             symmetry: true,
         }
     }
@@ -80,6 +85,7 @@ pub fn check_with_progress(
         let limits = explore::Limits {
             max_states: options.max_states,
             max_memory_bytes: options.max_memory_bytes,
+            max_time: options.max_time,
         };
         let out = explore::explore(&search, &limits, progress);
         stats = Stats {

@@ -27,6 +27,21 @@ pub struct Report {
     pub incomplete: Option<Incomplete>,
 }
 
+impl Report {
+    /// The verdict that the findings and the search's completeness imply: any error-level
+    /// finding is a hazard, else a cut-short search is inconclusive, else ok. Call it after
+    /// changing findings (suppressions, configured levels).
+    pub fn verdict_of_findings(&self) -> Verdict {
+        if self.findings.iter().any(|f| f.severity == Severity::Error) {
+            Verdict::Hazard
+        } else if self.incomplete.is_some() {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Ok
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Incomplete {
     /// Which limit, e.g. "max-states (1000000)"; with how to raise it.

@@ -490,6 +490,54 @@ producer_acquire tp
     );
 }
 
+/// semantics.md §4.2 P6: a consumer that quits a partitioned pipeline while its peer has
+/// already released the next stage leaves that phase one arrival short. Reported as
+/// `after-quit` at the quit (besides the deadlock it leads to); the same consumers quitting
+/// after their last release are fine.
+#[test]
+fn quit_with_obligations_left() {
+    let early = "protocol p
+block 3
+pipeline pipe stages 2 producers 1 consumers 2
+buffer chunk[2]
+role producer when tid == 0 {
+  for b in 0..4 {
+    producer_acquire pipe
+    memcpy_async chunk[b % 2] -> pipe
+    producer_commit pipe
+  }
+  quit pipe
+}
+role consumer when tid > 0 {
+  for b in 0..4 {
+    if tid == 2 && b == 1 {
+      quit pipe
+      exit
+    }
+    consumer_wait pipe
+    read chunk[b % 2]
+    consumer_release pipe
+  }
+  quit pipe
+}
+";
+    let r = assert_flags(early, "after-quit");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "after-quit")
+        .unwrap();
+    assert!(
+        f.message
+            .contains("consumer[1] quits while `pipe.consumed[1]` phase 0"),
+        "{}",
+        f.message
+    );
+    assert!(rules(&r).contains(&"deadlock"), "{:?}", rules(&r));
+    let late = early.replace("if tid == 2 && b == 1 {", "if tid == 2 && b == 9 {");
+    assert_ok(&late);
+}
+
 #[test]
 fn thread_pipeline_read_before_wait_races() {
     assert_flags(

@@ -523,7 +523,8 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         Err(code) => return code,
     };
     let t_check = Instant::now();
-    let report = checker::check(&program, &checker::CheckOptions::default());
+    let mut report = checker::check(&program, &checker::CheckOptions::default());
+    checker::lints::suppress::apply_to_report(&program, &file, &mut report);
     let check_seconds = t_check.elapsed().as_secs_f64();
     let errors: Vec<&Finding> = report
         .findings

@@ -182,7 +182,7 @@ fn check_file(job: &Job<'_>) -> FileResult {
     let findings = std::mem::take(&mut report.findings);
     let findings = checker::lints::suppress::apply(&program, &file, findings);
     report.findings = apply_levels(findings, |r| level_for(r, config, job.cli));
-    report.verdict = files::verdict_of(&report);
+    report.verdict = report.verdict_of_findings();
     FileResult {
         file,
         outcome: Outcome::Checked {
@@ -234,6 +234,7 @@ pub fn run(args: &LintArgs) -> Exit {
         max_states: args.max_states,
         max_memory: None,
         max_loop_trips: None,
+        max_time: args.max_time.map(|t| t.0),
     };
     for path in files {
         let config = if args.no_config {

@@ -45,6 +45,9 @@ pub fn run(args: &TestArgs) -> Exit {
     if let Some(n) = args.max_states {
         options.max_states = n;
     }
+    if let Some(t) = args.max_time {
+        options.max_time = t.0;
+    }
     let jobs = args.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())

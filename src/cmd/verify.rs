@@ -33,6 +33,7 @@ pub fn run(args: &VerifyArgs) -> Exit {
         max_states: args.max_states,
         max_memory_bytes: args.max_memory,
         max_loop_trips: args.max_loop_trips,
+        max_time: args.max_time.0,
         symmetry: !args.no_symmetry,
     };
     let mut dot_written = false;
@@ -104,9 +105,10 @@ pub fn run(args: &VerifyArgs) -> Exit {
             }
             continue;
         }
-        let result = with_progress(&file.name, |cb| {
+        let mut result = with_progress(&file.name, |cb| {
             checker::check_with_progress(&program, &options, cb)
         });
+        checker::lints::suppress::apply_to_report(&program, &file, &mut result);
         if let Some(dot) = &args.dot {
             if !dot_written {
                 if let Some(f) = result.findings.iter().find(|f| !f.waits_for.is_empty()) {

@@ -74,21 +74,6 @@ impl Summary {
     }
 }
 
-/// The verdict that matches a report's (possibly re-levelled) findings.
-pub fn verdict_of(report: &Report) -> Verdict {
-    if report
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Error)
-    {
-        Verdict::Hazard
-    } else if report.incomplete.is_some() {
-        Verdict::Inconclusive
-    } else {
-        Verdict::Ok
-    }
-}
-
 /// `--format json`: the checker's per-file contract (`report::json`), one entry per file, and
 /// a summary.
 pub fn json(results: &[FileResult], exit: Exit) -> serde_json::Value {

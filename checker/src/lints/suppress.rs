@@ -43,6 +43,16 @@ pub fn did_you_mean(name: &str) -> Option<&'static Rule> {
         .map(|(_, r)| r)
 }
 
+/// Apply the inline suppressions of `program` to a checker report: suppressed findings go,
+/// unused suppressions become warnings, and the verdict is recomputed. Every command that
+/// reports findings (verify, lint, test, confirm) goes through here, so a suppression means
+/// the same everywhere.
+pub fn apply_to_report(program: &Program, file: &SourceFile, report: &mut crate::report::Report) {
+    let findings = std::mem::take(&mut report.findings);
+    report.findings = apply(program, file, findings);
+    report.verdict = report.verdict_of_findings();
+}
+
 /// Drop the suppressed findings and add an `unused-suppression` warning for every named rule
 /// that suppressed nothing. The result is sorted by (span, rule code).
 pub fn apply(program: &Program, file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {

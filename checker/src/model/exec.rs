@@ -900,6 +900,66 @@ impl<'m, 'p> Exec<'m, 'p> {
         true
     }
 
+    /// semantics.md §4.2 P6: `quit` only drops the thread from the shared state's reference
+    /// count; the stage barriers still count it. A quit is an error when a stage barrier's
+    /// current phase has begun (another participant arrived) and still waits for this thread's
+    /// arrival, which now never comes. The thread's arrivals on stage `s` so far are known
+    /// modulo 2 from its ring position and lap parity, which is all the comparison with the
+    /// barrier's phase needs.
+    fn quit_without_obligations(
+        &mut self,
+        t: u32,
+        p: &PipeRef,
+        bars: u32,
+        stages: u32,
+        span: Span,
+    ) -> bool {
+        let ps = *self.pipe_state(t, p.id);
+        // (barrier set, ring position, laps completed mod 2, what the thread owes there)
+        let mut sides: Vec<(u32, u32, u8, &str)> = Vec::new();
+        let producer = p.unified || ps.role == 1;
+        let consumer = p.unified || ps.role == 2;
+        if producer {
+            // `consumed_parity` starts at 1 and flips at every lap of `head`.
+            sides.push((
+                bars + stages,
+                ps.head,
+                ps.consumed_parity ^ 1,
+                "producer_commit",
+            ));
+        }
+        if consumer {
+            sides.push((bars, ps.tail, ps.produced_parity, "consumer_release"));
+        }
+        for (set, pos, laps, owed) in sides {
+            for s in 0..stages {
+                let b = set + s;
+                let bar = self.state.bars[b as usize];
+                if !bar.valid {
+                    continue;
+                }
+                let arrivals = (u32::from(laps) + u32::from(s < pos)) % 2;
+                let begun = bar.pending != bar.expected || bar.tx != 0;
+                if arrivals == bar.phase % 2 && begun {
+                    let name = self.m.bar_names[b as usize].clone();
+                    self.fail(
+                        &rules::after_quit::RULE,
+                        span,
+                        format!(
+                            "{} quits while `{name}` phase {} still counts its `{owed}` ({} of {} arrivals in): quit does not arrive_and_drop, so that phase can never complete",
+                            self.name(t),
+                            bar.phase,
+                            bar.expected - bar.pending,
+                            bar.expected
+                        ),
+                    );
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     fn cp_async(&mut self, t: u32, buf: u32) {
         let pc = self.state.threads[t as usize].pc;
         let th = &mut self.state.threads[t as usize];
@@ -1659,6 +1719,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                         format!("{} calls `quit` twice", self.name(t)),
                     );
                     return Done::Handled;
+                }
+                if let Some((bars, stages)) = p.block {
+                    ensure!(self.quit_without_obligations(t, &p, bars, stages, span));
                 }
                 self.pipe_state(t, p.id).quit = true;
                 if let Some((bars, stages)) = p.block {

@@ -25,7 +25,7 @@ super::declare_rule! {
     /// param NB = 3
     /// block NT
     ///
-    /// pipeline pipe thread
+    /// pipeline pipe stages 2 producers NT consumers NT
     /// buffer buf[2 * NT]
     ///
     /// for b in 0..NB {
@@ -55,7 +55,7 @@ super::declare_rule! {
     /// param NB = 3
     /// block NT
     ///
-    /// pipeline pipe stages 2 producers NT consumers NT
+    /// pipeline pipe thread
     /// buffer buf[2 * NT]
     ///
     /// for b in 0..NB {
