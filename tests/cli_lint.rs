@@ -129,6 +129,46 @@ fn sarif_output_validates_against_the_oasis_schema() {
     );
 }
 
+/// The whole corpus, linted as CI does (`phasecheck lint corpus`, with `corpus/phasecheck.toml`
+/// giving the production-size files the parameters of one of their `expect` lines): every
+/// search completes, the SARIF log validates against the OASIS schema, and every hazard pair's
+/// fail file reports its rule.
+#[test]
+fn whole_corpus_sarif_validates() {
+    let o = run(&root(), &["lint", "--format", "sarif", "corpus"]);
+    assert_eq!(
+        code(&o),
+        1,
+        "the hazard files have findings: {}",
+        stderr(&o)
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    validate_sarif(&v);
+    let notes = v["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .map(|n| n.len())
+        .unwrap_or(0);
+    assert_eq!(notes, 0, "no load error and no inconclusive search");
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert!(
+        results.iter().any(|r| r["codeFlows"].is_array()),
+        "counterexamples are code flows"
+    );
+    for rule in checker::rules::ALL {
+        let fail = format!("corpus/hazards/{}/fail.phase", rule.name);
+        if !root().join(&fail).exists() {
+            continue;
+        }
+        assert!(
+            results.iter().any(|r| r["ruleId"] == rule.code
+                && r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == fail),
+            "{fail} reports {} ({}) in the SARIF log",
+            rule.name,
+            rule.code
+        );
+    }
+}
+
 /// Every hazard of the corpus (`corpus/hazards/RULE/{fail,pass}.phase`, small protocols that
 /// are checked completely) in all four formats: the SARIF validates, and every finding shows
 /// up in SARIF, JSON, GitHub and human output with the same rule at the same line. (The whole
