@@ -374,6 +374,42 @@ pub enum Op {
 }
 
 impl Op {
+    /// Every object the operation names, in source order (a `tma`'s destination, then its
+    /// barrier; a `memcpy_async`'s destination, then its pipeline).
+    pub fn object_refs(&self) -> Vec<&ObjRef> {
+        match self {
+            Op::Init { bar, .. }
+            | Op::Inval { bar }
+            | Op::Arrive { bar, .. }
+            | Op::ArriveDrop { bar, .. }
+            | Op::ArriveExpectTx { bar, .. }
+            | Op::ExpectTx { bar, .. }
+            | Op::CompleteTx { bar, .. }
+            | Op::WaitParity { bar, .. }
+            | Op::WaitToken { bar, .. }
+            | Op::ArriveAndWait { bar }
+            | Op::TestWait { bar, .. }
+            | Op::CpAsyncArrive { bar, .. } => vec![bar],
+            Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } | Op::TmaStore { src: buf } => {
+                vec![buf]
+            }
+            Op::CpAsync { dst } => vec![dst],
+            Op::Tma { dst, bar, .. } => vec![dst, bar],
+            Op::ProducerAcquire { pipe }
+            | Op::ProducerCommit { pipe }
+            | Op::ConsumerWait { pipe }
+            | Op::ConsumerRelease { pipe }
+            | Op::ConsumerWaitPrior { pipe, .. }
+            | Op::Quit { pipe } => vec![pipe],
+            Op::MemcpyAsync { dst, pipe } => vec![dst, pipe],
+            Op::Store { global }
+            | Op::Load { global }
+            | Op::StoreRelease { global, .. }
+            | Op::LoadAcquire { global, .. } => vec![global],
+            _ => Vec::new(),
+        }
+    }
+
     /// The statement keyword as written in `.phase` (for traces and messages).
     pub fn keyword(&self) -> &'static str {
         match self {

@@ -22,41 +22,6 @@ use crate::rules::syncthreads_would_do::RULE;
 use protocols::Span;
 use protocols::ir::{Expr, ExprKind, ObjRef, ObjectKind, Op, Program, Stmt, StmtKind};
 
-/// Every object reference of an operation.
-fn refs(op: &Op) -> Vec<&ObjRef> {
-    match op {
-        Op::Init { bar, .. }
-        | Op::Inval { bar }
-        | Op::Arrive { bar, .. }
-        | Op::ArriveDrop { bar, .. }
-        | Op::ArriveExpectTx { bar, .. }
-        | Op::ExpectTx { bar, .. }
-        | Op::CompleteTx { bar, .. }
-        | Op::WaitParity { bar, .. }
-        | Op::WaitToken { bar, .. }
-        | Op::ArriveAndWait { bar }
-        | Op::TestWait { bar, .. }
-        | Op::CpAsyncArrive { bar, .. } => vec![bar],
-        Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } | Op::TmaStore { src: buf } => {
-            vec![buf]
-        }
-        Op::Tma { dst, bar, .. } => vec![dst, bar],
-        Op::CpAsync { dst } => vec![dst],
-        Op::ProducerAcquire { pipe }
-        | Op::ProducerCommit { pipe }
-        | Op::ConsumerWait { pipe }
-        | Op::ConsumerRelease { pipe }
-        | Op::ConsumerWaitPrior { pipe, .. }
-        | Op::Quit { pipe } => vec![pipe],
-        Op::MemcpyAsync { dst, pipe } => vec![dst, pipe],
-        Op::Store { global }
-        | Op::Load { global }
-        | Op::StoreRelease { global, .. }
-        | Op::LoadAcquire { global, .. } => vec![global],
-        _ => Vec::new(),
-    }
-}
-
 /// Structural equality of expressions, spans ignored.
 fn same_expr(a: &Expr, b: &Expr) -> bool {
     use ExprKind::*;
@@ -142,7 +107,7 @@ fn scan(stmts: &[Stmt], usage: &mut [Usage]) {
                         i += 1; // the wait belongs to this sync point
                     }
                     _ => {
-                        for r in refs(op) {
+                        for r in op.object_refs() {
                             usage[r.object.0 as usize].disqualified = true;
                         }
                     }

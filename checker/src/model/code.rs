@@ -440,7 +440,7 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
     let mut own_remote = vec![false; n];
     for (pc, i) in code.instrs.iter().enumerate() {
         let Instr::Op { op, .. } = i else { continue };
-        let far = objrefs(op).iter().any(|r| r.cta.is_some())
+        let far = op.object_refs().iter().any(|r| r.cta.is_some())
             || matches!(
                 op,
                 Op::Tma {
@@ -533,42 +533,5 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
         reads,
         signals,
         remote,
-    }
-}
-
-/// Every object reference of an operation.
-pub fn objrefs(op: &Op) -> Vec<&protocols::ir::ObjRef> {
-    match op {
-        Op::Init { bar, .. }
-        | Op::Inval { bar }
-        | Op::Arrive { bar, .. }
-        | Op::ArriveDrop { bar, .. }
-        | Op::ArriveExpectTx { bar, .. }
-        | Op::ExpectTx { bar, .. }
-        | Op::CompleteTx { bar, .. }
-        | Op::WaitParity { bar, .. }
-        | Op::WaitToken { bar, .. }
-        | Op::ArriveAndWait { bar }
-        | Op::TestWait { bar, .. }
-        | Op::CpAsyncArrive { bar, .. } => vec![bar],
-        Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } | Op::TmaStore { src: buf } => {
-            vec![buf]
-        }
-        Op::CpAsync { dst } => vec![dst],
-        Op::Tma { dst, bar, .. } => vec![dst, bar],
-        Op::ProducerAcquire { pipe }
-        | Op::ProducerCommit { pipe }
-        | Op::ConsumerWait { pipe }
-        | Op::ConsumerRelease { pipe }
-        | Op::ConsumerWaitPrior { pipe, .. }
-        | Op::Quit { pipe } => vec![pipe],
-        Op::MemcpyAsync { dst, pipe } => vec![dst, pipe],
-        Op::Store { global }
-        | Op::Load { global }
-        | Op::StoreRelease { global, .. }
-        | Op::LoadAcquire { global, .. } => {
-            vec![global]
-        }
-        _ => Vec::new(),
     }
 }

@@ -193,33 +193,5 @@ pub(crate) fn is_collective(op: &Op) -> bool {
 
 /// The object an operation touches, for reports.
 pub fn op_object(op: &Op) -> Option<u32> {
-    let r = match op {
-        Op::Init { bar, .. }
-        | Op::Inval { bar }
-        | Op::Arrive { bar, .. }
-        | Op::ArriveDrop { bar, .. }
-        | Op::ArriveExpectTx { bar, .. }
-        | Op::ExpectTx { bar, .. }
-        | Op::CompleteTx { bar, .. }
-        | Op::WaitParity { bar, .. }
-        | Op::WaitToken { bar, .. }
-        | Op::ArriveAndWait { bar }
-        | Op::TestWait { bar, .. }
-        | Op::CpAsyncArrive { bar, .. } => bar,
-        Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } => buf,
-        Op::Tma { dst, .. } | Op::CpAsync { dst } | Op::MemcpyAsync { dst, .. } => dst,
-        Op::TmaStore { src } => src,
-        Op::ProducerAcquire { pipe }
-        | Op::ProducerCommit { pipe }
-        | Op::ConsumerWait { pipe }
-        | Op::ConsumerRelease { pipe }
-        | Op::ConsumerWaitPrior { pipe, .. }
-        | Op::Quit { pipe } => pipe,
-        Op::Store { global }
-        | Op::Load { global }
-        | Op::StoreRelease { global, .. }
-        | Op::LoadAcquire { global, .. } => global,
-        _ => return None,
-    };
-    Some(r.object.0)
+    op.object_refs().first().map(|r| r.object.0)
 }
