@@ -1,0 +1,283 @@
+//! Side-effect-free questions about a state: is a thread enabled, what does it wait on, which
+//! actions exist, and the state-based wait checks. Used by the explorer, the deadlock
+//! explanation and the trace printer.
+
+use super::*;
+
+pub enum TokenWait {
+    Pass,
+    Block,
+    Stale(String),
+}
+
+pub fn token_check(tok: i64, bar: u32, phase: u32) -> TokenWait {
+    let tb = (tok >> 32) - 1;
+    let tp = tok & 0xffff_ffff;
+    if tok == 0 {
+        return TokenWait::Stale("a token that was never set".into());
+    }
+    if tb != i64::from(bar) {
+        return TokenWait::Stale("a token from another barrier".into());
+    }
+    let p = i64::from(phase);
+    if tp == p {
+        TokenWait::Block
+    } else if tp == p - 1 {
+        TokenWait::Pass
+    } else {
+        TokenWait::Stale(format!(
+            "a token of phase {tp} while the barrier is in phase {p} (two or more phases old)"
+        ))
+    }
+}
+
+/// Operations run eagerly inside the step that reaches them.
+pub fn is_eager(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::SyncThreads
+            | Op::BarSync { .. }
+            | Op::BarArrive { .. }
+            | Op::SyncWarp
+            | Op::ClusterSync
+            | Op::ClusterArrive
+            | Op::Compute
+            | Op::FenceMbarrierInit
+    )
+}
+
+/// Evaluate an object reference without side effects (for enabledness and reports).
+pub fn peek_bar(m: &PhaseModel, s: &State, t: u32, r: &ObjRef) -> Option<u32> {
+    let th = &s.threads[t as usize];
+    let o = m.program.object(r.object);
+    let i = match &r.index {
+        None => 0,
+        Some(e) => m.eval(e, t, &th.locals).ok()?,
+    };
+    if i < 0 || i >= i64::from(o.count()) {
+        return None;
+    }
+    let ti = &m.threads[t as usize];
+    let k = &m.kernels[ti.kernel as usize];
+    let cta = match &r.cta {
+        None => i64::from(ti.cta),
+        Some(e) => m.eval(e, t, &th.locals).ok()?,
+    };
+    if cta < 0 || cta >= i64::from(k.cluster) {
+        return None;
+    }
+    let block = k.first_block + cta as u32;
+    match m.layouts[r.object.0 as usize] {
+        Layout::Bar { base } => Some(base + block * o.count() + i as u32),
+        Layout::Buf { base } => Some(if o.kind == ObjectKind::Global {
+            base + i as u32
+        } else {
+            base + block * o.count() + i as u32
+        }),
+        _ => None,
+    }
+}
+
+/// The stage barrier a pipeline op of `t` waits on (block pipelines), with its parity.
+pub fn pipe_wait(m: &PhaseModel, s: &State, t: u32, op: &Op) -> Option<(u32, i64)> {
+    let (pipe, producer) = match op {
+        Op::ProducerAcquire { pipe } => (pipe, true),
+        Op::ConsumerWait { pipe } | Op::ConsumerWaitPrior { pipe, .. } => (pipe, false),
+        _ => return None,
+    };
+    let th = &s.threads[t as usize];
+    let o = m.program.object(pipe.object);
+    let (Layout::Pipe { base, bar_base }, ObjectKind::Pipeline(PipelineKind::Block { stages, .. })) =
+        (m.layouts[pipe.object.0 as usize], &o.kind)
+    else {
+        return None;
+    };
+    let i = match &pipe.index {
+        None => 0,
+        Some(e) => m.eval(e, t, &th.locals).ok()?,
+    };
+    if i < 0 || i >= i64::from(o.count()) {
+        return None;
+    }
+    let block = m.block_of(t);
+    let inst = base + block * o.count() + i as u32;
+    let bars = bar_base + (inst - base) * 2 * stages;
+    let ps = th
+        .pipes
+        .iter()
+        .find(|p| p.0 == inst)
+        .map(|p| p.1)
+        .unwrap_or(PipeThread {
+            consumed_parity: 1,
+            ..PipeThread::default()
+        });
+    Some(if producer {
+        (bars + ps.head % stages, i64::from(ps.consumed_parity))
+    } else {
+        (
+            bars + stages + ps.tail % stages,
+            i64::from(ps.produced_parity),
+        )
+    })
+}
+
+/// The barrier instance thread `t` is blocked on, if it is at a wait.
+pub fn waits_on(m: &PhaseModel, s: &State, t: u32) -> Option<u32> {
+    let th = &s.threads[t as usize];
+    if th.mode != Mode::Ready {
+        return None;
+    }
+    if let Some((b, _)) = th.aw {
+        return Some(b);
+    }
+    match &m.code_of(t).instrs[th.pc as usize] {
+        Instr::Op { op, .. } => match op {
+            Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::ArriveAndWait { bar } => {
+                peek_bar(m, s, t, bar)
+            }
+            Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. } => {
+                pipe_wait(m, s, t, op).map(|x| x.0)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Is thread `t` able to take a step?
+pub fn enabled(m: &PhaseModel, s: &State, t: u32) -> bool {
+    let th = &s.threads[t as usize];
+    if th.mode != Mode::Ready {
+        return false;
+    }
+    let instr = &m.code_of(t).instrs[th.pc as usize];
+    let Instr::Op { op, .. } = instr else {
+        return true;
+    };
+    // Blocking operations on invalid barriers are enabled: the step reports the UB.
+    let bar_ready = |b: Option<u32>, f: &dyn Fn(&Bar) -> bool| match b {
+        None => true,
+        Some(b) => {
+            let bs = &s.bars[b as usize];
+            !bs.valid || f(bs)
+        }
+    };
+    // Waits on a peer block's barrier are enabled: the step reports `remote-op`.
+    if let Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } = op
+        && let Some(b) = peek_bar(m, s, t, bar)
+        && m.bar_block[b as usize] != m.block_of(t)
+    {
+        return true;
+    }
+    match op {
+        Op::WaitParity { bar, parity, .. } => {
+            let b = peek_bar(m, s, t, bar);
+            let p = m.eval(parity, t, &th.locals).unwrap_or(0);
+            bar_ready(b, &|bs| parity_passes(bs, p))
+        }
+        Op::WaitToken { bar, token, .. } => {
+            let b = peek_bar(m, s, t, bar);
+            let tok = th.locals[token.0 as usize];
+            match b {
+                None => true,
+                Some(b) => {
+                    let bs = &s.bars[b as usize];
+                    !bs.valid || !matches!(token_check(tok, b, bs.phase), TokenWait::Block)
+                }
+            }
+        }
+        Op::ArriveAndWait { .. } => match th.aw {
+            None => true,
+            Some((b, phase)) => {
+                let bs = &s.bars[b as usize];
+                !bs.valid || bs.phase != phase
+            }
+        },
+        Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. } => {
+            match pipe_wait(m, s, t, op) {
+                None => true,
+                Some((b, p)) => {
+                    let bs = &s.bars[b as usize];
+                    !bs.valid || parity_passes(bs, p) || th.pipes.iter().any(|x| x.1.quit)
+                }
+            }
+        }
+        Op::ClusterWait => {
+            let k = m.threads[t as usize].kernel;
+            th.cluster_token
+                .is_some_and(|p| s.cluster_phase[k as usize] > p)
+        }
+        Op::LoadAcquire { global, .. } => match peek_bar(m, s, t, global) {
+            Some(x) => s.released[x as usize],
+            None => true,
+        },
+        _ => true,
+    }
+}
+
+pub fn actions(m: &PhaseModel, s: &State, out: &mut Vec<u32>) {
+    for t in 0..m.nthreads() {
+        if enabled(m, s, t) {
+            out.push(t);
+        }
+    }
+    for i in 0..s.events.len() {
+        out.push(m.nthreads() + i as u32);
+    }
+}
+
+/// State-based wait checks: a thread blocked at a parity wait two or more phases behind.
+pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
+    for t in 0..m.nthreads() {
+        let th = &s.threads[t as usize];
+        if th.mode != Mode::Ready {
+            continue;
+        }
+        let Instr::Op {
+            op: Op::WaitParity { bar, parity, .. },
+            span,
+        } = &m.code_of(t).instrs[th.pc as usize]
+        else {
+            continue;
+        };
+        let Some(b) = peek_bar(m, s, t, bar) else {
+            continue;
+        };
+        let bs = &s.bars[b as usize];
+        if !bs.valid {
+            continue;
+        }
+        let Ok(p) = m.eval(parity, t, &th.locals) else {
+            continue;
+        };
+        let Some(tr) = th.tracks.iter().find(|x| x.bar == b) else {
+            continue;
+        };
+        if tr.last_obs == NONE {
+            continue;
+        }
+        let target = intended_phase(tr.last_obs, p);
+        let cur = i64::from(bs.phase);
+        if target <= cur - 2 {
+            found.push(
+                MFinding::new(
+                    &rules::wait_phase_behind::RULE,
+                    *span,
+                    format!(
+                        "{} waits on `{}` for phase {target} (parity {}) but the barrier is already in phase {cur}: it {}",
+                        m.threads[t as usize].name,
+                        m.bar_names[b as usize],
+                        p & 1,
+                        if parity_passes(bs, p) {
+                            "passes by luck"
+                        } else {
+                            "waits for phase {cur} instead (over-wait)"
+                        }
+                        .replace("{cur}", &cur.to_string())
+                    ),
+                )
+                .help("the barrier advanced twice without this thread: add back-pressure (an empty barrier) or wait every phase"),
+            );
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! `cuda::pipeline` bookkeeping (semantics.md §4) and the cp.async machinery it shares with
+//! the raw `cp_async` statements: per-thread ring state, role and quit checks, async-copy
+//! groups and `cp.async.mbarrier.arrive`.
+
+use super::*;
+
+/// A pipeline instance as an operation names it.
+pub struct PipeRef {
+    pub id: u32,
+    /// Block pipeline: first stage barrier and stage count.
+    pub block: Option<(u32, u32)>,
+    pub unified: bool,
+}
+
+impl Exec<'_, '_> {
+    pub(super) fn pipe(&mut self, t: u32, r: &ObjRef) -> Option<PipeRef> {
+        let (i, block) = self.index(t, r)?;
+        let o = self.m.program.object(r.object);
+        match (self.m.layouts[r.object.0 as usize], &o.kind) {
+            (
+                Layout::Pipe { base, bar_base },
+                ObjectKind::Pipeline(PipelineKind::Block {
+                    stages,
+                    producers,
+                    consumers,
+                }),
+            ) => {
+                let inst = base + block * o.count() + i;
+                let bars = bar_base + (inst - base) * 2 * stages;
+                let unified = producers == consumers
+                    && *producers
+                        == self.m.kernels[self.m.threads[t as usize].kernel as usize].block;
+                Some(PipeRef {
+                    id: inst,
+                    block: Some((bars, *stages)),
+                    unified,
+                })
+            }
+            (Layout::ThreadPipe { base }, _) => Some(PipeRef {
+                id: u32::MAX / 2 + base + i,
+                block: None,
+                unified: true,
+            }),
+            _ => {
+                self.fail(
+                    &rules::model_error::RULE,
+                    r.span,
+                    format!("`{}` is not a pipeline", o.name),
+                );
+                None
+            }
+        }
+    }
+
+    pub(super) fn pipe_state(&mut self, t: u32, id: u32) -> &mut PipeThread {
+        let th = &mut self.state.threads[t as usize];
+        let pos = match th.pipes.binary_search_by_key(&id, |p| p.0) {
+            Ok(p) => p,
+            Err(p) => {
+                th.pipes.insert(
+                    p,
+                    (
+                        id,
+                        PipeThread {
+                            consumed_parity: 1,
+                            ..PipeThread::default()
+                        },
+                    ),
+                );
+                p
+            }
+        };
+        &mut th.pipes[pos].1
+    }
+
+    /// Role and quit checks of a pipeline op; `producer` says which side the op belongs to.
+    pub(super) fn pipe_check(
+        &mut self,
+        t: u32,
+        p: &PipeRef,
+        producer: bool,
+        span: Span,
+        kw: &str,
+    ) -> bool {
+        let unified = p.unified;
+        let ps = *self.pipe_state(t, p.id);
+        if ps.quit {
+            self.fail(
+                &rules::after_quit::RULE,
+                span,
+                format!("{} calls `{kw}` after `quit`", self.name(t)),
+            );
+            return false;
+        }
+        if p.block.is_none() || unified {
+            return true;
+        }
+        let want = if producer { 1 } else { 2 };
+        if ps.role == 0 {
+            self.pipe_state(t, p.id).role = want;
+        } else if ps.role != want {
+            let (was, now) = if producer {
+                ("consumer", "producer")
+            } else {
+                ("producer", "consumer")
+            };
+            self.fail(
+                &rules::pipeline_role::RULE,
+                span,
+                format!(
+                    "{} acted as a {was} of this partitioned pipeline and now calls the {now} operation `{kw}`",
+                    self.name(t)
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// semantics.md §4.2 P6: `quit` only drops the thread from the shared state's reference
+    /// count; the stage barriers still count it. A quit is an error when a stage barrier's
+    /// current phase has begun (another participant arrived) and still waits for this thread's
+    /// arrival, which now never comes. The thread's arrivals on stage `s` so far are known
+    /// modulo 2 from its ring position and lap parity, which is all the comparison with the
+    /// barrier's phase needs.
+    pub(super) fn quit_without_obligations(
+        &mut self,
+        t: u32,
+        p: &PipeRef,
+        bars: u32,
+        stages: u32,
+        span: Span,
+    ) -> bool {
+        let ps = *self.pipe_state(t, p.id);
+        // (barrier set, ring position, laps completed mod 2, what the thread owes there)
+        let mut sides: Vec<(u32, u32, u8, &str)> = Vec::new();
+        let producer = p.unified || ps.role == 1;
+        let consumer = p.unified || ps.role == 2;
+        if producer {
+            // `consumed_parity` starts at 1 and flips at every lap of `head`.
+            sides.push((
+                bars + stages,
+                ps.head,
+                ps.consumed_parity ^ 1,
+                "producer_commit",
+            ));
+        }
+        if consumer {
+            sides.push((bars, ps.tail, ps.produced_parity, "consumer_release"));
+        }
+        for (set, pos, laps, owed) in sides {
+            for s in 0..stages {
+                let b = set + s;
+                let bar = self.state.bars[b as usize];
+                if !bar.valid {
+                    continue;
+                }
+                let arrivals = (u32::from(laps) + u32::from(s < pos)) % 2;
+                let begun = bar.pending != bar.expected || bar.tx != 0;
+                if arrivals == bar.phase % 2 && begun {
+                    let name = self.m.bar_names[b as usize].clone();
+                    self.fail(
+                        &rules::after_quit::RULE,
+                        span,
+                        format!(
+                            "{} quits while `{name}` phase {} still counts its `{owed}` ({} of {} arrivals in): quit does not arrive_and_drop, so that phase can never complete",
+                            self.name(t),
+                            bar.phase,
+                            bar.expected - bar.pending,
+                            bar.expected
+                        ),
+                    );
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    pub(super) fn cp_async(&mut self, t: u32, buf: u32) {
+        let pc = self.state.threads[t as usize].pc;
+        let th = &mut self.state.threads[t as usize];
+        let w = CpWrite {
+            buf,
+            seq: th.cp_seq,
+            group: th.cp_committed,
+            pc,
+        };
+        th.cp_seq += 1;
+        th.cp.push(w);
+    }
+
+    /// `cp.async.wait_group n`: every group but the newest `n` committed ones is complete and
+    /// visible to this thread only.
+    pub(super) fn wait_group(&mut self, t: u32, n: i64) {
+        let th = &self.state.threads[t as usize];
+        let committed = i64::from(th.cp_committed);
+        let done: Vec<CpWrite> = th
+            .cp
+            .iter()
+            .filter(|c| i64::from(c.group) + n.max(0) < committed)
+            .copied()
+            .collect();
+        self.state.threads[t as usize]
+            .cp
+            .retain(|c| i64::from(c.group) + n.max(0) >= committed);
+        for c in done {
+            self.record_access(t, c.buf, AccessKind::Write, c.pc);
+        }
+    }
+
+    pub(super) fn cp_arrive(&mut self, t: u32, bar: u32, noinc: bool, span: Span) -> bool {
+        if !noinc {
+            let b = &mut self.state.bars[bar as usize];
+            if i64::from(b.pending) + 1 > MAX_COUNT {
+                self.fail(
+                    &rules::count_range::RULE,
+                    span,
+                    "cp_async_arrive raises the pending count above 2^20-1",
+                );
+                return false;
+            }
+            b.pending += 1;
+        }
+        let th = &self.state.threads[t as usize];
+        let ev = Event::CpArrive {
+            thread: t,
+            bar,
+            upto: th.cp_seq,
+            pc: th.pc,
+        };
+        self.push_event(ev);
+        true
+    }
+}

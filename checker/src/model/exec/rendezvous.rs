@@ -1,0 +1,182 @@
+//! Rendezvous completions: named barriers (`bar_sync`/`bar_arrive`), warp collectives
+//! (`syncwarp`, `elect`) and the cluster barrier. They fire once every participant has
+//! arrived and release all of them in one step.
+
+use super::*;
+
+impl Exec<'_, '_> {
+    pub(super) fn try_named(&mut self, block: u32, id: u8) {
+        let slot = block as usize * 16 + id as usize;
+        let named = self.state.named[slot];
+        let range = self.block_threads(block);
+        let waiting: Vec<u32> = range
+            .clone()
+            .filter(|&t| self.state.threads[t as usize].mode == Mode::Sync(SyncKind::Named { id }))
+            .collect();
+        let arrived = waiting.len() as u32 + u32::from(named.arrived);
+        if arrived == 0 {
+            return;
+        }
+        let needed = if named.count == 0 {
+            range
+                .clone()
+                .filter(|&t| self.state.threads[t as usize].mode.live())
+                .count() as u32
+        } else {
+            u32::from(named.count)
+        };
+        if arrived < needed {
+            return;
+        }
+        // Divergence: a whole-block barrier reached at different statements.
+        if named.count == 0 && !waiting.is_empty() {
+            let pcs: Vec<u32> = waiting
+                .iter()
+                .map(|&t| self.state.threads[t as usize].pc)
+                .collect();
+            if let Some(j) = pcs.iter().position(|&p| p != pcs[0]) {
+                let code = self.m.code_of(waiting[0]);
+                let a = code.instrs[pcs[0] as usize].span();
+                let b = code.instrs[pcs[j] as usize].span();
+                let (first, second) = if a <= b { (a, b) } else { (b, a) };
+                self.flag(
+                    MFinding::new(
+                        &rules::barrier_divergence::RULE,
+                        second,
+                        format!(
+                            "{} and {} reach the block barrier {id} at different statements",
+                            self.name(waiting[0]),
+                            self.name(waiting[j])
+                        ),
+                    )
+                    .label(first, "the other threads wait here"),
+                );
+            }
+        }
+        self.state.named[slot] = Named::default();
+        for t in range {
+            self.state.threads[t as usize].named_arrived &= !(1u16 << id);
+        }
+        for &t in &waiting {
+            let th = &mut self.state.threads[t as usize];
+            th.mode = Mode::Ready;
+            th.pc += 1;
+            self.waited(t);
+            self.work.push(t);
+        }
+        if id == 0 && named.count == 0 {
+            for b in 0..self.state.bars.len() {
+                let bar = &mut self.state.bars[b];
+                if bar.vis == 1
+                    && self.m.bar_block[b] == block
+                    && bar.init_by != u32::MAX
+                    && self.m.block_of(bar.init_by) == block
+                {
+                    bar.vis = 2;
+                }
+            }
+        }
+    }
+
+    pub(super) fn try_warp(&mut self, t: u32) {
+        let block = self.m.block_of(t);
+        let warp = self.m.threads[t as usize].tid / 32;
+        let lanes: Vec<u32> = self
+            .block_threads(block)
+            .filter(|&u| self.m.threads[u as usize].tid / 32 == warp)
+            .filter(|&u| self.state.threads[u as usize].mode.live())
+            .collect();
+        let in_sync =
+            |m: Mode| matches!(m, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect));
+        if lanes.is_empty()
+            || !lanes
+                .iter()
+                .all(|&u| in_sync(self.state.threads[u as usize].mode))
+        {
+            return;
+        }
+        let first = &self.state.threads[lanes[0] as usize];
+        if let Some(&other) = lanes.iter().find(|&&u| {
+            let th = &self.state.threads[u as usize];
+            th.pc != first.pc || th.mode != first.mode
+        }) {
+            let code = self.m.code_of(lanes[0]);
+            let a = code.instrs[first.pc as usize].span();
+            let b = code.instrs[self.state.threads[other as usize].pc as usize].span();
+            let (x, y) = if a <= b { (a, b) } else { (b, a) };
+            self.flag(
+                MFinding::new(
+                    &rules::barrier_divergence::RULE,
+                    y,
+                    format!(
+                        "lanes {} and {} of one warp meet at different warp barriers",
+                        self.name(lanes[0]),
+                        self.name(other)
+                    ),
+                )
+                .label(x, "the other lanes are here"),
+            );
+        }
+        let mut elected = false;
+        for &u in &lanes {
+            let th = &mut self.state.threads[u as usize];
+            let code = self.m.code_of(u);
+            match th.mode {
+                Mode::Sync(SyncKind::Elect) => {
+                    if elected {
+                        if let Instr::Elect { skip, .. } = code.instrs[th.pc as usize] {
+                            th.pc = skip;
+                        }
+                    } else {
+                        elected = true;
+                        th.pc += 1;
+                    }
+                }
+                _ => th.pc += 1,
+            }
+            th.mode = Mode::Ready;
+            self.release(u, LVL_CTA);
+            self.waited(u);
+            self.work.push(u);
+        }
+    }
+
+    pub(super) fn try_cluster(&mut self, kernel: u32) {
+        let ki = &self.m.kernels[kernel as usize];
+        let range = ki.first_thread..ki.first_thread + ki.block * ki.cluster;
+        let phase = self.state.cluster_phase[kernel as usize];
+        let mut any = false;
+        for t in range.clone() {
+            let th = &self.state.threads[t as usize];
+            if !th.mode.live() {
+                continue;
+            }
+            if th.cluster_token != Some(phase) {
+                return;
+            }
+            any = true;
+        }
+        if !any {
+            return;
+        }
+        self.state.cluster_phase[kernel as usize] += 1;
+        for t in range {
+            let th = &mut self.state.threads[t as usize];
+            if th.mode == Mode::Sync(SyncKind::Cluster) {
+                th.mode = Mode::Ready;
+                th.cluster_token = None;
+                th.pc += 1;
+                self.waited(t);
+                self.work.push(t);
+            }
+        }
+        for b in 0..self.state.bars.len() {
+            let block = self.m.bar_block[b];
+            if self.m.blocks[block as usize].0 == kernel && self.state.bars[b].vis >= 1 {
+                self.state.bars[b].vis = 3;
+            }
+        }
+    }
+
+    // ----- operations -----
+}
