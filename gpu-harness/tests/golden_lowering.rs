@@ -68,3 +68,21 @@ fn lowering_is_deterministic() {
         lowered("all_statements.phase", Mode::Confirm)
     );
 }
+
+/// Named barriers count whole warps on the GPU: a scaled-down count (one model thread per
+/// warpgroup) is refused with the statement and the way out, instead of a kernel that traps.
+#[test]
+fn named_barrier_counts_must_be_whole_warps() {
+    let text = "protocol n\nparam WG = 1\nblock 2 * WG\nbar_sync 1, 2 * WG\n";
+    let file = SourceFile::new("n.phase", text);
+    let small = protocols::load(&file, &[]).expect("loads");
+    let e = lower(&small, Some(&file), &LowerOptions::default()).expect_err("count 2");
+    assert!(
+        e.message.contains("count 2 is not a multiple of 32"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.span.map(|s| file.line_of(s)), Some(4));
+    let full = protocols::load(&file, &[("WG".into(), 32)]).expect("loads");
+    lower(&full, Some(&file), &LowerOptions::default()).expect("count 64 lowers");
+}

@@ -860,6 +860,7 @@ impl<'a> Gen<'a> {
             }
             Op::SyncThreads => self.line(out, "__syncthreads();"),
             Op::BarSync { id: bid, count } => {
+                whole_warps(p, count.as_ref(), s.span)?;
                 let c = count
                     .as_ref()
                     .map(|c| print(p, c))
@@ -867,6 +868,7 @@ impl<'a> Gen<'a> {
                 self.line(out, &format!("pc_bar_sync({}, {c});", print(p, bid)));
             }
             Op::BarArrive { id: bid, count } => {
+                whole_warps(p, count.as_ref(), s.span)?;
                 let c = count
                     .as_ref()
                     .map(|c| print(p, c))
@@ -1228,4 +1230,25 @@ fn produces(pipe: u32, body: &[Stmt]) -> bool {
         | StmtKind::Elect { body } => produces(pipe, body),
         _ => false,
     })
+}
+
+/// The hardware counts named-barrier arrivals per warp (PTX `bar.sync a, b`: `b` is a multiple
+/// of the warp size), so a count that is not one cannot run: `bar.sync` traps with an illegal
+/// instruction or never completes. The checker counts threads (docs/design.md), which is why
+/// scaled-down files (one model thread per warpgroup) check on the CPU but must be fuzzed at a
+/// size whose named barriers hold whole warps.
+fn whole_warps(
+    p: &protocols::ir::Program,
+    count: Option<&protocols::ir::Expr>,
+    span: protocols::Span,
+) -> Result<(), LowerError> {
+    match count.and_then(|c| super::expr::const_eval(p, c)) {
+        Some(n) if n % 32 != 0 => Err(unsupported(
+            format!(
+                "named-barrier count {n} is not a multiple of 32: the GPU counts bar.sync/bar.arrive arrivals per warp, so this size cannot run on hardware (fuzz it with parameters that make the participating threads whole warps, e.g. the file's defaults)"
+            ),
+            Some(span),
+        )),
+        _ => Ok(()),
+    }
 }
