@@ -65,7 +65,10 @@ fn tma_in_flight_fuzz_mode_issues_the_copy_at_once() {
     assert!(!fuzz.contains("pc_tma_seq"));
     assert!(!fuzz.contains("pc_land_init"));
     let confirm = lowered("tma_in_flight.phase", Mode::Confirm);
-    assert!(confirm.contains("pc_tma_seq(pc, pc_tr, tile[0], "), "{confirm}");
+    assert!(
+        confirm.contains("pc_tma_seq(pc, pc_tr, tile[0], "),
+        "{confirm}"
+    );
     assert!(!confirm.contains("pc_tma(pc,"));
     // The private mbarrier is initialised before the bootstrap's synchronisation.
     let init = confirm.find("pc_land_init(pc);").expect("init");

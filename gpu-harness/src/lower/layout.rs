@@ -174,7 +174,13 @@ fn number(
                     object: op_object(op),
                     collective: is_collective(op),
                     modelled: !matches!(op, Op::Compute),
-                    deferrable: matches!(op, Op::Tma { multicast: None, .. }),
+                    deferrable: matches!(
+                        op,
+                        Op::Tma {
+                            multicast: None,
+                            ..
+                        }
+                    ),
                 });
             }
             StmtKind::Let { .. } | StmtKind::Assign { .. } | StmtKind::Exit => {}
