@@ -51,6 +51,42 @@ fn all_statements() {
     insta::assert_snapshot!(lowered("all_statements.phase", Mode::Fuzz));
 }
 
+/// Confirm mode: a one-destination `tma` goes through `pc_tma_seq` (the sequencer may defer its
+/// landing) and the bootstrap initialises the proxy's private mbarrier.
+#[test]
+fn tma_in_flight_confirm() {
+    insta::assert_snapshot!(lowered("tma_in_flight.phase", Mode::Confirm));
+}
+
+#[test]
+fn tma_in_flight_fuzz_mode_issues_the_copy_at_once() {
+    let fuzz = lowered("tma_in_flight.phase", Mode::Fuzz);
+    assert!(fuzz.contains("pc_tma(pc, tile[0], "), "{fuzz}");
+    assert!(!fuzz.contains("pc_tma_seq"));
+    assert!(!fuzz.contains("pc_land_init"));
+    let confirm = lowered("tma_in_flight.phase", Mode::Confirm);
+    assert!(
+        confirm.contains("pc_tma_seq(pc, pc_tr, tile[0], "),
+        "{confirm}"
+    );
+    assert!(!confirm.contains("pc_tma(pc,"));
+    // The private mbarrier is initialised before the bootstrap's synchronisation.
+    let init = confirm.find("pc_land_init(pc);").expect("init");
+    let sync = confirm.find("__syncthreads();").expect("bootstrap sync");
+    assert!(init < sync);
+}
+
+/// A multicast copy lands in several blocks: it is issued at once in confirm mode too.
+#[test]
+fn multicast_tma_is_not_deferred() {
+    let fuzz = lowered("multicast_pair.phase", Mode::Fuzz);
+    let confirm = lowered("multicast_pair.phase", Mode::Confirm);
+    assert_eq!(
+        fuzz.replace("#define PC_CONFIRM 0", "#define PC_CONFIRM 1"),
+        confirm
+    );
+}
+
 #[test]
 fn several_kernels_are_a_clear_error() {
     let text = "protocol d\nglobal g\nkernel a domain default block 32 { store g }\nkernel b domain remote block 32 { load g }\n";

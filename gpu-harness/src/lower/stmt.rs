@@ -13,7 +13,6 @@ pub(crate) struct Gen<'a> {
     program: &'a Program,
     source: Option<&'a SourceFile>,
     layout: &'a Layout,
-    #[allow(dead_code)]
     mode: Mode,
     next_stmt: usize,
     depth: usize,
@@ -245,6 +244,12 @@ impl<'a> Gen<'a> {
                     &format!(
                         "for (long long i = tid; i < {count}; i += nthreads) *(pc_u64*)&{name}[i][0] = 0;"
                     ),
+                );
+            }
+            if self.mode == Mode::Confirm && self.layout.stmts.iter().any(|s| s.deferrable) {
+                self.line(
+                    out,
+                    "pc_land_init(pc);  // confirm mode: the private mbarrier of deferred TMA landings",
                 );
             }
             if cluster > 1 {
@@ -925,14 +930,24 @@ impl<'a> Gen<'a> {
                     Some(m) => (print(p, m), true),
                     None => ("0".into(), false),
                 };
-                self.line(
-                    out,
-                    &format!(
-                        "pc_tma(pc, {ptr}, {size}, {words}, {}, {}, {mask}, {mc}, {fill} + {size} * (pc_u32)({idx}), {id}, {occ});",
-                        self.mb_ptr(bar)?,
-                        print(p, bytes)
-                    ),
-                );
+                let (bar, bytes) = (self.mb_ptr(bar)?, print(p, bytes));
+                let src = format!("{fill} + {size} * (pc_u32)({idx})");
+                if self.mode == Mode::Confirm && !mc {
+                    // The sequencer may defer this copy's landing to the trace's landing turn.
+                    self.line(
+                        out,
+                        &format!(
+                            "pc_tma_seq(pc, pc_tr, {ptr}, {size}, {words}, {bar}, {bytes}, {src}, {id}, {occ});"
+                        ),
+                    );
+                } else {
+                    self.line(
+                        out,
+                        &format!(
+                            "pc_tma(pc, {ptr}, {size}, {words}, {bar}, {bytes}, {mask}, {mc}, {src}, {id}, {occ});"
+                        ),
+                    );
+                }
             }
             Op::TmaStore { src } => {
                 let (ptr, _, size, _) = self.buffer_args(src)?;
