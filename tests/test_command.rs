@@ -148,6 +148,9 @@ fn known_gap_lines_get_their_own_time_budget() {
         "{text}"
     );
     assert!(text.contains("max-time (1 s)"), "{text}");
-    assert!(text.contains("PASS corpus/guide/double_buffer.phase:38"), "{text}");
+    assert!(
+        text.contains("PASS corpus/guide/double_buffer.phase:38"),
+        "{text}"
+    );
     assert_eq!(out.status.code(), Some(0), "{text}");
 }

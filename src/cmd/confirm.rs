@@ -586,11 +586,40 @@ fn plan(program: &Program, lowered: &Lowered, f: &Finding) -> Result<ReplayPlan,
     })
 }
 
+/// An error-level UB finding of the same file that the race finding `f`'s replay passes
+/// through first, as "`rule` (line N)": when the hardware faults or hangs there, the race
+/// cannot be shown.
+fn ub_on_trace(errors: &[&Finding], f: &Finding, file: &SourceFile) -> Option<String> {
+    if f.class() != Class::Race {
+        return None;
+    }
+    let same_step = |a: &checker::TraceStep, b: &checker::TraceStep| {
+        a.span == b.span && a.thread == b.thread && a.repeat == b.repeat
+    };
+    let before_last = &f.trace[..f.trace.len().saturating_sub(1)];
+    let ubs = || errors.iter().filter(|u| u.class() == Class::Ub);
+    // A UB statement that the race's trace runs as a step, or a UB reached along a prefix of
+    // the race's interleaving (e.g. a divergent `syncthreads`, which is no step of its own).
+    let on_trace = before_last
+        .iter()
+        .find_map(|step| ubs().find(|u| u.span == step.span));
+    let on_prefix = || {
+        ubs().find(|u| {
+            u.trace.len() <= f.trace.len()
+                && u.trace.iter().zip(&f.trace).all(|(a, b)| same_step(a, b))
+        })
+    };
+    on_trace
+        .or_else(on_prefix)
+        .map(|u| format!("`{}` (line {})", u.rule.name, file.line_of(u.span)))
+}
+
 fn replay_finding(
     rp: &Replayer<'_>,
     program: &Program,
     file: &SourceFile,
     f: &Finding,
+    ub_first: Option<String>,
     seconds: f64,
 ) -> Result<FindingResult, RunError> {
     let lowered = rp.lowered;
@@ -635,16 +664,33 @@ fn replay_finding(
                 res.stuck = true;
                 return Ok(res);
             }
+            Err(RunError::Driver { what, error }) if ub_first.is_some() => {
+                res.outcome = Outcome::NotObservable;
+                res.detail = format!(
+                    "the trace passes through {} first, and the kernel faults there ({what}: \
+                     {error}) before the racing access",
+                    ub_first.as_deref().unwrap_or_default()
+                );
+                res.seconds = t0.elapsed().as_secs_f64();
+                res.stuck = true;
+                return Ok(res);
+            }
             Err(RunError::Stuck { seconds }) => {
-                res.outcome = if f.class() == Class::Race {
-                    Outcome::NotObserved
-                } else {
-                    Outcome::Confirmed
+                res.outcome = match (&ub_first, f.class()) {
+                    (Some(_), _) => Outcome::NotObservable,
+                    (None, Class::Race) => Outcome::NotObserved,
+                    (None, _) => Outcome::Confirmed,
                 };
                 res.detail = format!(
                     "the kernel hung in a hardware barrier that cannot be bounded (syncthreads, \
                      bar.sync, barrier.cluster) for {seconds:.0} s; the process ends to free the GPU"
                 );
+                if let Some(ub) = &ub_first {
+                    res.detail = format!(
+                        "the trace passes through {ub} first, and the hardware hangs there: {}",
+                        res.detail
+                    );
+                }
                 res.seconds = t0.elapsed().as_secs_f64();
                 res.stuck = true;
                 return Ok(res);
@@ -821,7 +867,8 @@ pub fn run(args: &ConfirmArgs) -> Exit {
             None => errors.iter().collect(),
         };
         for f in only {
-            match replay_finding(&rp, &program, &file, f, args.seconds) {
+            let ub_first = ub_on_trace(&errors, f, &file);
+            match replay_finding(&rp, &program, &file, f, ub_first, args.seconds) {
                 Ok(r) if r.stuck => {
                     out.findings.push(r);
                     print_report(args.format, &out);
@@ -1022,5 +1069,46 @@ mod tests {
         assert!(entries(&p.table).iter().all(|x| x[1] != LANDING));
         assert_eq!(p.table.words[1], NONE);
         assert_eq!(p.steps.len(), 4);
+    }
+
+    /// A race whose trace passes through a UB statement that the hardware faults or hangs on
+    /// cannot be shown: confirm says so (not observable) instead of "not observed".
+    #[test]
+    fn races_behind_a_fatal_ub_name_it() {
+        for (path, ub) in [
+            ("corpus/hazards/pipeline-role/fail.phase", "` (line "),
+            (
+                "corpus/hazards/barrier-divergence/fail.phase",
+                "barrier-divergence",
+            ),
+        ] {
+            let (_, _, errors) = findings(path);
+            let text = std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path),
+            )
+            .unwrap();
+            let file = SourceFile::new(path, text);
+            let refs: Vec<&Finding> = errors.iter().collect();
+            let races: Vec<&Finding> = errors.iter().filter(|f| f.class() == Class::Race).collect();
+            assert!(!races.is_empty(), "{path}");
+            for f in races {
+                let first = ub_on_trace(&refs, f, &file).unwrap_or_default();
+                assert!(first.contains(ub), "{path}: {} -> {first:?}", f.rule.name);
+            }
+        }
+        // A plain race passes through no UB.
+        let (_, _, errors) = findings("corpus/hazards/data-race/fail.phase");
+        let refs: Vec<&Finding> = errors.iter().collect();
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("corpus/hazards/data-race/fail.phase"),
+        )
+        .unwrap();
+        let file = SourceFile::new("f", text);
+        assert!(
+            errors
+                .iter()
+                .all(|f| ub_on_trace(&refs, f, &file).is_none())
+        );
     }
 }
