@@ -559,21 +559,23 @@ impl<'p> PhaseModel<'p> {
         let threads = self
             .threads
             .iter()
-            .map(|ti| Thread {
-                pc: 0,
-                mode: Mode::Ready,
-                locals: vec![0; self.kernels[ti.kernel as usize].code.slots as usize].into(),
-                tracks: Vec::new(),
-                acc: Vec::new(),
-                cp: Vec::new(),
-                cp_seq: 0,
-                cp_committed: 0,
-                bulk: Vec::new(),
-                bulk_committed: 0,
-                pipes: Vec::new(),
-                named_arrived: 0,
-                cluster_token: None,
-                aw: None,
+            .map(|ti| {
+                std::sync::Arc::new(Thread {
+                    pc: 0,
+                    mode: Mode::Ready,
+                    locals: vec![0; self.kernels[ti.kernel as usize].code.slots as usize].into(),
+                    tracks: Vec::new(),
+                    acc: Vec::new(),
+                    cp: Vec::new(),
+                    cp_seq: 0,
+                    cp_committed: 0,
+                    bulk: Vec::new(),
+                    bulk_committed: 0,
+                    pipes: Vec::new(),
+                    named_arrived: 0,
+                    cluster_token: None,
+                    aw: None,
+                })
             })
             .collect();
         let mut bars = vec![

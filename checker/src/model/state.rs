@@ -194,7 +194,7 @@ pub struct Named {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct State {
-    pub threads: Vec<Thread>,
+    pub threads: Vec<std::sync::Arc<Thread>>,
     pub bars: Vec<Bar>,
     /// Per block (kernel-major), 16 named barriers each.
     pub named: Vec<Named>,

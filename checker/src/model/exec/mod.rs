@@ -12,6 +12,7 @@ use super::{Layout, MFinding, PhaseModel};
 use crate::rules;
 use protocols::Span;
 use protocols::ir::{MemScope, ObjRef, ObjectKind, Op, PipelineKind};
+use std::sync::Arc;
 
 mod enabled;
 mod pipeline;
@@ -209,7 +210,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     // ----- thread bookkeeping -----
 
     fn track(&mut self, t: u32, bar: u32) -> &mut BarTrack {
-        let th = &mut self.state.threads[t as usize];
+        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
         let pos = match th.tracks.binary_search_by_key(&bar, |x| x.bar) {
             Ok(p) => p,
             Err(p) => {
@@ -228,14 +229,14 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     fn prune_tracks(&mut self, t: u32) {
-        self.state.threads[t as usize]
+        Arc::make_mut(&mut self.state.threads[t as usize])
             .tracks
             .retain(|x| x.last_obs != NONE || x.arrived_in != NONE);
     }
 
     /// A wait of `t` completed: its arrivals are no longer "the latest before a wait".
     fn waited(&mut self, t: u32) {
-        let th = &mut self.state.threads[t as usize];
+        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
         for x in th.tracks.iter_mut() {
             x.arrived_in = NONE;
         }
@@ -244,7 +245,7 @@ impl<'m, 'p> Exec<'m, 'p> {
 
     /// `t` executed a release of scope `level`.
     pub fn release(&mut self, t: u32, level: Level) {
-        let th = &mut self.state.threads[t as usize];
+        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
         for a in th.acc.iter_mut() {
             a.level = a.level.max(level);
         }
@@ -253,14 +254,16 @@ impl<'m, 'p> Exec<'m, 'p> {
 
     fn prune_acc(&mut self, t: u32) {
         let m = self.m;
-        self.state.threads[t as usize].acc.retain(|a| {
-            a.level < m.buf_level[a.buf as usize]
-                || (!a.fenced && !a.kind.is_async() && m.buf_async[a.buf as usize])
-        });
+        Arc::make_mut(&mut self.state.threads[t as usize])
+            .acc
+            .retain(|a| {
+                a.level < m.buf_level[a.buf as usize]
+                    || (!a.fenced && !a.kind.is_async() && m.buf_async[a.buf as usize])
+            });
     }
 
     fn record_access(&mut self, t: u32, buf: u32, kind: AccessKind, pc: u32) {
-        let th = &mut self.state.threads[t as usize];
+        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
         th.acc.retain(|a| !(a.buf == buf && a.kind == kind));
         let a = Access {
             buf,
@@ -461,7 +464,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 pc,
             } => {
                 let span = self.m.code_of(thread).instrs[pc as usize].span();
-                self.state.threads[thread as usize]
+                Arc::make_mut(&mut self.state.threads[thread as usize])
                     .cp
                     .retain(|c| c.seq >= upto);
                 if !self.check_valid(None, bar, span, "(a cp.async arrive-on) arrives on") {
@@ -480,7 +483,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             Instr::Op { op, span } => match self.op(t, op, *span) {
                 Done::Next => {
                     if !self.stop {
-                        self.state.threads[t as usize].pc += 1;
+                        Arc::make_mut(&mut self.state.threads[t as usize]).pc += 1;
                         self.advance(t);
                     }
                 }
@@ -529,18 +532,18 @@ impl<'m, 'p> Exec<'m, 'p> {
             match &code.instrs[pc as usize] {
                 Instr::Set { slot, value } => {
                     let Some(v) = self.eval(t, value) else { return };
-                    let th = &mut self.state.threads[t as usize];
+                    let th = Arc::make_mut(&mut self.state.threads[t as usize]);
                     th.locals[*slot as usize] = v;
                     th.pc += 1;
                 }
-                Instr::Jump(to) => self.state.threads[t as usize].pc = *to,
+                Instr::Jump(to) => Arc::make_mut(&mut self.state.threads[t as usize]).pc = *to,
                 Instr::JumpIfZero { cond, target } => {
                     let Some(v) = self.eval(t, cond) else { return };
-                    let th = &mut self.state.threads[t as usize];
+                    let th = Arc::make_mut(&mut self.state.threads[t as usize]);
                     th.pc = if v == 0 { *target } else { pc + 1 };
                 }
                 Instr::ForTest { var, end, exit } => {
-                    let th = &mut self.state.threads[t as usize];
+                    let th = Arc::make_mut(&mut self.state.threads[t as usize]);
                     th.pc = if th.locals[*var as usize] < th.locals[*end as usize] {
                         pc + 1
                     } else {
@@ -548,7 +551,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     };
                 }
                 Instr::ForNext { var, test } => {
-                    let th = &mut self.state.threads[t as usize];
+                    let th = Arc::make_mut(&mut self.state.threads[t as usize]);
                     th.locals[*var as usize] += 1;
                     th.pc = *test;
                 }
@@ -560,9 +563,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                 } => {
                     let Some(v) = self.eval(t, cond) else { return };
                     if v == 0 {
-                        self.state.threads[t as usize].pc = *exit;
+                        Arc::make_mut(&mut self.state.threads[t as usize]).pc = *exit;
                     } else {
-                        let th = &mut self.state.threads[t as usize];
+                        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
                         th.locals[*trips as usize] += 1;
                         if th.locals[*trips as usize] > i64::from(m.max_loop_trips) {
                             self.bound = Some(format!(
@@ -578,7 +581,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                     }
                 }
                 Instr::Elect { .. } => {
-                    self.state.threads[t as usize].mode = Mode::Sync(SyncKind::Elect);
+                    Arc::make_mut(&mut self.state.threads[t as usize]).mode =
+                        Mode::Sync(SyncKind::Elect);
                     self.try_warp(t);
                     return;
                 }
@@ -600,7 +604,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         return;
                     }
                     match self.op(t, op, *span) {
-                        Done::Next => self.state.threads[t as usize].pc += 1,
+                        Done::Next => Arc::make_mut(&mut self.state.threads[t as usize]).pc += 1,
                         Done::Stay | Done::Handled => return,
                     }
                 }
@@ -609,7 +613,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     fn finish(&mut self, t: u32, mode: Mode) {
-        let th = &mut self.state.threads[t as usize];
+        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
         th.mode = mode;
         th.locals.iter_mut().for_each(|x| *x = 0);
         th.tracks.clear();
@@ -731,7 +735,10 @@ impl<'m, 'p> Exec<'m, 'p> {
                 };
                 // A new life of the barrier: phases observed in the old one do not count.
                 for th in self.state.threads.iter_mut() {
-                    th.tracks.retain(|x| x.bar != b);
+                    // Only threads that tracked this barrier are copied (copy on write).
+                    if th.tracks.iter().any(|x| x.bar == b) {
+                        Arc::make_mut(th).tracks.retain(|x| x.bar != b);
+                    }
                 }
                 Done::Next
             }
@@ -793,7 +800,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                 ensure!(self.arrive_on(Some(t), b, count, span));
                 self.note_arrive(t, b, phase);
                 if let Some(l) = token {
-                    self.state.threads[t as usize].locals[l.0 as usize] = encode_token(b, phase);
+                    Arc::make_mut(&mut self.state.threads[t as usize]).locals[l.0 as usize] =
+                        encode_token(b, phase);
                 }
                 Done::Next
             }
@@ -919,7 +927,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                 if pass {
                     self.observe(t, b, span, false);
                 }
-                self.state.threads[t as usize].locals[result.0 as usize] = i64::from(pass);
+                Arc::make_mut(&mut self.state.threads[t as usize]).locals[result.0 as usize] =
+                    i64::from(pass);
                 Done::Next
             }
             Op::WaitToken { bar, token, .. } => {
@@ -970,7 +979,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 ensure!(self.check_valid(Some(t), b, span, "arrives on"));
                 if let Some((_, _)) = self.state.threads[t as usize].aw {
                     // Second half: the phase completed.
-                    self.state.threads[t as usize].aw = None;
+                    Arc::make_mut(&mut self.state.threads[t as usize]).aw = None;
                     self.state.bars[b as usize].consumed = true;
                     self.waited(t);
                     return Done::Next;
@@ -979,12 +988,13 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let phase = self.state.bars[b as usize].phase;
                 self.release(t, LVL_CTA);
                 ensure!(self.arrive_on(Some(t), b, 1, span));
-                self.state.threads[t as usize].aw = Some((b, phase));
+                Arc::make_mut(&mut self.state.threads[t as usize]).aw = Some((b, phase));
                 Done::Stay
             }
             Op::SyncThreads => {
                 self.release(t, LVL_CTA);
-                self.state.threads[t as usize].mode = Mode::Sync(SyncKind::Named { id: 0 });
+                Arc::make_mut(&mut self.state.threads[t as usize]).mode =
+                    Mode::Sync(SyncKind::Named { id: 0 });
                 let block = self.m.block_of(t);
                 self.try_named(block, 0);
                 Done::Handled
@@ -1043,18 +1053,20 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.state.named[slot].count = c as u16;
                 self.release(t, LVL_CTA);
                 if blocking {
-                    self.state.threads[t as usize].mode = Mode::Sync(SyncKind::Named { id: idv });
+                    Arc::make_mut(&mut self.state.threads[t as usize]).mode =
+                        Mode::Sync(SyncKind::Named { id: idv });
                     self.try_named(block, idv);
                     Done::Handled
                 } else {
                     self.state.named[slot].arrived += 1;
-                    self.state.threads[t as usize].named_arrived |= 1 << idv;
+                    Arc::make_mut(&mut self.state.threads[t as usize]).named_arrived |= 1 << idv;
                     self.try_named(block, idv);
                     Done::Next
                 }
             }
             Op::SyncWarp => {
-                self.state.threads[t as usize].mode = Mode::Sync(SyncKind::Warp);
+                Arc::make_mut(&mut self.state.threads[t as usize]).mode =
+                    Mode::Sync(SyncKind::Warp);
                 self.try_warp(t);
                 Done::Handled
             }
@@ -1062,7 +1074,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let k = self.m.threads[t as usize].kernel;
                 let phase = self.state.cluster_phase[k as usize];
                 self.release(t, LVL_CLUSTER);
-                let th = &mut self.state.threads[t as usize];
+                let th = Arc::make_mut(&mut self.state.threads[t as usize]);
                 th.cluster_token = Some(phase);
                 if matches!(op, Op::ClusterSync) {
                     th.mode = Mode::Sync(SyncKind::Cluster);
@@ -1074,7 +1086,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 }
             }
             Op::ClusterWait => {
-                self.state.threads[t as usize].cluster_token = None;
+                Arc::make_mut(&mut self.state.threads[t as usize]).cluster_token = None;
                 self.waited(t);
                 Done::Next
             }
@@ -1114,7 +1126,10 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::FenceProxyAsync => {
-                for a in self.state.threads[t as usize].acc.iter_mut() {
+                for a in Arc::make_mut(&mut self.state.threads[t as usize])
+                    .acc
+                    .iter_mut()
+                {
                     a.fenced = true;
                 }
                 self.prune_acc(t);
@@ -1185,14 +1200,14 @@ impl<'m, 'p> Exec<'m, 'p> {
             }
             Op::TmaStore { src } => {
                 let x = tryo!(self.buf(t, src));
-                let th = &mut self.state.threads[t as usize];
+                let th = Arc::make_mut(&mut self.state.threads[t as usize]);
                 let g = th.bulk_committed;
                 th.bulk.push((x, g, pc));
                 th.bulk.sort_unstable();
                 Done::Next
             }
             Op::BulkCommit => {
-                self.state.threads[t as usize].bulk_committed += 1;
+                Arc::make_mut(&mut self.state.threads[t as usize]).bulk_committed += 1;
                 Done::Next
             }
             Op::BulkWaitRead { n } => {
@@ -1205,7 +1220,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     .filter(|b| i64::from(b.1) + n < committed)
                     .copied()
                     .collect();
-                self.state.threads[t as usize]
+                Arc::make_mut(&mut self.state.threads[t as usize])
                     .bulk
                     .retain(|b| i64::from(b.1) + n >= committed);
                 for (x, _, p) in done {
@@ -1219,7 +1234,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::CommitGroup => {
-                self.state.threads[t as usize].cp_committed += 1;
+                Arc::make_mut(&mut self.state.threads[t as usize]).cp_committed += 1;
                 Done::Next
             }
             Op::WaitGroup { n } => {
@@ -1274,7 +1289,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         }
                     }
                     None => {
-                        self.state.threads[t as usize].cp_committed += 1;
+                        Arc::make_mut(&mut self.state.threads[t as usize]).cp_committed += 1;
                         self.pipe_state(t, p.id).head += 1;
                     }
                 }
