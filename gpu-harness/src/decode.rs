@@ -174,6 +174,9 @@ pub struct LaunchResult {
     pub runaway: u64,
     pub seq_diverged: u64,
     pub seq_stuck: u64,
+    /// Several kernels: blocks that started without their trial's partner blocks
+    /// (`PC_OUT_APART`).
+    pub apart: u64,
     /// `counts[kind][stmt]`.
     pub counts: Vec<Vec<u64>>,
     /// `first_block[kind][stmt]` (None: not seen).
@@ -193,6 +196,7 @@ impl LaunchResult {
             runaway: out[1],
             seq_diverged: out[3],
             seq_stuck: out[4],
+            apart: out[5],
             ..Default::default()
         };
         for k in 0..KINDS {

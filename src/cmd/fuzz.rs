@@ -64,6 +64,9 @@ pub struct HangRow {
     pub first: SeenAt,
     /// Observed state at the first recorded expiry, e.g. `current parity 1, waited parity 1`.
     pub observed: String,
+    /// The kernel the statement is in (files with several `kernel` blocks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -75,6 +78,17 @@ pub struct StaleRow {
     pub first: SeenAt,
     /// The other access, from the stamp it left (statement line, thread).
     pub other: String,
+    /// The kernel the statement is in (files with several `kernel` blocks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+}
+
+/// One of several concurrently launched kernels (language.md §6).
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelRow {
+    pub name: String,
+    pub domain: gpu_harness::lower::MemSyncDomain,
+    pub threads_per_block: u32,
 }
 
 /// Totals of a fuzzing run.
@@ -97,6 +111,17 @@ pub struct FuzzSummary {
     /// Trials where some thread did not reach the end (hangs make threads zombies; they still
     /// finish, so this counts threads missing for other reasons).
     pub threads_missing: u64,
+    /// Several kernels: each launched concurrently, block i of each forming trial i.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelRow>,
+    /// Several kernels: blocks that stopped waiting for their trial's partner blocks and ran
+    /// alone (the kernels were not co-resident; their waits may have expired for that reason).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blocks_apart: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl FuzzSummary {
@@ -126,6 +151,19 @@ impl<'a> Accumulator<'a> {
             summary: FuzzSummary {
                 file: file.name.clone(),
                 threads_per_block: lowered.block,
+                kernels: if lowered.kernels.len() > 1 {
+                    lowered
+                        .kernels
+                        .iter()
+                        .map(|k| KernelRow {
+                            name: k.name.clone(),
+                            domain: k.domain,
+                            threads_per_block: k.block,
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 ..Default::default()
             },
         }
@@ -137,6 +175,18 @@ impl<'a> Accumulator<'a> {
             .get(stmt as usize)
             .map(|s| self.file.line_col(s.span.start).line)
             .unwrap_or(0)
+    }
+
+    /// The kernel of a statement, when the file has several.
+    fn kernel_of(&self, stmt: u32) -> Option<String> {
+        if self.lowered.kernels.len() < 2 {
+            return None;
+        }
+        self.lowered
+            .kernels
+            .iter()
+            .find(|k| k.stmts.contains(&stmt))
+            .map(|k| k.name.clone())
     }
 
     fn text_of(&self, stmt: u32) -> String {
@@ -153,7 +203,9 @@ impl<'a> Accumulator<'a> {
         self.summary.kernel_seconds += seconds;
         self.summary.barrier_phases += r.phases();
         self.summary.runaway_loops += r.runaway;
-        let expected = u64::from(blocks) * u64::from(self.lowered.block);
+        self.summary.blocks_apart += r.apart;
+        let expected = u64::from(blocks / self.lowered.cluster.max(1))
+            * u64::from(self.lowered.threads_per_trial());
         self.summary.threads_missing += expected.saturating_sub(r.threads_done);
         let kind_hang = 0;
         for (stmt, &n) in r.counts[kind_hang].iter().enumerate() {
@@ -189,6 +241,11 @@ impl<'a> Accumulator<'a> {
                     },
                     if other.busy { ", still writing" } else { "" }
                 ),
+                // `pc_load` detector 3: a global read as never written after an acquire that
+                // synchronized with a release published after a store of it.
+                None if e.b & 0xffff_ffff == 3 => "none visible: the global still reads as never \
+                     written, although this thread's acquire saw a release made after a store of it"
+                    .into(),
                 None => "an unwritten buffer".into(),
             };
             let entry = self
@@ -242,6 +299,7 @@ impl<'a> Accumulator<'a> {
                     )
                 }
             }
+            "load_acquire" => format!("{who}: the global still read 0 (no release seen)"),
             _ => who,
         }
     }
@@ -261,6 +319,7 @@ impl<'a> Accumulator<'a> {
                 count,
                 first,
                 observed,
+                kernel: self.kernel_of(stmt),
             });
         }
         let stale = std::mem::take(&mut self.stale);
@@ -278,6 +337,7 @@ impl<'a> Accumulator<'a> {
                 count,
                 first,
                 other,
+                kernel: self.kernel_of(stmt),
             });
         }
         self.summary
@@ -356,6 +416,32 @@ pub fn render_human(s: &FuzzSummary) -> String {
         s.first_seed,
         s.first_seed + s.rounds.saturating_sub(1)
     );
+    if !s.kernels.is_empty() {
+        let ks: Vec<String> = s
+            .kernels
+            .iter()
+            .map(|k| {
+                let d = match k.domain {
+                    gpu_harness::lower::MemSyncDomain::Default => "default",
+                    gpu_harness::lower::MemSyncDomain::Remote => "remote",
+                };
+                format!("{} (domain {d}, {} threads)", k.name, k.threads_per_block)
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "  kernels launched concurrently, block i of each = trial i: {}",
+            ks.join(", ")
+        );
+    }
+    if s.blocks_apart > 0 {
+        let _ = writeln!(
+            o,
+            "  warning: {} block(s) ran without their trial's partner kernel (not co-resident); \
+             pass fewer --blocks",
+            s.blocks_apart
+        );
+    }
     let _ = writeln!(
         o,
         "  throughput: {:.3e} barrier phases/s ({} phases)",
@@ -376,6 +462,9 @@ pub fn render_human(s: &FuzzSummary) -> String {
                 "    {:<5} {:<44} {:>10}  seed {} block {}",
                 h.line, h.statement, h.count, h.first.seed, h.first.block
             );
+            if let Some(k) = &h.kernel {
+                let _ = writeln!(o, "          kernel: {k}");
+            }
             if !h.observed.is_empty() {
                 let _ = writeln!(o, "          observed: {}", h.observed);
             }
@@ -399,6 +488,9 @@ pub fn render_human(s: &FuzzSummary) -> String {
                 "    {:<10} {:<5} {:<34} {:>10}  seed {} block {}",
                 r.buffer, r.line, r.statement, r.count, r.first.seed, r.first.block
             );
+            if let Some(k) = &r.kernel {
+                let _ = writeln!(o, "          kernel: {k}");
+            }
             let _ = writeln!(o, "          other access: {}", r.other);
         }
     }
@@ -509,7 +601,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let kernel = match gpu.load(&lowered.source, &lowered.kernel_name) {
+    let kernel = match gpu.load_lowered(&lowered) {
         Ok(k) => k,
         Err(e) => return fail(e),
     };
