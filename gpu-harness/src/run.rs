@@ -379,8 +379,9 @@ impl Gpu {
     /// Several kernels (language.md §6): launch each on a stream of its own, all in flight at
     /// once, with its memory synchronization domain as a launch attribute
     /// (`cuLaunchKernelEx`, `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`). Block `i` of every kernel is
-    /// trial `i`: they share that trial's staging area (globals). The side streams start after
-    /// the main stream's copies; the main stream waits for them, so `finish` covers them all.
+    /// trial `i`: they share that trial's staging area (globals). The side streams (non-blocking)
+    /// start after the main stream's copies; the main stream waits for them, so `finish` covers
+    /// them all.
     /// The streams are returned so that a stuck launch can leak them with its buffers.
     fn launch_concurrent(
         &self,
@@ -402,11 +403,22 @@ impl Gpu {
         self.ctx
             .bind_to_thread()
             .map_err(driver("binding the CUDA context"))?;
-        let mut sides = Vec::new();
-        for (info, func) in lowered.kernels.iter().zip(&kernel.funcs) {
-            let side = self.ctx.new_stream().map_err(driver("creating a stream"))?;
-            side.join(&self.stream)
+        // One event for all side streams, recorded before any launch, so that no side stream
+        // waits for work of another one.
+        let sides = lowered
+            .kernels
+            .iter()
+            .map(|_| self.ctx.new_stream().map_err(driver("creating a stream")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ready = self
+            .stream
+            .record_event(None)
+            .map_err(driver("recording an event"))?;
+        for side in &sides {
+            side.wait(&ready)
                 .map_err(driver("ordering a stream after the copies"))?;
+        }
+        for ((info, func), side) in lowered.kernels.iter().zip(&kernel.funcs).zip(&sides) {
             let domain = match info.domain {
                 crate::lower::MemSyncDomain::Default => {
                     sys::CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
@@ -463,7 +475,6 @@ impl Gpu {
             .map_err(driver(
                 "launching a kernel with a memory synchronization domain",
             ))?;
-            sides.push(side);
         }
         for side in &sides {
             self.stream
