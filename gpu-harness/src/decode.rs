@@ -264,6 +264,16 @@ mod tests {
     }
 
     #[test]
+    fn header_words_decode() {
+        let layout = OutLayout { nobj: 1, nstmt: 1 };
+        let mut out = vec![0u64; layout.total_words()];
+        out[0] = 64; // threads done
+        out[5] = 2; // PC_OUT_APART
+        let r = LaunchResult::decode(&layout, &out);
+        assert_eq!((r.threads_done, r.apart), (64, 2));
+    }
+
+    #[test]
     fn barrier_state_decodes_parity_and_index() {
         let a = (1u64 << 63) | (3u64 << 48);
         let b = BarrierState::decode(a);

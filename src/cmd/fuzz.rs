@@ -680,3 +680,101 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Exit::Findings
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_harness::decode::Event;
+
+    /// Results of several kernels decode to rows that name the statement and its kernel
+    /// (statement ids run across kernels), without a GPU.
+    #[test]
+    fn several_kernels_decode_per_kernel_statement() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("corpus/domains/memsync_domains.phase");
+        let file = SourceFile::new(
+            "memsync_domains.phase",
+            std::fs::read_to_string(path).expect("corpus file"),
+        );
+        let program = protocols::load(&file, &[]).expect("loads");
+        let lowered = lower::lower(&program, Some(&file), &LowerOptions { mode: Mode::Fuzz })
+            .expect("lowers");
+        let nstmt = lowered.stmts.len();
+        // Statement 2 = `load_acquire flag scope gpu`, 3 = `load data`, both in kernel `comm`.
+        let mut r = LaunchResult {
+            threads_done: 4 * 64,
+            apart: 1,
+            counts: vec![vec![0; nstmt]; 4],
+            first_block: vec![vec![None; nstmt]; 4],
+            ..Default::default()
+        };
+        r.counts[0][2] = 1;
+        r.first_block[0][2] = Some(3);
+        let event = |kind, stmt, block, b| Event {
+            kind,
+            stmt,
+            tid: 0,
+            cta: 0,
+            block,
+            a: 0,
+            b,
+            raw: 0,
+        };
+        r.events = vec![
+            event(EventKind::Hang, 2, 3, 0),
+            // `pc_load` detector 3: never written although published.
+            event(EventKind::Race, 3, 1, 3),
+        ];
+        let mut acc = Accumulator::new(&file, &program, &lowered);
+        acc.add(&r, 7, 4, 0.5);
+        let s = acc.finish(1.0);
+        assert_eq!(s.trials, 4);
+        assert_eq!(
+            s.threads_missing, 0,
+            "64 threads per trial: one block of each kernel"
+        );
+        assert_eq!(s.blocks_apart, 1);
+        assert_eq!(s.hangs.len(), 1);
+        assert_eq!(s.hangs[0].statement, "load_acquire flag scope gpu");
+        assert_eq!(s.hangs[0].line, 17);
+        assert_eq!(s.hangs[0].kernel.as_deref(), Some("comm"));
+        assert!(s.hangs[0].observed.contains("no release seen"));
+        assert_eq!(s.stale_reads.len(), 1);
+        let row = &s.stale_reads[0];
+        assert_eq!(
+            (row.buffer.as_str(), row.statement.as_str()),
+            ("data", "load data")
+        );
+        assert_eq!(row.kernel.as_deref(), Some("comm"));
+        assert_eq!(row.first, SeenAt { seed: 7, block: 1 });
+        assert!(row.other.contains("never written"), "{}", row.other);
+        let text = render_human(&s);
+        assert!(text.contains("kernels launched concurrently"), "{text}");
+        assert!(text.contains("comm (domain remote, 32 threads)"), "{text}");
+        assert!(text.contains("kernel: comm"), "{text}");
+        assert!(text.contains("1 block(s) ran without"), "{text}");
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["stale_reads"][0]["kernel"], "comm");
+        assert_eq!(json["kernels"][1]["domain"], "remote");
+    }
+
+    /// One kernel: the JSON keeps its former shape (no `kernels`, `blocks_apart` or `kernel`).
+    #[test]
+    fn one_kernel_keeps_the_json_shape() {
+        let s = FuzzSummary {
+            hangs: vec![HangRow {
+                statement: "wait full parity 0".into(),
+                line: 3,
+                count: 1,
+                first: SeenAt { seed: 1, block: 0 },
+                observed: String::new(),
+                kernel: None,
+            }],
+            ..Default::default()
+        };
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert!(json.get("kernels").is_none());
+        assert!(json.get("blocks_apart").is_none());
+        assert!(json["hangs"][0].get("kernel").is_none());
+    }
+}
