@@ -82,9 +82,17 @@ for f in sorted(pathlib.Path("corpus").rglob("*.phase")):
             params = " ".join("--param %s" % p.replace(" ", "") for p in (m.group(1) or "").split(",") if p.strip())
             print("%s|%d|%s" % (f, i + 1, params))
 PY
+  # A line whose size cannot run on hardware (a named-barrier count that is not whole warps:
+  # the checker counts threads, the GPU warps; `lower` refuses it) is fuzzed at the file's
+  # declared parameters instead, and the summary says so.
   run_one() {
     IFS='|' read -r f line params <<< "$1"
     n=$(echo "$f" | tr '/' '_')_$line
+    if [ -n "$params" ] && ! "$B" lower "$f" $params -o /dev/null 2> "$LOGS/fuzz_$n.lower" \
+        && grep -q "not a multiple of 32" "$LOGS/fuzz_$n.lower"; then
+      params=""
+      echo "defaults" > "$LOGS/fuzz_$n.fallback"
+    fi
     timeout $((FUZZ_SECONDS + 120)) "$B" fuzz "$f" $params --seconds "$FUZZ_SECONDS" --quiet --format json > "$LOGS/fuzz_$n.json" 2> "$LOGS/fuzz_$n.err"
     echo "$? $f" > "$LOGS/fuzz_$n.rc"
   }
@@ -94,6 +102,7 @@ PY
     n=$(echo "$f" | tr '/' '_')_$line
     rc=$(cut -d' ' -f1 "$LOGS/fuzz_$n.rc" 2>/dev/null || echo "?")
     res=$(python3 -c "import json; d=json.load(open('$LOGS/fuzz_$n.json')); print('%d trials, %d hang rows, %d stale rows, %.2e phases/s' % (d['trials'], len(d['hangs']), len(d['stale_reads']), d['phases_per_second']))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/fuzz_$n.err" | tr '\n' ' ')")
+    [ -f "$LOGS/fuzz_$n.fallback" ] && params="(declared parameters: $params is not whole warps)"
     note "FUZZ $f:$line $params (exit $rc): $res"
   done < "$LOGS/fuzz_jobs.txt"
 fi

@@ -321,6 +321,10 @@ pub struct TestArgs {
     /// line that passes fails the run, so the list can only shrink.
     #[arg(long, value_name = "FILE")]
     pub known_gaps: Option<PathBuf>,
+    /// Time budget of each known-gap line (they are expected to fail, mostly by not
+    /// finishing), so a capacity gap does not hold the run for the full `--max-time`.
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = parse_time_limit)]
+    pub gap_time: TimeLimit,
     /// Stop each search after this many states (the verdict is then inconclusive, a failure).
     #[arg(long, value_name = "N")]
     pub max_states: Option<u64>,

@@ -383,6 +383,16 @@ pub fn check_file(
     }
 }
 
+/// Add the cases of `more` (the same files, other `expect` lines) to `results`, in line order.
+pub fn merge_results(results: &mut [FileResult], more: Vec<FileResult>) {
+    for (r, m) in results.iter_mut().zip(more) {
+        if let (Ok(cases), Ok(extra)) = (&mut r.cases, m.cases) {
+            cases.extend(extra);
+            cases.sort_by_key(|c| c.case.line);
+        }
+    }
+}
+
 /// Check many files on `jobs` threads; results come back in the order of `targets`.
 pub fn check_files(
     targets: &[Target],

@@ -110,3 +110,47 @@ fn load_errors_and_bad_paths_exit_2() {
     assert!(out.contains("cannot read"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A known-gap line runs under `--gap-time` (default 10 s), not the full `--max-time`: the
+/// full-size language.md §1 double buffer is a listed capacity gap that would otherwise run
+/// for ten minutes.
+#[test]
+fn known_gap_lines_get_their_own_time_budget() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = suite(
+        "gaptime",
+        &[(
+            "gaps.txt",
+            "corpus/guide/double_buffer.phase: expect ok  # capacity\n",
+        )],
+    );
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_phasecheck"))
+        .current_dir(root)
+        .args([
+            "test",
+            "corpus/guide/double_buffer.phase",
+            "--known-gaps",
+            dir.join("gaps.txt").to_str().unwrap(),
+            "--gap-time",
+            "1s",
+        ])
+        .output()
+        .expect("phasecheck runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(120),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        text.contains("GAP  corpus/guide/double_buffer.phase:37 expect ok"),
+        "{text}"
+    );
+    assert!(text.contains("max-time (1 s)"), "{text}");
+    assert!(
+        text.contains("PASS corpus/guide/double_buffer.phase:38"),
+        "{text}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+}

@@ -315,7 +315,7 @@ impl Gpu {
             .map_err(driver("allocating the staging area"))?;
         let mut seq_host = seq.to_vec();
         if seq_host.len() < 4 {
-            seq_host = vec![0, u32::MAX, u32::MAX, 0];
+            seq_host = vec![0, u32::MAX, u32::MAX, u32::MAX];
         }
         let seq_dev = self
             .stream

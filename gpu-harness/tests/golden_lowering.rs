@@ -51,6 +51,42 @@ fn all_statements() {
     insta::assert_snapshot!(lowered("all_statements.phase", Mode::Fuzz));
 }
 
+/// Confirm mode: a one-destination `tma` goes through `pc_tma_seq` (the sequencer may defer its
+/// landing) and the bootstrap initialises the proxy's private mbarrier.
+#[test]
+fn tma_in_flight_confirm() {
+    insta::assert_snapshot!(lowered("tma_in_flight.phase", Mode::Confirm));
+}
+
+#[test]
+fn tma_in_flight_fuzz_mode_issues_the_copy_at_once() {
+    let fuzz = lowered("tma_in_flight.phase", Mode::Fuzz);
+    assert!(fuzz.contains("pc_tma(pc, tile[0], "), "{fuzz}");
+    assert!(!fuzz.contains("pc_tma_seq"));
+    assert!(!fuzz.contains("pc_land_init"));
+    let confirm = lowered("tma_in_flight.phase", Mode::Confirm);
+    assert!(
+        confirm.contains("pc_tma_seq(pc, pc_tr, tile[0], "),
+        "{confirm}"
+    );
+    assert!(!confirm.contains("pc_tma(pc,"));
+    // The private mbarrier is initialised before the bootstrap's synchronisation.
+    let init = confirm.find("pc_land_init(pc);").expect("init");
+    let sync = confirm.find("__syncthreads();").expect("bootstrap sync");
+    assert!(init < sync);
+}
+
+/// A multicast copy lands in several blocks: it is issued at once in confirm mode too.
+#[test]
+fn multicast_tma_is_not_deferred() {
+    let fuzz = lowered("multicast_pair.phase", Mode::Fuzz);
+    let confirm = lowered("multicast_pair.phase", Mode::Confirm);
+    assert_eq!(
+        fuzz.replace("#define PC_CONFIRM 0", "#define PC_CONFIRM 1"),
+        confirm
+    );
+}
+
 /// Several kernels (language.md §6): one `extern "C"` function per kernel in one translation
 /// unit, sharing the globals of a trial, with the domain each is launched in.
 #[test]
@@ -132,4 +168,22 @@ fn lowering_is_deterministic() {
         lowered("all_statements.phase", Mode::Confirm),
         lowered("all_statements.phase", Mode::Confirm)
     );
+}
+
+/// Named barriers count whole warps on the GPU: a scaled-down count (one model thread per
+/// warpgroup) is refused with the statement and the way out, instead of a kernel that traps.
+#[test]
+fn named_barrier_counts_must_be_whole_warps() {
+    let text = "protocol n\nparam WG = 1\nblock 2 * WG\nbar_sync 1, 2 * WG\n";
+    let file = SourceFile::new("n.phase", text);
+    let small = protocols::load(&file, &[]).expect("loads");
+    let e = lower(&small, Some(&file), &LowerOptions::default()).expect_err("count 2");
+    assert!(
+        e.message.contains("count 2 is not a multiple of 32"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.span.map(|s| file.line_of(s)), Some(4));
+    let full = protocols::load(&file, &[("WG".into(), 32)]).expect("loads");
+    lower(&full, Some(&file), &LowerOptions::default()).expect("count 64 lowers");
 }

@@ -12,7 +12,7 @@ use checker::{Actor, Class, Finding, Severity};
 use gpu_harness::decode::{EventKind, LaunchResult};
 use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
 use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError};
-use gpu_harness::sequencer::{self, SeqStep};
+use gpu_harness::sequencer::{self, Landing, Partner, SeqStep};
 use protocols::ir::Program;
 use protocols::{SourceFile, Span};
 use serde::Serialize;
@@ -84,9 +84,14 @@ fn stmt_of(lowered: &Lowered, span: Span) -> Option<u32> {
 }
 
 /// A counterexample as sequencer steps: actor numbers from the schedule (exact), statements
-/// from the trace (unfolded by its repeat counts). Async events are not sequenced (the copy
-/// engine cannot be held). Returns the steps and, per step, whether the actor was a thread.
-fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Vec<SeqStep>, String> {
+/// from the trace (unfolded by its repeat counts). A TMA landing (an async event) becomes a
+/// deferred landing before the next step when its copy has one destination block; other
+/// async events are left to the hardware. Returns the thread steps and the landings.
+fn steps_of(
+    program: &Program,
+    lowered: &Lowered,
+    f: &Finding,
+) -> Result<(Vec<SeqStep>, Vec<Landing>), String> {
     let kernel = &program.kernels[0];
     let nthreads = kernel.block * kernel.cluster;
     let unfolded: Vec<&checker::TraceStep> = f
@@ -94,35 +99,120 @@ fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Vec<Seq
         .iter()
         .flat_map(|t| std::iter::repeat_n(t, t.repeat.max(1) as usize))
         .collect();
+    let stmt_at = |span: Span| {
+        stmt_of(lowered, span)
+            .ok_or_else(|| format!("trace step at {span:?} is no statement of the kernel"))
+    };
     let mut steps = Vec::new();
+    let mut landings = Vec::new();
+    // Each step's trace entry, to match a landing with its issue.
+    let mut issued: Vec<&checker::TraceStep> = Vec::new();
+    let land = |t: &checker::TraceStep,
+                steps: &[SeqStep],
+                issued: &[&checker::TraceStep],
+                landings: &mut Vec<Landing>|
+     -> Result<(), String> {
+        let Actor::Async { cta, tid, what, .. } = &t.actor else {
+            return Ok(());
+        };
+        let stmt = stmt_at(t.span)?;
+        if what != "tma" || !lowered.stmts[stmt as usize].deferrable {
+            return Ok(());
+        }
+        if let Some(issue) = landing_issue(t, *cta, *tid, stmt, steps, issued, landings) {
+            landings.push(Landing {
+                issue,
+                before: steps.len(),
+            });
+        }
+        Ok(())
+    };
     if unfolded.len() == f.schedule.0.len() {
         for (t, &actor) in unfolded.iter().zip(&f.schedule.0) {
             if actor >= nthreads {
-                continue; // an async event (TMA / cp.async completion): the hardware does it
+                land(t, &steps, &issued, &mut landings)?;
+                continue;
             }
-            let stmt = stmt_of(lowered, t.span).ok_or_else(|| {
-                format!("trace step at {:?} is no statement of the kernel", t.span)
-            })?;
             steps.push(SeqStep {
                 cta: actor / kernel.block,
                 tid: actor % kernel.block,
-                stmt,
+                stmt: stmt_at(t.span)?,
             });
+            issued.push(t);
         }
     } else {
         // Fall back on the trace's own actors (exact when nothing was folded).
         for t in &f.trace {
-            if let Actor::Thread { cta, tid, .. } = t.actor {
-                let stmt = stmt_of(lowered, t.span).ok_or_else(|| {
-                    format!("trace step at {:?} is no statement of the kernel", t.span)
-                })?;
-                for _ in 0..t.repeat.max(1) {
-                    steps.push(SeqStep { cta, tid, stmt });
+            match t.actor {
+                Actor::Thread { cta, tid, .. } => {
+                    let stmt = stmt_at(t.span)?;
+                    for _ in 0..t.repeat.max(1) {
+                        steps.push(SeqStep { cta, tid, stmt });
+                        issued.push(t);
+                    }
+                }
+                Actor::Async { .. } => {
+                    for _ in 0..t.repeat.max(1) {
+                        land(t, &steps, &issued, &mut landings)?;
+                    }
                 }
             }
         }
     }
-    Ok(steps)
+    Ok((steps, landings))
+}
+
+/// The issue step of a TMA landing: the first step of the issuing thread at the `tma` whose
+/// copy has not landed yet, preferring one on the barrier the landing completes (the issue's
+/// state names it: `full[1]: phase ...`; the landing's text ends `completes tx on full[1]`).
+fn landing_issue(
+    t: &checker::TraceStep,
+    cta: u32,
+    tid: u32,
+    stmt: u32,
+    steps: &[SeqStep],
+    issued: &[&checker::TraceStep],
+    landings: &[Landing],
+) -> Option<usize> {
+    let open: Vec<usize> = (0..steps.len())
+        .filter(|&i| steps[i] == SeqStep { cta, tid, stmt })
+        .filter(|&i| landings.iter().all(|l| l.issue != i))
+        .collect();
+    let bar = t.op.rsplit("completes tx on ").next().unwrap_or("");
+    open.iter()
+        .copied()
+        .find(|&i| issued[i].state.starts_with(&format!("{bar}:")))
+        .or_else(|| open.first().copied())
+}
+
+/// A race with a TMA copy in flight: the finding's statements are a one-destination `tma` and
+/// a buffer access (`read`, `write`, `mma`) that the trace runs after the issue while the copy
+/// has not landed. Returns (access step, issue step).
+fn tma_in_flight(
+    lowered: &Lowered,
+    f: &Finding,
+    steps: &[SeqStep],
+    landings: &[Landing],
+) -> Option<(usize, usize)> {
+    let mut stmts: Vec<u32> = f
+        .labels
+        .iter()
+        .filter_map(|l| stmt_of(lowered, l.span))
+        .collect();
+    stmts.extend(stmt_of(lowered, f.span));
+    let info = |s: u32| &lowered.stmts[s as usize];
+    let tma = stmts.iter().copied().find(|&s| info(s).deferrable)?;
+    let access = stmts
+        .iter()
+        .copied()
+        .find(|&s| matches!(info(s).keyword, "read" | "write" | "mma"))?;
+    let a = steps.iter().rposition(|st| st.stmt == access)?;
+    let issue = steps[..a].iter().rposition(|st| st.stmt == tma)?;
+    // The copy must still be in flight at the access.
+    landings
+        .iter()
+        .all(|l| l.issue != issue || l.before > a)
+        .then_some((a, issue))
 }
 
 /// The thread whose next step after `schedule` executes statement `stmt`, and its actor.
@@ -147,6 +237,55 @@ fn next_access(
                     stmt,
                 };
                 return Some((step, actor));
+            }
+        }
+    }
+    None
+}
+
+/// Continue `schedule` with the checker, one thread step at a time (the lowest thread that
+/// can move; async events never, so copies stay in flight), until a thread accesses the buffer
+/// of a one-destination TMA issued and not landed. Returns the added steps and the (access,
+/// issue) step indices into `steps` + the added steps. At most 32 steps.
+fn extend_to_in_flight_access(
+    program: &Program,
+    lowered: &Lowered,
+    schedule: &checker::Schedule,
+    steps: &[SeqStep],
+    landings: &[Landing],
+) -> Option<(Vec<SeqStep>, usize, usize)> {
+    let kernel = &program.kernels[0];
+    let nthreads = kernel.block * kernel.cluster;
+    let options = checker::CheckOptions::default();
+    let mut sched = schedule.clone();
+    let mut all: Vec<SeqStep> = steps.to_vec();
+    for _ in 0..32 {
+        let next = (0..nthreads.min(1024)).find_map(|actor| {
+            let mut s = sched.clone();
+            s.0.push(actor);
+            let r = checker::replay(program, &options, &s).ok()?;
+            let stmt = stmt_of(lowered, r.trace.last()?.span)?;
+            Some((actor, stmt))
+        })?;
+        let (actor, stmt) = next;
+        sched.0.push(actor);
+        all.push(SeqStep {
+            cta: actor / kernel.block,
+            tid: actor % kernel.block,
+            stmt,
+        });
+        let info = &lowered.stmts[stmt as usize];
+        if !matches!(info.keyword, "read" | "write" | "mma") {
+            continue;
+        }
+        let access = all.len() - 1;
+        let issue = all[..access].iter().rposition(|st| {
+            let i = &lowered.stmts[st.stmt as usize];
+            i.deferrable && i.object == info.object && st.cta == all[access].cta
+        });
+        if let Some(issue) = issue {
+            if landings.iter().all(|l| l.issue != issue) {
+                return Some((all.split_off(steps.len()), access, issue));
             }
         }
     }
@@ -212,6 +351,7 @@ fn judge(
     file: &SourceFile,
     f: &Finding,
     steps: &[SeqStep],
+    extra_wanted: Option<u32>,
     r: &LaunchResult,
 ) -> Option<(String, u64)> {
     let cluster = u64::from(lowered.cluster.max(1));
@@ -274,6 +414,7 @@ fn judge(
                 .filter_map(|l| stmt_of(lowered, l.span))
                 .collect();
             wanted.extend(final_stmt);
+            wanted.extend(extra_wanted);
             if let Some(s) = steps.last() {
                 wanted.push(s.stmt);
             }
@@ -334,38 +475,16 @@ fn judge(
     }
 }
 
-fn replay_finding(
-    rp: &Replayer<'_>,
-    program: &Program,
-    file: &SourceFile,
-    f: &Finding,
-    seconds: f64,
-) -> Result<FindingResult, RunError> {
-    let lowered = rp.lowered;
-    let line = file.line_col(f.span.start).line;
-    let mut res = FindingResult {
-        rule: f.rule.name.to_string(),
-        code: f.rule.code.to_string(),
-        class: f.class().as_str().to_string(),
-        line,
-        statement: fuzz::stmt_text(file, f.span),
-        outcome: Outcome::NotObserved,
-        detail: String::new(),
-        trials: 0,
-        trials_showing: 0,
-        seconds: 0.0,
-        trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
-        stuck: false,
-    };
-    let steps = match steps_of(program, lowered, f) {
-        Ok(s) => s,
-        Err(e) => {
-            res.outcome = Outcome::NotObservable;
-            res.detail = format!("the trace cannot be replayed: {e}");
-            return Ok(res);
-        }
-    };
-    let mut steps = steps;
+/// What a finding's replay runs: the thread steps, the sequencer's table (with deferred TMA
+/// landings and the held access), and a statement whose stale read also shows the finding.
+struct ReplayPlan {
+    steps: Vec<SeqStep>,
+    table: sequencer::SeqTable,
+    extra_wanted: Option<u32>,
+}
+
+fn plan(program: &Program, lowered: &Lowered, f: &Finding) -> Result<ReplayPlan, String> {
+    let (mut steps, mut landings) = steps_of(program, lowered, f)?;
     let mut pair = None;
     // A race may be reported before its accesses run (they are enabled, the trace stops
     // before them): find, with the checker's replay, the thread whose next step is the
@@ -418,12 +537,119 @@ fn replay_finding(
             }
         }
     }
-    let (held, partner) = if f.class() == Class::Race && f.rule.name != "stale-phase" {
+    let race = f.class() == Class::Race && f.rule.name != "stale-phase";
+    let (mut held, partner) = if race {
         pair.unwrap_or_else(|| race_pair(lowered, f, &steps))
     } else {
         (None, None)
     };
-    let table = sequencer::build(&steps, held, partner);
+    let mut partner = partner.map(Partner::Step);
+    // A race against a TMA copy in flight: the copy would land about a microsecond after its
+    // issue, before the replayed access. Defer its landing to after the access (the trace
+    // lands it there, or not at all) and hold the access open until it has landed.
+    let mut extra_wanted = None;
+    let mut in_flight = if race {
+        tma_in_flight(lowered, f, &steps, &landings)
+    } else {
+        None
+    };
+    if race && in_flight.is_none() && f.rule.name == "expect-after-completion" {
+        // The trace stops at the misplaced expect_tx: continue it with the checker until an
+        // access to the buffer of a copy still in flight (the consequence the rule names).
+        if let Some((extra, access, issue)) =
+            extend_to_in_flight_access(program, lowered, &f.schedule, &steps, &landings)
+        {
+            steps.extend(extra);
+            extra_wanted = Some(steps[access].stmt);
+            in_flight = Some((access, issue));
+        }
+    }
+    if let Some((access, issue)) = in_flight {
+        let l = match landings.iter().position(|l| l.issue == issue) {
+            Some(l) => l,
+            None => {
+                landings.push(Landing {
+                    issue,
+                    before: steps.len(),
+                });
+                landings.len() - 1
+            }
+        };
+        held = Some(access);
+        partner = Some(Partner::Landing(l));
+    }
+    let table = sequencer::build(&steps, &landings, held, partner);
+    Ok(ReplayPlan {
+        steps,
+        table,
+        extra_wanted,
+    })
+}
+
+/// An error-level UB finding of the same file that the race finding `f`'s replay passes
+/// through first, as "`rule` (line N)": when the hardware faults or hangs there, the race
+/// cannot be shown.
+fn ub_on_trace(errors: &[&Finding], f: &Finding, file: &SourceFile) -> Option<String> {
+    if f.class() != Class::Race {
+        return None;
+    }
+    let same_step = |a: &checker::TraceStep, b: &checker::TraceStep| {
+        a.span == b.span && a.thread == b.thread && a.repeat == b.repeat
+    };
+    let before_last = &f.trace[..f.trace.len().saturating_sub(1)];
+    let ubs = || errors.iter().filter(|u| u.class() == Class::Ub);
+    // A UB statement that the race's trace runs as a step, or a UB reached along a prefix of
+    // the race's interleaving (e.g. a divergent `syncthreads`, which is no step of its own).
+    let on_trace = before_last
+        .iter()
+        .find_map(|step| ubs().find(|u| u.span == step.span));
+    let on_prefix = || {
+        ubs().find(|u| {
+            u.trace.len() <= f.trace.len()
+                && u.trace.iter().zip(&f.trace).all(|(a, b)| same_step(a, b))
+        })
+    };
+    on_trace
+        .or_else(on_prefix)
+        .map(|u| format!("`{}` (line {})", u.rule.name, file.line_of(u.span)))
+}
+
+fn replay_finding(
+    rp: &Replayer<'_>,
+    program: &Program,
+    file: &SourceFile,
+    f: &Finding,
+    ub_first: Option<String>,
+    seconds: f64,
+) -> Result<FindingResult, RunError> {
+    let lowered = rp.lowered;
+    let line = file.line_col(f.span.start).line;
+    let mut res = FindingResult {
+        rule: f.rule.name.to_string(),
+        code: f.rule.code.to_string(),
+        class: f.class().as_str().to_string(),
+        line,
+        statement: fuzz::stmt_text(file, f.span),
+        outcome: Outcome::NotObserved,
+        detail: String::new(),
+        trials: 0,
+        trials_showing: 0,
+        seconds: 0.0,
+        trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+        stuck: false,
+    };
+    let ReplayPlan {
+        steps,
+        table,
+        extra_wanted,
+    } = match plan(program, lowered, f) {
+        Ok(p) => p,
+        Err(e) => {
+            res.outcome = Outcome::NotObservable;
+            res.detail = format!("the trace cannot be replayed: {e}");
+            return Ok(res);
+        }
+    };
     let t0 = Instant::now();
     let mut seed = 1u64;
     let mut diverged = 0u64;
@@ -438,16 +664,33 @@ fn replay_finding(
                 res.stuck = true;
                 return Ok(res);
             }
+            Err(RunError::Driver { what, error }) if ub_first.is_some() => {
+                res.outcome = Outcome::NotObservable;
+                res.detail = format!(
+                    "the trace passes through {} first, and the kernel faults there ({what}: \
+                     {error}) before the racing access",
+                    ub_first.as_deref().unwrap_or_default()
+                );
+                res.seconds = t0.elapsed().as_secs_f64();
+                res.stuck = true;
+                return Ok(res);
+            }
             Err(RunError::Stuck { seconds }) => {
-                res.outcome = if f.class() == Class::Race {
-                    Outcome::NotObserved
-                } else {
-                    Outcome::Confirmed
+                res.outcome = match (&ub_first, f.class()) {
+                    (Some(_), _) => Outcome::NotObservable,
+                    (None, Class::Race) => Outcome::NotObserved,
+                    (None, _) => Outcome::Confirmed,
                 };
                 res.detail = format!(
                     "the kernel hung in a hardware barrier that cannot be bounded (syncthreads, \
                      bar.sync, barrier.cluster) for {seconds:.0} s; the process ends to free the GPU"
                 );
+                if let Some(ub) = &ub_first {
+                    res.detail = format!(
+                        "the trace passes through {ub} first, and the hardware hangs there: {}",
+                        res.detail
+                    );
+                }
                 res.seconds = t0.elapsed().as_secs_f64();
                 res.stuck = true;
                 return Ok(res);
@@ -457,7 +700,7 @@ fn replay_finding(
         seed += 1;
         res.trials += u64::from(trials);
         diverged += r.seq_diverged;
-        if let Some((detail, n)) = judge(lowered, file, f, &steps, &r) {
+        if let Some((detail, n)) = judge(lowered, file, f, &steps, extra_wanted, &r) {
             res.outcome = Outcome::Confirmed;
             res.detail = detail;
             res.trials_showing += n;
@@ -624,7 +867,8 @@ pub fn run(args: &ConfirmArgs) -> Exit {
             None => errors.iter().collect(),
         };
         for f in only {
-            match replay_finding(&rp, &program, &file, f, args.seconds) {
+            let ub_first = ub_on_trace(&errors, f, &file);
+            match replay_finding(&rp, &program, &file, f, ub_first, args.seconds) {
                 Ok(r) if r.stuck => {
                     out.findings.push(r);
                     print_report(args.format, &out);
@@ -741,5 +985,130 @@ fn run_children(
         Exit::Findings
     } else {
         Exit::Clean
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_harness::sequencer::{LANDING, NONE};
+
+    /// The error-level findings of a corpus file, its program and its confirm-mode lowering.
+    fn findings(path: &str) -> (Program, Lowered, Vec<Finding>) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        let text = std::fs::read_to_string(&path).expect("corpus file");
+        let file = SourceFile::new(path.display().to_string(), text);
+        let program = protocols::load(&file, &[]).expect("loads");
+        let report = checker::check(&program, &checker::CheckOptions::default());
+        let lowered = lower::lower(
+            &program,
+            Some(&file),
+            &LowerOptions {
+                mode: Mode::Confirm,
+            },
+        )
+        .expect("lowers");
+        let errors = report
+            .findings
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .collect();
+        (program, lowered, errors)
+    }
+
+    /// The table's entries, as (cta, tid, stmt-or-issue, occurrence-or-slot).
+    fn entries(t: &sequencer::SeqTable) -> Vec<[u32; 4]> {
+        t.words[4..]
+            .chunks(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect()
+    }
+
+    #[test]
+    fn races_against_a_tma_in_flight_defer_its_landing_past_the_held_access() {
+        for path in [
+            "corpus/hazards/expect-after-completion/fail.phase",
+            "corpus/hazards/expect-without-arrival/fail.phase",
+        ] {
+            let (program, lowered, errors) = findings(path);
+            let races: Vec<&Finding> = errors.iter().filter(|f| f.class() == Class::Race).collect();
+            assert_eq!(races.len(), 4, "{path}");
+            for f in races {
+                let p = plan(&program, &lowered, f).expect("plan");
+                let e = entries(&p.table);
+                let what = format!("{path}: {} {:?}\n{e:?}", f.rule.name, p.table.words);
+                let landing = e.iter().position(|x| x[1] == LANDING).expect(&what);
+                let held = p.table.words[1] as usize;
+                // The held access is a read of the TMA's buffer, before the landing; the
+                // landing is what it waits for; the landing names the `tma` step.
+                assert_eq!(p.table.words[2] as usize, landing, "{what}");
+                assert!(held < landing, "{what}");
+                assert_eq!(lowered.stmts[e[held][2] as usize].keyword, "read", "{what}");
+                let issue = e[landing][2] as usize;
+                assert!(issue < held, "{what}");
+                assert_eq!(lowered.stmts[e[issue][2] as usize].keyword, "tma", "{what}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_landing_right_after_its_issue_is_left_to_the_hardware() {
+        let (program, lowered, errors) =
+            findings("corpus/hazards/expect-without-arrival/fail.phase");
+        let ub = errors
+            .iter()
+            .find(|f| f.rule.name == "expect-without-arrival")
+            .expect("the UB finding");
+        // Its trace lands the copy at once (tma, lands, arrive, expect_tx).
+        assert!(
+            ub.trace
+                .iter()
+                .any(|t| matches!(t.actor, Actor::Async { .. }))
+        );
+        let p = plan(&program, &lowered, ub).expect("plan");
+        assert!(entries(&p.table).iter().all(|x| x[1] != LANDING));
+        assert_eq!(p.table.words[1], NONE);
+        assert_eq!(p.steps.len(), 4);
+    }
+
+    /// A race whose trace passes through a UB statement that the hardware faults or hangs on
+    /// cannot be shown: confirm says so (not observable) instead of "not observed".
+    #[test]
+    fn races_behind_a_fatal_ub_name_it() {
+        for (path, ub) in [
+            ("corpus/hazards/pipeline-role/fail.phase", "` (line "),
+            (
+                "corpus/hazards/barrier-divergence/fail.phase",
+                "barrier-divergence",
+            ),
+        ] {
+            let (_, _, errors) = findings(path);
+            let text = std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path),
+            )
+            .unwrap();
+            let file = SourceFile::new(path, text);
+            let refs: Vec<&Finding> = errors.iter().collect();
+            let races: Vec<&Finding> = errors.iter().filter(|f| f.class() == Class::Race).collect();
+            assert!(!races.is_empty(), "{path}");
+            for f in races {
+                let first = ub_on_trace(&refs, f, &file).unwrap_or_default();
+                assert!(first.contains(ub), "{path}: {} -> {first:?}", f.rule.name);
+            }
+        }
+        // A plain race passes through no UB.
+        let (_, _, errors) = findings("corpus/hazards/data-race/fail.phase");
+        let refs: Vec<&Finding> = errors.iter().collect();
+        let text = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("corpus/hazards/data-race/fail.phase"),
+        )
+        .unwrap();
+        let file = SourceFile::new("f", text);
+        assert!(
+            errors
+                .iter()
+                .all(|f| ub_on_trace(&refs, f, &file).is_none())
+        );
     }
 }

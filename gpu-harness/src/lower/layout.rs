@@ -24,6 +24,9 @@ pub struct StmtInfo {
     pub collective: bool,
     /// False for `compute`, which is no step of the model.
     pub modelled: bool,
+    /// A `tma` with one destination block: in confirm mode its landing can be deferred to the
+    /// trace's landing turn (a multicast copy lands in several blocks and is issued at once).
+    pub deferrable: bool,
 }
 
 /// A buffer object: stamped shared-memory instances.
@@ -190,6 +193,13 @@ fn number(
                     object: op_object(op),
                     collective: is_collective(op),
                     modelled: !matches!(op, Op::Compute),
+                    deferrable: matches!(
+                        op,
+                        Op::Tma {
+                            multicast: None,
+                            ..
+                        }
+                    ),
                 });
             }
             StmtKind::Let { .. } | StmtKind::Assign { .. } | StmtKind::Exit => {}

@@ -90,9 +90,11 @@ __device__ void pc_event(Pc& pc, pc_u32 kind, pc_u32 stmt, pc_u64 a, pc_u64 b, p
 
 // ---- confirm mode: the device-side sequencer ----
 // seq[0] = number of entries, seq[1] = index of a held access (or ~0), seq[2] = index of the
-// access it races with (or ~0: hold for a fixed window), entries from seq[4]: (cta, tid, stmt,
-// occurrence). A shared turn counter per trial orders the traced steps; untraced threads park
-// until the trace is done, then everybody runs free (with bounded waits).
+// entry it races with (or ~0: hold for a fixed window), seq[3] = index of the last thread step
+// (or ~0), entries from seq[4]: (cta, tid, stmt, occurrence), or (cta, PC_LAND, issue entry,
+// request slot) for a deferred TMA landing. A shared turn counter per trial orders the
+// entries; untraced threads park until the trace is done, then everybody runs free (with
+// bounded waits).
 __device__ __forceinline__ volatile pc_u64* pc_turn(Pc& pc) { return (volatile pc_u64*)&pc.out[PC_OUT_TURN + pc.trial]; }
 __device__ pc_u32 pc_next_entry(Pc& pc, pc_u32 from) {
   pc_u32 n = pc.seq[0];
@@ -102,9 +104,105 @@ __device__ pc_u32 pc_next_entry(Pc& pc, pc_u32 from) {
   }
   return n;
 }
+
+// ---- confirm mode: deferred TMA landings (the copy-engine proxy) ----
+// The copy engine cannot be held: a 1 KiB cp.async.bulk lands about a microsecond after its
+// issue. When the trace lands a TMA later than its issue, the issuing thread only records the
+// request (pc_tma_seq); at the landing's turn, a thread of the block that waits for a turn
+// (any: parked, waiting for its own step, or holding an access open) claims the entry, issues
+// the copy onto the block's private mbarrier, waits for its bytes, then completes them on the
+// protocol's barrier (mbarrier.complete_tx, the same byte count the copy would have completed)
+// and advances the turn. The bytes thus land exactly at the trace's landing turn.
+#define PC_LAND 0xffffffffu
+#define PC_MAX_LAND 16
+struct PcLandReq {
+  unsigned char* dst;
+  unsigned char* src;
+  pc_u64* bar;
+  long long bytes;
+  pc_u32 size;
+  pc_u32 valid;
+};
+__device__ __forceinline__ pc_u32 pc_mb_try_parity(pc_u64* b, pc_u32 par, bool cluster_scope);
+#if PC_CONFIRM
+__shared__ __align__(8) pc_u64 pc_land_bar;   // the proxy's private mbarrier (count 1)
+__shared__ pc_u32 pc_land_claimed;            // 1 + the last landing entry claimed
+__shared__ pc_u32 pc_land_parity;             // the private mbarrier's current phase parity
+__shared__ PcLandReq pc_land_req[PC_MAX_LAND];
+// Harness bootstrap (before the block's first synchronisation): thread 0 of each block.
+__device__ void pc_land_init(Pc& pc) {
+  if (pc.tid != 0) return;
+  pc_u32 one = 1u + (pc_u32)((pc_u64)pc.budget >> 63);  // a run-time count (see pc_mb_init)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(pc_smem(&pc_land_bar)), "r"(one) : "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the copy engine sees the init
+  pc_land_claimed = 0;
+  pc_land_parity = 0;
+  for (int i = 0; i < PC_MAX_LAND; i++) pc_land_req[i].valid = 0;
+}
+// The request slot of a deferred landing whose issue is this thread's current entry, or -1.
+__device__ int pc_land_slot(Pc& pc) {
+  pc_u32 n = pc.seq[0];
+  for (pc_u32 i = pc.cur + 1; i < n; i++) {
+    const pc_u32* e = &pc.seq[4 + 4 * i];
+    if (e[1] == PC_LAND && e[2] == pc.cur) return (int)(e[3] % PC_MAX_LAND);
+  }
+  return -1;
+}
+// Called by every thread that waits for a turn: if the turn `cur` is a landing of this block
+// and nobody claimed it yet, land it and advance the turn. True when it did.
+__device__ bool pc_land_service(Pc& pc, pc_u64 cur) {
+  if (cur >= pc.seq[0]) return false;
+  const pc_u32* e = &pc.seq[4 + 4 * cur];
+  if (e[1] != PC_LAND || e[0] != pc.cta) return false;
+  if (atomicMax(&pc_land_claimed, (pc_u32)cur + 1) > (pc_u32)cur) return false;  // claimed
+  __threadfence();  // the issuer wrote the request before it advanced the turn
+  volatile PcLandReq* r = &pc_land_req[e[3] % PC_MAX_LAND];
+  if (r->valid) {
+    unsigned char* dst = r->dst;
+    unsigned char* src = r->src;
+    pc_u64* bar = r->bar;
+    long long bytes = r->bytes;
+    pc_u32 size = r->size;
+    pc_u32 pb = pc_smem(&pc_land_bar);
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" :: "r"(pb), "r"((pc_u32)bytes) : "memory");
+    long long left = bytes;
+    while (left > 0) {
+      pc_u32 chunk = (pc_u32)(left > (long long)size ? size : left);
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                   :: "r"(pc_smem(dst)), "l"(src), "r"(chunk), "r"(pb) : "memory");
+      left -= chunk;
+    }
+    long long t0 = clock64();
+    bool landed = true;
+    while (!pc_mb_try_parity(&pc_land_bar, pc_land_parity, false)) {
+      if (clock64() - t0 > pc.budget) { landed = false; break; }
+    }
+    pc_land_parity ^= 1;
+    if (landed) {
+      // The bytes are visible to this thread (acquire above); release them with the
+      // completion, which is relaxed only (PTX ISA 8.0): fence first.
+      asm volatile("fence.acq_rel.cta;" ::: "memory");
+      asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(pc_smem(bar)), "r"((pc_u32)bytes) : "memory");
+    } else {
+      pc_event(pc, PC_EV_SEQ_STUCK, pc.seq[4 + 4 * e[2] + 2], cur, bytes);  // at the `tma`
+      atomicAdd(&pc.out[PC_OUT_SEQ_STUCK], 1ull);
+    }
+    r->valid = 0;
+  }
+  __threadfence();
+  *pc_turn(pc) = cur + 1;
+  return true;
+}
+#else
+__device__ __forceinline__ bool pc_land_service(Pc&, pc_u64) { return false; }
+#endif
+
 __device__ bool pc_wait_turn(Pc& pc, pc_u64 turn, pc_u32 stmt) {
   long long t0 = clock64();
-  while (*pc_turn(pc) < turn) {
+  pc_u64 cur;
+  while ((cur = *pc_turn(pc)) < turn) {
+    if (pc_land_service(pc, cur)) { t0 = clock64(); continue; }
     if (clock64() - t0 > 4 * pc.budget) {
       pc_event(pc, PC_EV_SEQ_STUCK, stmt, turn, *pc_turn(pc));
       atomicAdd(&pc.out[PC_OUT_SEQ_STUCK], 1ull);
@@ -144,7 +242,7 @@ __device__ bool pc_step_begin(Pc& pc, pc_u32 stmt, pc_u32 occ, bool collective, 
 }
 __device__ void pc_step_end(Pc& pc, bool traced, pc_u32 stmt) {
   if (!PC_CONFIRM || !traced) return;
-  if (pc.cur + 1 == pc.seq[0]) pc_event(pc, PC_EV_STEP_DONE, stmt, pc.spun, pc.dead);
+  if (pc.cur == pc.seq[3]) pc_event(pc, PC_EV_STEP_DONE, stmt, pc.spun, pc.dead);
   if (!pc.held) { __threadfence(); *pc_turn(pc) = pc.cur + 1; }
   pc.cur = pc_next_entry(pc, pc.cur + 1);
 }
@@ -156,10 +254,11 @@ __device__ void pc_hold_open(Pc& pc, pc_u32 stmt) {
   pc.held = 1;
   if (pc.seq[2] == 0xffffffffu) {
     long long t0 = clock64();
-    while (clock64() - t0 < 200000) { }
+    while (clock64() - t0 < 200000) pc_land_service(pc, *pc_turn(pc));
   } else {
     pc_wait_turn(pc, (pc_u64)pc.seq[2] + 1, stmt);
   }
+  __threadfence();
 }
 
 // ---- bounded waits ----
@@ -422,6 +521,29 @@ __device__ void pc_tma(Pc& pc, unsigned char* dst, pc_u32 size, pc_u32 words, pc
                    :: "r"(pc_smem(dst)), "l"(src), "r"(chunk), "r"(pc_smem(bar)) : "memory");
     left -= chunk;
   }
+}
+// Confirm mode, a `tma` with one destination: when the trace lands this copy later than its
+// issue (a landing entry names this step), stage the source and record the request for the
+// proxy (pc_land_service); otherwise issue it now (pc_tma).
+__device__ void pc_tma_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size, pc_u32 words, pc_u64* bar,
+                           long long bytes, pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
+#if PC_CONFIRM
+  int slot = (traced && !pc.dead) ? pc_land_slot(pc) : -1;
+  if (slot >= 0) {
+    unsigned char* src = pc_stage(pc, offset, words, stmt, occ);
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    volatile PcLandReq* r = &pc_land_req[slot];
+    r->dst = dst;
+    r->src = src;
+    r->bar = bar;
+    r->bytes = bytes;
+    r->size = size;
+    __threadfence_block();
+    r->valid = 1;
+    return;  // pc_step_end advances the turn after the request is visible (__threadfence)
+  }
+#endif
+  pc_tma(pc, dst, size, words, bar, bytes, 0, false, offset, stmt, occ);
 }
 // `tma_store X`: a bulk copy reading X (async proxy) into the staging area.
 __device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 offset) {

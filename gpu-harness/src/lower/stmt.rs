@@ -13,7 +13,6 @@ pub(crate) struct Gen<'a> {
     program: &'a Program,
     source: Option<&'a SourceFile>,
     layout: &'a Layout,
-    #[allow(dead_code)]
     mode: Mode,
     next_stmt: usize,
     depth: usize,
@@ -267,6 +266,12 @@ impl<'a> Gen<'a> {
                     &format!(
                         "for (long long i = tid; i < {count}; i += nthreads) *(pc_u64*)&{name}[i][0] = 0;"
                     ),
+                );
+            }
+            if self.mode == Mode::Confirm && self.layout.stmts.iter().any(|s| s.deferrable) {
+                self.line(
+                    out,
+                    "pc_land_init(pc);  // confirm mode: the private mbarrier of deferred TMA landings",
                 );
             }
             if cluster > 1 {
@@ -895,6 +900,7 @@ impl<'a> Gen<'a> {
             }
             Op::SyncThreads => self.line(out, "__syncthreads();"),
             Op::BarSync { id: bid, count } => {
+                whole_warps(p, count.as_ref(), s.span)?;
                 let c = count
                     .as_ref()
                     .map(|c| print(p, c))
@@ -902,6 +908,7 @@ impl<'a> Gen<'a> {
                 self.line(out, &format!("pc_bar_sync({}, {c});", print(p, bid)));
             }
             Op::BarArrive { id: bid, count } => {
+                whole_warps(p, count.as_ref(), s.span)?;
                 let c = count
                     .as_ref()
                     .map(|c| print(p, c))
@@ -958,14 +965,24 @@ impl<'a> Gen<'a> {
                     Some(m) => (print(p, m), true),
                     None => ("0".into(), false),
                 };
-                self.line(
-                    out,
-                    &format!(
-                        "pc_tma(pc, {ptr}, {size}, {words}, {}, {}, {mask}, {mc}, {fill} + {size} * (pc_u32)({idx}), {id}, {occ});",
-                        self.mb_ptr(bar)?,
-                        print(p, bytes)
-                    ),
-                );
+                let (bar, bytes) = (self.mb_ptr(bar)?, print(p, bytes));
+                let src = format!("{fill} + {size} * (pc_u32)({idx})");
+                if self.mode == Mode::Confirm && !mc {
+                    // The sequencer may defer this copy's landing to the trace's landing turn.
+                    self.line(
+                        out,
+                        &format!(
+                            "pc_tma_seq(pc, pc_tr, {ptr}, {size}, {words}, {bar}, {bytes}, {src}, {id}, {occ});"
+                        ),
+                    );
+                } else {
+                    self.line(
+                        out,
+                        &format!(
+                            "pc_tma(pc, {ptr}, {size}, {words}, {bar}, {bytes}, {mask}, {mc}, {src}, {id}, {occ});"
+                        ),
+                    );
+                }
             }
             Op::TmaStore { src } => {
                 let (ptr, _, size, _) = self.buffer_args(src)?;
@@ -1266,4 +1283,25 @@ fn produces(pipe: u32, body: &[Stmt]) -> bool {
         | StmtKind::Elect { body } => produces(pipe, body),
         _ => false,
     })
+}
+
+/// The hardware counts named-barrier arrivals per warp (PTX `bar.sync a, b`: `b` is a multiple
+/// of the warp size), so a count that is not one cannot run: `bar.sync` traps with an illegal
+/// instruction or never completes. The checker counts threads (docs/design.md), which is why
+/// scaled-down files (one model thread per warpgroup) check on the CPU but must be fuzzed at a
+/// size whose named barriers hold whole warps.
+fn whole_warps(
+    p: &protocols::ir::Program,
+    count: Option<&protocols::ir::Expr>,
+    span: protocols::Span,
+) -> Result<(), LowerError> {
+    match count.and_then(|c| super::expr::const_eval(p, c)) {
+        Some(n) if n % 32 != 0 => Err(unsupported(
+            format!(
+                "named-barrier count {n} is not a multiple of 32: the GPU counts bar.sync/bar.arrive arrivals per warp, so this size cannot run on hardware (fuzz it with parameters that make the participating threads whole warps, e.g. the file's defaults)"
+            ),
+            Some(span),
+        )),
+        _ => Ok(()),
+    }
 }
