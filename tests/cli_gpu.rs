@@ -66,11 +66,58 @@ fn lower_reports_a_file_it_cannot_lower() {
         "protocol two\nglobal g\nkernel a domain default block 32 { store g }\nkernel b domain remote block 32 { load g }\n",
     )
     .expect("write");
-    let out = bin().arg("lower").arg(&f).output().expect("runs");
+    // Confirm mode sequences one kernel: several kernels are refused with the way out.
+    let out = bin()
+        .args(["lower", "--confirm"])
+        .arg(&f)
+        .output()
+        .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("two.phase:4:1"), "{err}");
     assert!(err.contains("2 kernels"), "{err}");
+    assert!(err.contains("phasecheck fuzz"), "{err}");
+}
+
+#[test]
+fn lower_prints_one_function_per_kernel() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/domains/memsync_domains_sys.phase");
+    let out = bin().arg("lower").arg(&f).output().expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.matches("extern \"C\" __global__").count(), 2, "{text}");
+    assert!(text.contains("pc_domains_sys_compute("), "{text}");
+    assert!(text.contains("pc_domains_sys_comm("), "{text}");
+    assert!(text.contains("// Kernel: pc_domains_sys_comm (`comm`, domain remote"));
+    // scope sys: the .sys forms (scope number 3).
+    assert!(
+        text.contains("pc_store(pc, flag, 1, 3, true, 1, pc_occ_1);"),
+        "{text}"
+    );
+    assert!(text.contains("pc_load_acquire(pc, flag, 3, 2);"), "{text}");
+}
+
+#[test]
+fn gpu_fuzz_of_a_sys_scope_domain_hand_off_sees_nothing() {
+    if !gpu_tests() {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run");
+        return;
+    }
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/domains/memsync_domains_sys.phase");
+    let out = bin()
+        .args(["fuzz", "--seconds", "1", "--quiet"])
+        .arg(&f)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("nothing seen"), "{text}");
+    assert!(text.contains("kernels launched concurrently"), "{text}");
 }
 
 #[test]

@@ -174,6 +174,9 @@ pub struct LaunchResult {
     pub runaway: u64,
     pub seq_diverged: u64,
     pub seq_stuck: u64,
+    /// Several kernels: blocks that started without their trial's partner blocks
+    /// (`PC_OUT_APART`).
+    pub apart: u64,
     /// `counts[kind][stmt]`.
     pub counts: Vec<Vec<u64>>,
     /// `first_block[kind][stmt]` (None: not seen).
@@ -193,6 +196,7 @@ impl LaunchResult {
             runaway: out[1],
             seq_diverged: out[3],
             seq_stuck: out[4],
+            apart: out[5],
             ..Default::default()
         };
         for k in 0..KINDS {
@@ -257,6 +261,16 @@ mod tests {
         assert_eq!(d.tid, 37);
         assert!(d.busy);
         assert_eq!(Stamp::decode(0).stmt, None);
+    }
+
+    #[test]
+    fn header_words_decode() {
+        let layout = OutLayout { nobj: 1, nstmt: 1 };
+        let mut out = vec![0u64; layout.total_words()];
+        out[0] = 64; // threads done
+        out[5] = 2; // PC_OUT_APART
+        let r = LaunchResult::decode(&layout, &out);
+        assert_eq!((r.threads_done, r.apart), (64, 2));
     }
 
     #[test]

@@ -135,9 +135,11 @@ pub struct Gpu {
     pub compute_capability: (i32, i32),
 }
 
-/// A compiled, loaded kernel.
+/// A compiled, loaded kernel (several for a file with several `kernel` blocks).
 pub struct LoadedKernel {
     func: CudaFunction,
+    /// Every kernel of the module, in [`Lowered::kernels`] order (`func` alone for one kernel).
+    funcs: Vec<CudaFunction>,
     pub ptx_bytes: usize,
 }
 
@@ -229,7 +231,40 @@ impl Gpu {
         let func = module
             .load_function(kernel_name)
             .map_err(driver("finding the kernel in the module"))?;
-        Ok(LoadedKernel { func, ptx_bytes })
+        Ok(LoadedKernel {
+            funcs: vec![func.clone()],
+            func,
+            ptx_bytes,
+        })
+    }
+
+    /// Compile a lowered file with NVRTC and load every one of its kernels.
+    pub fn load_lowered(&self, lowered: &Lowered) -> Result<LoadedKernel, RunError> {
+        let ptx = compile_ptx(
+            &self.env.nvrtc,
+            &self.env.include_dirs,
+            &lowered.source,
+            &lowered.kernel_name,
+        )?;
+        let ptx_bytes = ptx.len();
+        let module = self
+            .ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(driver("loading the compiled module (PTX JIT)"))?;
+        let funcs = lowered
+            .kernels
+            .iter()
+            .map(|k| {
+                module
+                    .load_function(&k.function)
+                    .map_err(driver("finding the kernel in the module"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(LoadedKernel {
+            func: funcs[0].clone(),
+            funcs,
+            ptx_bytes,
+        })
     }
 
     /// Wait for the stream with a host-side deadline.
@@ -303,22 +338,28 @@ impl Gpu {
         start
             .record(&self.stream)
             .map_err(driver("recording an event"))?;
-        let mut b = self.stream.launch_builder(&kernel.func);
-        b.arg(&params.seed)
-            .arg(&params.delay_max_ns)
-            .arg(&params.delay_every)
-            .arg(&params.budget_cycles)
-            .arg(&out)
-            .arg(&staging)
-            .arg(&seq_dev);
-        // SAFETY: the argument list matches the signature the lowering writes:
-        // (u64 seed, u32 delay_max_ns, u32 delay_every, i64 budget, u64* out, u8* staging,
-        // const u32* seq); `out` has `OutLayout::total_words()` words, `staging` has
-        // `per_block` bytes per block, and `seq` at least its 4-word header.
-        unsafe { b.launch(cfg) }.map_err(driver("launching the kernel"))?;
+        let mut sides = Vec::new();
+        if lowered.kernels.len() > 1 {
+            sides = self.launch_concurrent(kernel, lowered, params, &out, &staging, &seq_dev)?;
+        } else {
+            let mut b = self.stream.launch_builder(&kernel.func);
+            b.arg(&params.seed)
+                .arg(&params.delay_max_ns)
+                .arg(&params.delay_every)
+                .arg(&params.budget_cycles)
+                .arg(&out)
+                .arg(&staging)
+                .arg(&seq_dev);
+            // SAFETY: the argument list matches the signature the lowering writes:
+            // (u64 seed, u32 delay_max_ns, u32 delay_every, i64 budget, u64* out, u8* staging,
+            // const u32* seq); `out` has `OutLayout::total_words()` words, `staging` has
+            // `per_block` bytes per block, and `seq` at least its 4-word header.
+            unsafe { b.launch(cfg) }.map_err(driver("launching the kernel"))?;
+        }
         end.record(&self.stream)
             .map_err(driver("recording an event"))?;
         if let Err(e) = self.finish(params.timeout) {
+            std::mem::forget(sides);
             // A stuck kernel holds the buffers: they must not be freed (their drop would wait).
             std::mem::forget(out);
             std::mem::forget(staging);
@@ -333,6 +374,114 @@ impl Gpu {
             .clone_dtoh(&out)
             .map_err(driver("copying results back"))?;
         Ok((LaunchResult::decode(&layout, &host), f64::from(ms) / 1e3))
+    }
+
+    /// Several kernels (language.md §6): launch each on a stream of its own, all in flight at
+    /// once, with its memory synchronization domain as a launch attribute
+    /// (`cuLaunchKernelEx`, `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`). Block `i` of every kernel is
+    /// trial `i`: they share that trial's staging area (globals). The side streams (non-blocking)
+    /// start after the main stream's copies; the main stream waits for them, so `finish` covers
+    /// them all.
+    /// The streams are returned so that a stuck launch can leak them with its buffers.
+    fn launch_concurrent(
+        &self,
+        kernel: &LoadedKernel,
+        lowered: &Lowered,
+        params: &LaunchParams,
+        out: &cudarc::driver::CudaSlice<u64>,
+        staging: &cudarc::driver::CudaSlice<u8>,
+        seq: &cudarc::driver::CudaSlice<u32>,
+    ) -> Result<Vec<Arc<CudaStream>>, RunError> {
+        use cudarc::driver::DevicePtr;
+        use cudarc::driver::sys;
+        use std::ffi::c_void;
+        // Raw pointers taken on the main stream: the side streams are ordered after it by
+        // `join` below (taking them on a side stream would make it wait for the other kernel).
+        let (out_ptr, _g_out) = out.device_ptr(&self.stream);
+        let (staging_ptr, _g_staging) = staging.device_ptr(&self.stream);
+        let (seq_ptr, _g_seq) = seq.device_ptr(&self.stream);
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver("binding the CUDA context"))?;
+        // One event for all side streams, recorded before any launch, so that no side stream
+        // waits for work of another one.
+        let sides = lowered
+            .kernels
+            .iter()
+            .map(|_| self.ctx.new_stream().map_err(driver("creating a stream")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ready = self
+            .stream
+            .record_event(None)
+            .map_err(driver("recording an event"))?;
+        for side in &sides {
+            side.wait(&ready)
+                .map_err(driver("ordering a stream after the copies"))?;
+        }
+        for ((info, func), side) in lowered.kernels.iter().zip(&kernel.funcs).zip(&sides) {
+            let domain = match info.domain {
+                crate::lower::MemSyncDomain::Default => {
+                    sys::CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
+                }
+                crate::lower::MemSyncDomain::Remote => {
+                    sys::CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE
+                }
+            };
+            let mut attr = sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN,
+                pad: [0; 4],
+                value: sys::CUlaunchAttributeValue {
+                    memSyncDomain: domain,
+                },
+            };
+            let config = sys::CUlaunchConfig {
+                gridDimX: params.blocks,
+                gridDimY: 1,
+                gridDimZ: 1,
+                blockDimX: info.block,
+                blockDimY: 1,
+                blockDimZ: 1,
+                sharedMemBytes: 0,
+                hStream: side.cu_stream(),
+                attrs: &mut attr,
+                numAttrs: 1,
+            };
+            let mut args: [*mut c_void; 7] = [
+                &params.seed as *const u64 as *mut c_void,
+                &params.delay_max_ns as *const u32 as *mut c_void,
+                &params.delay_every as *const u32 as *mut c_void,
+                &params.budget_cycles as *const i64 as *mut c_void,
+                &out_ptr as *const sys::CUdeviceptr as *mut c_void,
+                &staging_ptr as *const sys::CUdeviceptr as *mut c_void,
+                &seq_ptr as *const sys::CUdeviceptr as *mut c_void,
+            ];
+            // SAFETY: `args` points at seven live values in the order and with the types of the
+            // signature the lowering writes for every kernel of the file (u64 seed, u32
+            // delay_max_ns, u32 delay_every, i64 budget, u64* out, u8* staging, const u32* seq);
+            // the driver copies them before returning. `out` has `OutLayout::total_words()`
+            // words, `staging` `staging_bytes` per block for `params.blocks` blocks (the grid of
+            // every kernel), `seq` its 4-word header. `config` and `attr` outlive the call, the
+            // context is bound to this thread, `func` belongs to a module loaded in it, and the
+            // buffers are freed only after the main stream (which joins `side`) has finished.
+            unsafe {
+                sys::cuLaunchKernelEx(
+                    &config,
+                    func.cu_function(),
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }
+            .result()
+            .map_err(driver(
+                "launching a kernel with a memory synchronization domain",
+            ))?;
+        }
+        for side in &sides {
+            self.stream
+                .join(side)
+                .map_err(driver("waiting for the kernels"))?;
+        }
+        Ok(sides)
     }
 
     /// Run the hand-written baseline kernel of `shared/bench/gpu/baseline.cuh` (signature

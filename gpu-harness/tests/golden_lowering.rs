@@ -87,14 +87,79 @@ fn multicast_tma_is_not_deferred() {
     );
 }
 
+/// Several kernels (language.md §6): one `extern "C"` function per kernel in one translation
+/// unit, sharing the globals of a trial, with the domain each is launched in.
 #[test]
-fn several_kernels_are_a_clear_error() {
+fn memsync_domains() {
+    insta::assert_snapshot!(lowered("memsync_domains.phase", Mode::Fuzz));
+}
+
+#[test]
+fn several_kernels_lower_to_one_function_each() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/memsync_domains.phase");
+    let file = SourceFile::new(
+        "memsync_domains.phase",
+        std::fs::read_to_string(path).unwrap(),
+    );
+    let program = protocols::load(&file, &[]).expect("loads");
+    let l = lower(&program, Some(&file), &LowerOptions::default()).expect("lowers");
+    let names: Vec<&str> = l.kernels.iter().map(|k| k.function.as_str()).collect();
+    assert_eq!(names, ["pc_domains_compute", "pc_domains_comm"]);
+    assert_eq!(l.kernel_name, "pc_domains_compute");
+    use gpu_harness::lower::MemSyncDomain;
+    assert_eq!(l.kernels[0].domain, MemSyncDomain::Default);
+    assert_eq!(l.kernels[1].domain, MemSyncDomain::Remote);
+    // Statements are numbered across kernels: two each.
+    assert_eq!(
+        (l.kernels[0].stmts.clone(), l.kernels[1].stmts.clone()),
+        (0..2, 2..4)
+    );
+    assert_eq!(l.threads_per_trial(), 64);
+    for k in &l.kernels {
+        assert_eq!(
+            l.source.matches(&format!("\n{}(", k.function)).count(),
+            1,
+            "{} defined once",
+            k.function
+        );
+    }
+    // A gpu-scope release and acquire are the .gpu forms; the acquire spins (bounded).
+    assert!(
+        l.source
+            .contains("pc_store(pc, flag, 1, 2, true, 1, pc_occ_1);")
+    );
+    assert!(l.source.contains("pc_load_acquire(pc, flag, 2, 2);"));
+}
+
+#[test]
+fn several_kernels_in_confirm_mode_are_a_clear_error() {
     let text = "protocol d\nglobal g\nkernel a domain default block 32 { store g }\nkernel b domain remote block 32 { load g }\n";
     let file = SourceFile::new("d.phase", text);
     let program = protocols::load(&file, &[]).expect("loads");
-    let e = lower(&program, Some(&file), &LowerOptions::default()).expect_err("two kernels");
+    let e = lower(
+        &program,
+        Some(&file),
+        &LowerOptions {
+            mode: Mode::Confirm,
+        },
+    )
+    .expect_err("confirm mode, two kernels");
     assert!(e.message.contains("2 kernels"), "{}", e.message);
+    assert!(e.message.contains("phasecheck fuzz"), "{}", e.message);
     assert!(e.span.is_some());
+}
+
+#[test]
+fn an_unknown_domain_is_a_clear_error() {
+    let text = "protocol d\nglobal g\nkernel a domain default block 32 { store g }\nkernel b domain nvlink block 32 { load g }\n";
+    let file = SourceFile::new("d.phase", text);
+    let program = protocols::load(&file, &[]).expect("loads");
+    let e = lower(&program, Some(&file), &LowerOptions::default()).expect_err("unknown domain");
+    assert!(
+        e.message.contains("`default` and `remote`"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]

@@ -64,6 +64,9 @@ pub struct HangRow {
     pub first: SeenAt,
     /// Observed state at the first recorded expiry, e.g. `current parity 1, waited parity 1`.
     pub observed: String,
+    /// The kernel the statement is in (files with several `kernel` blocks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -75,6 +78,17 @@ pub struct StaleRow {
     pub first: SeenAt,
     /// The other access, from the stamp it left (statement line, thread).
     pub other: String,
+    /// The kernel the statement is in (files with several `kernel` blocks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+}
+
+/// One of several concurrently launched kernels (language.md §6).
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelRow {
+    pub name: String,
+    pub domain: gpu_harness::lower::MemSyncDomain,
+    pub threads_per_block: u32,
 }
 
 /// Totals of a fuzzing run.
@@ -97,6 +111,17 @@ pub struct FuzzSummary {
     /// Trials where some thread did not reach the end (hangs make threads zombies; they still
     /// finish, so this counts threads missing for other reasons).
     pub threads_missing: u64,
+    /// Several kernels: each launched concurrently, block i of each forming trial i.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelRow>,
+    /// Several kernels: blocks that stopped waiting for their trial's partner blocks and ran
+    /// alone (the kernels were not co-resident; their waits may have expired for that reason).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blocks_apart: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl FuzzSummary {
@@ -126,6 +151,19 @@ impl<'a> Accumulator<'a> {
             summary: FuzzSummary {
                 file: file.name.clone(),
                 threads_per_block: lowered.block,
+                kernels: if lowered.kernels.len() > 1 {
+                    lowered
+                        .kernels
+                        .iter()
+                        .map(|k| KernelRow {
+                            name: k.name.clone(),
+                            domain: k.domain,
+                            threads_per_block: k.block,
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 ..Default::default()
             },
         }
@@ -137,6 +175,18 @@ impl<'a> Accumulator<'a> {
             .get(stmt as usize)
             .map(|s| self.file.line_col(s.span.start).line)
             .unwrap_or(0)
+    }
+
+    /// The kernel of a statement, when the file has several.
+    fn kernel_of(&self, stmt: u32) -> Option<String> {
+        if self.lowered.kernels.len() < 2 {
+            return None;
+        }
+        self.lowered
+            .kernels
+            .iter()
+            .find(|k| k.stmts.contains(&stmt))
+            .map(|k| k.name.clone())
     }
 
     fn text_of(&self, stmt: u32) -> String {
@@ -153,7 +203,9 @@ impl<'a> Accumulator<'a> {
         self.summary.kernel_seconds += seconds;
         self.summary.barrier_phases += r.phases();
         self.summary.runaway_loops += r.runaway;
-        let expected = u64::from(blocks) * u64::from(self.lowered.block);
+        self.summary.blocks_apart += r.apart;
+        let expected = u64::from(blocks / self.lowered.cluster.max(1))
+            * u64::from(self.lowered.threads_per_trial());
         self.summary.threads_missing += expected.saturating_sub(r.threads_done);
         let kind_hang = 0;
         for (stmt, &n) in r.counts[kind_hang].iter().enumerate() {
@@ -189,6 +241,11 @@ impl<'a> Accumulator<'a> {
                     },
                     if other.busy { ", still writing" } else { "" }
                 ),
+                // `pc_load` detector 3: a global read as never written after an acquire that
+                // synchronized with a release published after a store of it.
+                None if e.b & 0xffff_ffff == 3 => "none visible: the global still reads as never \
+                     written, although this thread's acquire saw a release made after a store of it"
+                    .into(),
                 None => "an unwritten buffer".into(),
             };
             let entry = self
@@ -242,6 +299,7 @@ impl<'a> Accumulator<'a> {
                     )
                 }
             }
+            "load_acquire" => format!("{who}: the global still read 0 (no release seen)"),
             _ => who,
         }
     }
@@ -261,6 +319,7 @@ impl<'a> Accumulator<'a> {
                 count,
                 first,
                 observed,
+                kernel: self.kernel_of(stmt),
             });
         }
         let stale = std::mem::take(&mut self.stale);
@@ -278,6 +337,7 @@ impl<'a> Accumulator<'a> {
                 count,
                 first,
                 other,
+                kernel: self.kernel_of(stmt),
             });
         }
         self.summary
@@ -356,6 +416,32 @@ pub fn render_human(s: &FuzzSummary) -> String {
         s.first_seed,
         s.first_seed + s.rounds.saturating_sub(1)
     );
+    if !s.kernels.is_empty() {
+        let ks: Vec<String> = s
+            .kernels
+            .iter()
+            .map(|k| {
+                let d = match k.domain {
+                    gpu_harness::lower::MemSyncDomain::Default => "default",
+                    gpu_harness::lower::MemSyncDomain::Remote => "remote",
+                };
+                format!("{} (domain {d}, {} threads)", k.name, k.threads_per_block)
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "  kernels launched concurrently, block i of each = trial i: {}",
+            ks.join(", ")
+        );
+    }
+    if s.blocks_apart > 0 {
+        let _ = writeln!(
+            o,
+            "  warning: {} block(s) ran without their trial's partner kernel (not co-resident); \
+             pass fewer --blocks",
+            s.blocks_apart
+        );
+    }
     let _ = writeln!(
         o,
         "  throughput: {:.3e} barrier phases/s ({} phases)",
@@ -376,6 +462,9 @@ pub fn render_human(s: &FuzzSummary) -> String {
                 "    {:<5} {:<44} {:>10}  seed {} block {}",
                 h.line, h.statement, h.count, h.first.seed, h.first.block
             );
+            if let Some(k) = &h.kernel {
+                let _ = writeln!(o, "          kernel: {k}");
+            }
             if !h.observed.is_empty() {
                 let _ = writeln!(o, "          observed: {}", h.observed);
             }
@@ -399,6 +488,9 @@ pub fn render_human(s: &FuzzSummary) -> String {
                 "    {:<10} {:<5} {:<34} {:>10}  seed {} block {}",
                 r.buffer, r.line, r.statement, r.count, r.first.seed, r.first.block
             );
+            if let Some(k) = &r.kernel {
+                let _ = writeln!(o, "          kernel: {k}");
+            }
             let _ = writeln!(o, "          other access: {}", r.other);
         }
     }
@@ -509,7 +601,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Ok(g) => g,
         Err(code) => return code,
     };
-    let kernel = match gpu.load(&lowered.source, &lowered.kernel_name) {
+    let kernel = match gpu.load_lowered(&lowered) {
         Ok(k) => k,
         Err(e) => return fail(e),
     };
@@ -586,5 +678,103 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Exit::Clean
     } else {
         Exit::Findings
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_harness::decode::Event;
+
+    /// Results of several kernels decode to rows that name the statement and its kernel
+    /// (statement ids run across kernels), without a GPU.
+    #[test]
+    fn several_kernels_decode_per_kernel_statement() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("corpus/domains/memsync_domains.phase");
+        let file = SourceFile::new(
+            "memsync_domains.phase",
+            std::fs::read_to_string(path).expect("corpus file"),
+        );
+        let program = protocols::load(&file, &[]).expect("loads");
+        let lowered = lower::lower(&program, Some(&file), &LowerOptions { mode: Mode::Fuzz })
+            .expect("lowers");
+        let nstmt = lowered.stmts.len();
+        // Statement 2 = `load_acquire flag scope gpu`, 3 = `load data`, both in kernel `comm`.
+        let mut r = LaunchResult {
+            threads_done: 4 * 64,
+            apart: 1,
+            counts: vec![vec![0; nstmt]; 4],
+            first_block: vec![vec![None; nstmt]; 4],
+            ..Default::default()
+        };
+        r.counts[0][2] = 1;
+        r.first_block[0][2] = Some(3);
+        let event = |kind, stmt, block, b| Event {
+            kind,
+            stmt,
+            tid: 0,
+            cta: 0,
+            block,
+            a: 0,
+            b,
+            raw: 0,
+        };
+        r.events = vec![
+            event(EventKind::Hang, 2, 3, 0),
+            // `pc_load` detector 3: never written although published.
+            event(EventKind::Race, 3, 1, 3),
+        ];
+        let mut acc = Accumulator::new(&file, &program, &lowered);
+        acc.add(&r, 7, 4, 0.5);
+        let s = acc.finish(1.0);
+        assert_eq!(s.trials, 4);
+        assert_eq!(
+            s.threads_missing, 0,
+            "64 threads per trial: one block of each kernel"
+        );
+        assert_eq!(s.blocks_apart, 1);
+        assert_eq!(s.hangs.len(), 1);
+        assert_eq!(s.hangs[0].statement, "load_acquire flag scope gpu");
+        assert_eq!(s.hangs[0].line, 17);
+        assert_eq!(s.hangs[0].kernel.as_deref(), Some("comm"));
+        assert!(s.hangs[0].observed.contains("no release seen"));
+        assert_eq!(s.stale_reads.len(), 1);
+        let row = &s.stale_reads[0];
+        assert_eq!(
+            (row.buffer.as_str(), row.statement.as_str()),
+            ("data", "load data")
+        );
+        assert_eq!(row.kernel.as_deref(), Some("comm"));
+        assert_eq!(row.first, SeenAt { seed: 7, block: 1 });
+        assert!(row.other.contains("never written"), "{}", row.other);
+        let text = render_human(&s);
+        assert!(text.contains("kernels launched concurrently"), "{text}");
+        assert!(text.contains("comm (domain remote, 32 threads)"), "{text}");
+        assert!(text.contains("kernel: comm"), "{text}");
+        assert!(text.contains("1 block(s) ran without"), "{text}");
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["stale_reads"][0]["kernel"], "comm");
+        assert_eq!(json["kernels"][1]["domain"], "remote");
+    }
+
+    /// One kernel: the JSON keeps its former shape (no `kernels`, `blocks_apart` or `kernel`).
+    #[test]
+    fn one_kernel_keeps_the_json_shape() {
+        let s = FuzzSummary {
+            hangs: vec![HangRow {
+                statement: "wait full parity 0".into(),
+                line: 3,
+                count: 1,
+                first: SeenAt { seed: 1, block: 0 },
+                observed: String::new(),
+                kernel: None,
+            }],
+            ..Default::default()
+        };
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert!(json.get("kernels").is_none());
+        assert!(json.get("blocks_apart").is_none());
+        assert!(json["hangs"][0].get("kernel").is_none());
     }
 }

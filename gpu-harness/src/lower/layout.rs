@@ -47,6 +47,11 @@ pub struct BufferInfo {
 
 pub(crate) struct Layout {
     pub stmts: Vec<StmtInfo>,
+    /// Statement ids of each kernel (kernels are numbered one after the other, in file order).
+    pub kernel_stmts: Vec<std::ops::Range<u32>>,
+    /// Several kernels: each trial's staging area ends with a rendezvous word (see
+    /// `pc_rendezvous`).
+    pub rendezvous: bool,
     pub buffers: Vec<BufferInfo>,
     pub staging_bytes: u32,
     pub shared_bytes: u32,
@@ -55,10 +60,15 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    pub fn build(program: &Program, kernel: &Kernel) -> Result<Layout, LowerError> {
+    pub fn build(program: &Program, kernels: &[Kernel]) -> Result<Layout, LowerError> {
         let mut stmts = Vec::new();
         let mut fills: Vec<Vec<Option<i64>>> = vec![Vec::new(); program.objects.len()];
-        number(program, &kernel.body, &mut stmts, &mut fills);
+        let mut kernel_stmts = Vec::new();
+        for kernel in kernels {
+            let first = stmts.len() as u32;
+            number(program, &kernel.body, &mut stmts, &mut fills);
+            kernel_stmts.push(first..stmts.len() as u32);
+        }
         let instances: u32 = program
             .objects
             .iter()
@@ -119,6 +129,8 @@ impl Layout {
             .any(|o| matches!(o.kind, ObjectKind::Pipeline(_)));
         Ok(Layout {
             stmts,
+            kernel_stmts,
+            rendezvous: kernels.len() > 1,
             buffers,
             staging_bytes: staging.max(16),
             shared_bytes: shared,
@@ -127,9 +139,16 @@ impl Layout {
         })
     }
 
-    /// Bytes between two blocks' staging areas: fills, stores and globals, 128-aligned.
+    /// Bytes between two blocks' staging areas: fills, stores, globals and (several kernels)
+    /// the rendezvous word, 128-aligned.
     pub fn staging_stride(&self, objects: usize) -> u32 {
-        (self.staging_bytes + 8 * objects as u32).div_ceil(128) * 128
+        (self.staging_bytes + 8 * objects as u32 + 8 * u32::from(self.rendezvous)).div_ceil(128)
+            * 128
+    }
+
+    /// Offset of the rendezvous word in a trial's staging area (after the globals).
+    pub fn rendezvous_offset(&self, objects: usize) -> u32 {
+        self.staging_bytes + 8 * objects as u32
     }
 
     pub fn buffer(&self, object: u32) -> Option<&BufferInfo> {

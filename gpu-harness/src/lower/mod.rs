@@ -13,7 +13,8 @@ mod stmt;
 pub use layout::{BufferInfo, StmtInfo};
 
 use protocols::SourceFile;
-use protocols::ir::{Kernel, ObjectKind, PipelineKind, Program};
+use protocols::ir::{ObjectKind, PipelineKind, Program};
+use serde::Serialize;
 use std::fmt::Write;
 
 /// The device helpers every kernel starts with.
@@ -67,12 +68,20 @@ pub struct Lowered {
     pub pipeline_counts: Vec<(u32, u32, u32)>,
     /// Shared-memory bytes the kernel declares (approximate, for the launch check).
     pub shared_bytes: u32,
+    /// Every kernel of the file, in file order (one for a file without `kernel` blocks; the
+    /// first one is `kernel_name`/`block`/`cluster`).
+    pub kernels: Vec<KernelInfo>,
 }
 
 impl Lowered {
     /// Size of the `out` array in 64-bit words, for `trials` trials per launch.
     pub fn out_words(&self) -> usize {
         crate::decode::OutLayout::new(self).total_words()
+    }
+
+    /// Threads of one trial: one cluster of each kernel.
+    pub fn threads_per_trial(&self) -> u32 {
+        self.kernels.iter().map(|k| k.block * k.cluster).sum()
     }
 }
 
@@ -98,31 +107,105 @@ pub(crate) fn unsupported(message: impl Into<String>, span: Option<protocols::Sp
     }
 }
 
+/// A memory synchronization domain (CUDA has two per launch: `default` and `remote`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemSyncDomain {
+    Default,
+    Remote,
+}
+
+/// One `extern "C"` kernel of the generated translation unit.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelInfo {
+    /// The `kernel` name in the file (the protocol's name for a file without `kernel` blocks).
+    pub name: String,
+    /// The `extern "C"` function name.
+    pub function: String,
+    pub block: u32,
+    pub cluster: u32,
+    /// Launch attribute `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`.
+    pub domain: MemSyncDomain,
+    /// Ids of this kernel's statements in [`Lowered::stmts`].
+    pub stmts: std::ops::Range<u32>,
+}
+
 /// Lower one program. `source` (optional) is used for the `// line N: ...` comments.
+///
+/// A file with several `kernel` blocks (language.md §6) becomes one translation unit with one
+/// `extern "C"` function per kernel; the host launches them concurrently, block `i` of every
+/// kernel forming trial `i` (they share that trial's globals).
 pub fn lower(
     program: &Program,
     source: Option<&SourceFile>,
     options: &LowerOptions,
 ) -> Result<Lowered, LowerError> {
-    if program.kernels.len() != 1 {
+    let several = program.kernels.len() > 1;
+    if several && options.mode == Mode::Confirm {
         return Err(unsupported(
             format!(
-                "`{}` has {} kernels: the GPU harness lowers one kernel per file (several kernels \
-                 in different memory-synchronization domains need one launch each with \
-                 cudaLaunchAttributeMemSyncDomain, which is not implemented)",
+                "`{}` has {} kernels: confirm mode replays a trace inside one kernel and cannot \
+                 sequence several concurrent launches; run `phasecheck fuzz` on it instead",
                 program.name,
                 program.kernels.len()
             ),
             program.kernels.get(1).map(|k| k.span),
         ));
     }
-    let kernel = &program.kernels[0];
-    let layout = layout::Layout::build(program, kernel)?;
-    let kernel_name = format!("pc_{}", expr::sanitize(&program.name));
+    let mut infos = Vec::new();
+    for k in &program.kernels {
+        let domain = match k.domain.as_str() {
+            "default" => MemSyncDomain::Default,
+            "remote" => MemSyncDomain::Remote,
+            other => {
+                return Err(unsupported(
+                    format!(
+                        "kernel `{}` is in domain `{other}`: a GPU launch has two memory \
+                         synchronization domains, `default` and `remote`",
+                        k.name
+                    ),
+                    Some(k.span),
+                ));
+            }
+        };
+        if several && k.cluster > 1 {
+            return Err(unsupported(
+                format!(
+                    "kernel `{}` has clusters of {}: with several kernels the GPU harness pairs \
+                     single blocks (one block of each kernel per trial); clusters are not lowered",
+                    k.name, k.cluster
+                ),
+                Some(k.span),
+            ));
+        }
+        let function = if several {
+            format!(
+                "pc_{}_{}",
+                expr::sanitize(&program.name),
+                expr::sanitize(&k.name)
+            )
+        } else {
+            format!("pc_{}", expr::sanitize(&program.name))
+        };
+        infos.push(KernelInfo {
+            name: k.name.clone(),
+            function,
+            block: k.block,
+            cluster: k.cluster,
+            domain,
+            stmts: 0..0,
+        });
+    }
+    let layout = layout::Layout::build(program, &program.kernels)?;
+    for (info, range) in infos.iter_mut().zip(&layout.kernel_stmts) {
+        info.stmts = range.clone();
+    }
     let mut out = String::new();
-    header(&mut out, program, kernel, &layout, options, &kernel_name);
+    header(&mut out, program, &infos, &layout, options);
     let mut writer = stmt::Gen::new(program, source, &layout, options.mode);
-    writer.kernel(&mut out, kernel, &kernel_name)?;
+    for (kernel, info) in program.kernels.iter().zip(&infos) {
+        writer.kernel(&mut out, kernel, &info.function)?;
+    }
     let pipeline_counts = program
         .objects
         .iter()
@@ -136,39 +219,61 @@ pub fn lower(
             _ => None,
         })
         .collect();
+    let first = &infos[0];
     Ok(Lowered {
         source: out,
-        kernel_name,
-        block: kernel.block,
-        cluster: kernel.cluster,
+        kernel_name: first.function.clone(),
+        block: first.block,
+        cluster: first.cluster,
         stmts: layout.stmts.clone(),
         buffers: layout.buffers.clone(),
         objects: program.objects.len() as u32,
         staging_bytes: layout.staging_stride(program.objects.len()),
         pipeline_counts,
         shared_bytes: layout.shared_bytes,
+        kernels: infos,
     })
 }
 
 fn header(
     out: &mut String,
     program: &Program,
-    kernel: &Kernel,
+    kernels: &[KernelInfo],
     layout: &layout::Layout,
     options: &LowerOptions,
-    kernel_name: &str,
 ) {
     let _ = writeln!(
         out,
         "// Stress kernel for protocol `{}`, generated by phasecheck (gpu-harness). Do not edit.",
         program.name
     );
-    let _ = writeln!(
-        out,
-        "// {} threads per block, {} block(s) per cluster; one cluster = one trial.",
-        kernel.block, kernel.cluster
-    );
-    let _ = writeln!(out, "// Kernel: {kernel_name}");
+    if let [kernel] = kernels {
+        let _ = writeln!(
+            out,
+            "// {} threads per block, {} block(s) per cluster; one cluster = one trial.",
+            kernel.block, kernel.cluster
+        );
+        let _ = writeln!(out, "// Kernel: {}", kernel.function);
+    } else {
+        let _ = writeln!(
+            out,
+            "// {} kernels launched concurrently; block i of each kernel = trial i.",
+            kernels.len()
+        );
+        for k in kernels {
+            let _ = writeln!(
+                out,
+                "// Kernel: {} (`{}`, domain {}, {} threads per block)",
+                k.function,
+                k.name,
+                match k.domain {
+                    MemSyncDomain::Default => "default",
+                    MemSyncDomain::Remote => "remote",
+                },
+                k.block
+            );
+        }
+    }
     if layout.uses_barrier || layout.uses_pipeline {
         out.push_str("#include <cuda/barrier>\n");
     }

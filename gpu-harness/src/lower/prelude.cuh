@@ -12,6 +12,7 @@ typedef unsigned int pc_u32;
 #define PC_OUT_EVENT_COUNT 2
 #define PC_OUT_SEQ_DIVERGED 3
 #define PC_OUT_SEQ_STUCK 4
+#define PC_OUT_APART 5      // several kernels: blocks that gave up waiting for their trial's partners
 #define PC_OUT_HEADER 8
 #define PC_OUT_ARR (PC_OUT_HEADER)
 #define PC_OUT_INIT (PC_OUT_ARR + 2 * PC_NOBJ)
@@ -50,6 +51,7 @@ struct Pc {
   pc_u32 free_run;           // confirm mode: past the trace, run unsequenced
   pc_u32 held;               // confirm mode: this step already advanced the turn
   pc_u32 trips;
+  pc_u64 stored, published;  // globals: bit i = object i stored by this thread / seen published
 };
 
 __device__ __forceinline__ pc_u32 pc_smem(const void* p) { return (pc_u32)__cvta_generic_to_shared(p); }
@@ -596,14 +598,51 @@ __device__ __forceinline__ void pc_cp_async_arrive(Pc& pc, pc_u64* b, bool noinc
   else asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" :: "r"(pc_smem(b)) : "memory");
 }
 
-// ---- globals (one kernel: language.md §6 without `kernel` blocks) ----
-__device__ __forceinline__ void pc_store(Pc& pc, volatile pc_u64* g, int scope, bool release) {
+// ---- globals (language.md §6) ----
+// A global word holds the stamp of its last `store` (busy bit while the store is in flight) or,
+// after `store_release`, PC_PUBLISHED | the set of globals the releasing thread had stored or
+// seen published (bit i = object i, i < 62). `load_acquire` spins (bounded) until the word is
+// non-zero and adds that set to the thread's `published`; a `load` of a global in the set that
+// still reads 0 ("never written") is a stale read: the release/acquire pair did not make the
+// store visible. `load` is a weak `ld.global` (it may hit L1), as a plain C++ read would be.
+#define PC_PUBLISHED (1ull << 62)
+__device__ __forceinline__ pc_u64 pc_bit(pc_u32 obj) { return obj < 62 ? (1ull << obj) : 0ull; }
+__device__ __forceinline__ pc_u64 pc_ld_weak(volatile pc_u64* g) {
+  pc_u64 v;
+  asm volatile("ld.global.u64 %0, [%1];" : "=l"(v) : "l"(g) : "memory");
+  return v;
+}
+__device__ void pc_store(Pc& pc, volatile pc_u64* g, pc_u32 obj, int scope, bool release, pc_u32 stmt, pc_u32 occ) {
   if (pc.dead) return;
-  if (!release) { *g = 1; return; }
-  if (scope == 0) asm volatile("st.release.cta.global.u64 [%0], %1;" :: "l"(g), "l"(1ull) : "memory");
-  else if (scope == 1) asm volatile("st.release.cluster.global.u64 [%0], %1;" :: "l"(g), "l"(1ull) : "memory");
-  else if (scope == 2) asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(g), "l"(1ull) : "memory");
-  else asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(g), "l"(1ull) : "memory");
+  if (!release) {
+    pc_u64 mine = pc_stamp(pc, stmt, occ);
+    pc_u64 old = *g;
+    if (old & PC_BUSY) pc_event(pc, PC_EV_RACE, stmt, old, 1u);
+    *g = mine | PC_BUSY;
+    pc_hold_open(pc, stmt);
+    pc_delay(pc);
+    pc_u64 now = *g;
+    if (now != (mine | PC_BUSY)) pc_event(pc, PC_EV_RACE, stmt, now, 2u);
+    *g = mine;
+    pc.stored |= pc_bit(obj);
+    return;
+  }
+  pc_u64 v = PC_PUBLISHED | ((pc.stored | pc.published) & (PC_PUBLISHED - 1));
+  if (scope == 0) asm volatile("st.release.cta.global.u64 [%0], %1;" :: "l"(g), "l"(v) : "memory");
+  else if (scope == 1) asm volatile("st.release.cluster.global.u64 [%0], %1;" :: "l"(g), "l"(v) : "memory");
+  else if (scope == 2) asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(g), "l"(v) : "memory");
+  else asm volatile("st.release.sys.global.u64 [%0], %1;" :: "l"(g), "l"(v) : "memory");
+}
+// `load X`: detector 0 = the stamp changed under the read (or a store was in flight),
+// 3 = stale (never written although published to this thread).
+__device__ void pc_load(Pc& pc, volatile pc_u64* g, pc_u32 obj, pc_u32 stmt) {
+  if (pc.dead) return;
+  pc_u64 s1 = pc_ld_weak(g);
+  pc_hold_open(pc, stmt);
+  pc_delay(pc);
+  pc_u64 s2 = pc_ld_weak(g);
+  if ((s1 & PC_BUSY) || s2 != s1) pc_event(pc, PC_EV_RACE, stmt, (s1 & PC_BUSY) ? s1 : s2, 0u);
+  else if (s1 == 0 && (pc.published & pc_bit(obj))) pc_event(pc, PC_EV_RACE, stmt, 0, 3u);
 }
 __device__ __forceinline__ pc_u64 pc_ld_acquire(volatile pc_u64* g, int scope) {
   pc_u64 v;
@@ -616,8 +655,20 @@ __device__ __forceinline__ pc_u64 pc_ld_acquire(volatile pc_u64* g, int scope) {
 __device__ void pc_load_acquire(Pc& pc, volatile pc_u64* g, int scope, pc_u32 stmt) {
   if (pc.dead) return;
   long long t0 = clock64();
-  while (pc_ld_acquire(g, scope) == 0) {
+  pc_u64 v;
+  while ((v = pc_ld_acquire(g, scope)) == 0) {
     if (clock64() - t0 > pc.budget) { pc_hang(pc, stmt, 0, 0); return; }
+  }
+  if ((v & PC_BUSY) == 0 && (v & PC_PUBLISHED)) pc.published |= v & (PC_PUBLISHED - 1);
+}
+// Several kernels: thread 0 of each kernel's block of a trial checks in and waits (bounded by
+// 64 wait budgets) until every kernel's block has; otherwise a wait could expire before the
+// partner kernel is even scheduled. A block that gives up counts in PC_OUT_APART and runs on.
+__device__ void pc_rendezvous(Pc& pc, volatile pc_u64* word, pc_u32 kernels) {
+  atomicAdd((pc_u64*)word, 1ull);
+  long long t0 = clock64();
+  while (*word < kernels) {
+    if (clock64() - t0 > 64 * pc.budget) { atomicAdd(&pc.out[PC_OUT_APART], 1ull); return; }
   }
 }
 __device__ __forceinline__ void pc_fence(Pc& pc, int scope) {

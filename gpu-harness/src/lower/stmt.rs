@@ -232,6 +232,28 @@ impl<'a> Gen<'a> {
             out,
             "pc.cur = (PC_CONFIRM && seq) ? pc_next_entry(pc, 0) : 0;",
         );
+        if p.objects.iter().any(|o| o.kind == ObjectKind::Global) {
+            self.line(
+                out,
+                "pc.published = 0; pc.stored = 0;  // globals this thread stored / saw published",
+            );
+        }
+        if self.layout.rendezvous {
+            let kernels = self.layout.kernel_stmts.len();
+            self.line(
+                out,
+                &format!(
+                    "// harness bootstrap (not part of the protocol): start once this trial's block of each of the {kernels} kernels runs"
+                ),
+            );
+            self.line(
+                out,
+                &format!(
+                    "if (tid == 0) pc_rendezvous(pc, (volatile pc_u64*)(pc.staging + {}), {kernels}); __syncthreads();",
+                    self.layout.rendezvous_offset(p.objects.len())
+                ),
+            );
+        }
         // Stamps start at 0 ("never written").
         if !total_stamps.is_empty() {
             self.line(
@@ -329,9 +351,17 @@ impl<'a> Gen<'a> {
                 .collect();
             self.line(out, &format!("pc_u64 {};", decl.join(", ")));
         }
-        let n = self.layout.stmts.len();
-        if n > 0 {
-            let decl: Vec<String> = (0..n).map(|i| format!("pc_occ_{i} = 0")).collect();
+        // This kernel's statements (several kernels are numbered one after the other).
+        let first = self.next_stmt as u32;
+        let own = self
+            .layout
+            .kernel_stmts
+            .iter()
+            .find(|r| r.start == first)
+            .cloned()
+            .unwrap_or(first..first);
+        if !own.is_empty() {
+            let decl: Vec<String> = own.clone().map(|i| format!("pc_occ_{i} = 0")).collect();
             for chunk in decl.chunks(8) {
                 self.line(out, &format!("pc_u32 {};", chunk.join(", ")));
             }
@@ -354,7 +384,7 @@ impl<'a> Gen<'a> {
         self.body(out, &kernel.body)?;
         self.line(out, "pc_finish();");
         out.push_str("}\n");
-        debug_assert_eq!(self.next_stmt, self.layout.stmts.len());
+        debug_assert_eq!(self.next_stmt as u32, own.end);
         Ok(())
     }
 
@@ -567,7 +597,12 @@ impl<'a> Gen<'a> {
         // delay of its own; every other statement may be preceded by one.
         let delay = if matches!(
             op,
-            Op::Read { .. } | Op::Write { .. } | Op::Mma { .. } | Op::Compute
+            Op::Read { .. }
+                | Op::Write { .. }
+                | Op::Mma { .. }
+                | Op::Compute
+                | Op::Store { .. }
+                | Op::Load { .. }
         ) {
             ""
         } else {
@@ -1000,22 +1035,25 @@ impl<'a> Gen<'a> {
             Op::Store { global } => self.line(
                 out,
                 &format!(
-                    "pc_store(pc, {}, 0, false);",
-                    ident(&p.object(global.object).name)
+                    "pc_store(pc, {}, {}, 0, false, {id}, {occ});",
+                    ident(&p.object(global.object).name),
+                    global.object.0
                 ),
             ),
             Op::Load { global } => self.line(
                 out,
                 &format!(
-                    "if (!pc.dead) (void)*{};",
-                    ident(&p.object(global.object).name)
+                    "pc_load(pc, {}, {}, {id});",
+                    ident(&p.object(global.object).name),
+                    global.object.0
                 ),
             ),
             Op::StoreRelease { global, scope } => self.line(
                 out,
                 &format!(
-                    "pc_store(pc, {}, {}, true);",
+                    "pc_store(pc, {}, {}, {}, true, {id}, {occ});",
                     ident(&p.object(global.object).name),
+                    global.object.0,
                     scope_num(*scope)
                 ),
             ),
