@@ -83,26 +83,39 @@ for f in sorted(pathlib.Path("corpus").rglob("*.phase")):
             print("%s|%d|%s" % (f, i + 1, params))
 PY
   # A line whose size cannot run on hardware (a named-barrier count that is not whole warps:
-  # the checker counts threads, the GPU warps; `lower` refuses it) is fuzzed at the file's
-  # declared parameters instead, and the summary says so.
+  # the checker counts threads, the GPU warps; `lower` refuses it) keeps its other parameters
+  # but takes the file's declared block-size parameters (those named on its `block` line), and
+  # the summary says so.
+  # Several fuzz processes share the GPU by time slicing, and a context that is switched out
+  # keeps the SM clock running: a bounded wait must outlast a time slice or a slow schedule
+  # reads as a hang, hence WAIT_CYCLES (about 0.1 s) when JOBS > 1.
   run_one() {
     IFS='|' read -r f line params <<< "$1"
     n=$(echo "$f" | tr '/' '_')_$line
     if [ -n "$params" ] && ! "$B" lower "$f" $params -o /dev/null 2> "$LOGS/fuzz_$n.lower" \
         && grep -q "not a multiple of 32" "$LOGS/fuzz_$n.lower"; then
-      params=""
-      echo "defaults" > "$LOGS/fuzz_$n.fallback"
+      sizes=$(grep -E '^[[:space:]]*block[[:space:]]' "$f" | head -1 | sed 's/#.*//' | grep -oE '[A-Za-z_][A-Za-z0-9_]*' | grep -v '^block$' | tr '\n' ' ')
+      kept=""
+      for p in $params; do
+        [ "$p" = "--param" ] && continue
+        name=${p%%=*}
+        case " $sizes " in *" $name "*) ;; *) kept="$kept --param $p" ;; esac
+      done
+      echo "block sizes ($sizes) declared; kept:$kept" > "$LOGS/fuzz_$n.fallback"
+      params=$kept
     fi
-    timeout $((FUZZ_SECONDS + 120)) "$B" fuzz "$f" $params --seconds "$FUZZ_SECONDS" --quiet --format json > "$LOGS/fuzz_$n.json" 2> "$LOGS/fuzz_$n.err"
+    timeout $((FUZZ_SECONDS + 120)) "$B" fuzz "$f" $params --seconds "$FUZZ_SECONDS" \
+      --wait-cycles "$WAIT_CYCLES" --quiet --format json > "$LOGS/fuzz_$n.json" 2> "$LOGS/fuzz_$n.err"
     echo "$? $f" > "$LOGS/fuzz_$n.rc"
   }
-  export -f run_one; export B LOGS FUZZ_SECONDS
+  if [ "$JOBS" -gt 1 ]; then WAIT_CYCLES=${WAIT_CYCLES:-200000000}; else WAIT_CYCLES=${WAIT_CYCLES:-4000000}; fi
+  export -f run_one; export B LOGS FUZZ_SECONDS WAIT_CYCLES
   tr '\n' '\0' < "$LOGS/fuzz_jobs.txt" | xargs -0 -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
   while IFS='|' read -r f line params; do
     n=$(echo "$f" | tr '/' '_')_$line
     rc=$(cut -d' ' -f1 "$LOGS/fuzz_$n.rc" 2>/dev/null || echo "?")
     res=$(python3 -c "import json; d=json.load(open('$LOGS/fuzz_$n.json')); print('%d trials, %d hang rows, %d stale rows, %.2e phases/s' % (d['trials'], len(d['hangs']), len(d['stale_reads']), d['phases_per_second']))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/fuzz_$n.err" | tr '\n' ' ')")
-    [ -f "$LOGS/fuzz_$n.fallback" ] && params="(declared parameters: $params is not whole warps)"
+    [ -f "$LOGS/fuzz_$n.fallback" ] && params="$params -> $(cat "$LOGS/fuzz_$n.fallback") (not whole warps)"
     note "FUZZ $f:$line $params (exit $rc): $res"
   done < "$LOGS/fuzz_jobs.txt"
 fi
