@@ -177,6 +177,21 @@ impl<'m, 'p> Exec<'m, 'p> {
         }
     }
 
+    /// A barrier of the thread's own block: `init`, `inval`, waits, `arrive_and_wait` and
+    /// `cp_async_arrive` cannot name a peer's barrier (`X @ r`), which is `remote-op`.
+    fn local_bar(&mut self, t: u32, r: &ObjRef, span: Span, what: &str) -> Option<u32> {
+        let (b, remote) = self.bar(t, r)?;
+        if remote {
+            self.fail(
+                &rules::remote_op::RULE,
+                span,
+                format!("{what} on a peer block's barrier"),
+            );
+            return None;
+        }
+        Some(b)
+    }
+
     fn buf(&mut self, t: u32, r: &ObjRef) -> Option<u32> {
         let (i, block) = self.index(t, r)?;
         let o = self.m.program.object(r.object);
@@ -692,16 +707,8 @@ impl<'m, 'p> Exec<'m, 'p> {
         match op {
             Op::Compute | Op::FenceMbarrierInit => Done::Next,
             Op::Init { bar, count } => {
-                let (b, remote) = tryo!(self.bar(t, bar));
+                let b = tryo!(self.local_bar(t, bar, span, "init"));
                 let count = tryo!(self.eval(t, count));
-                if remote {
-                    self.fail(
-                        &rules::remote_op::RULE,
-                        span,
-                        "init on a peer block's barrier",
-                    );
-                    return Done::Handled;
-                }
                 if self.state.bars[b as usize].valid {
                     self.fail(
                         &rules::reinit::RULE,
@@ -743,15 +750,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::Inval { bar } => {
-                let (b, remote) = tryo!(self.bar(t, bar));
-                if remote {
-                    self.fail(
-                        &rules::remote_op::RULE,
-                        span,
-                        "inval on a peer block's barrier",
-                    );
-                    return Done::Handled;
-                }
+                let b = tryo!(self.local_bar(t, bar, span, "inval"));
                 ensure!(self.check_valid(Some(t), b, span, "invalidates"));
                 self.check_vis(t, b, false, span);
                 let in_flight = self.state.events.iter().any(|e| match e {
@@ -890,16 +889,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::WaitParity { bar, parity, .. } => {
-                let (b, remote) = tryo!(self.bar(t, bar));
+                let b = tryo!(self.local_bar(t, bar, span, "wait"));
                 let p = tryo!(self.eval(t, parity));
-                if remote {
-                    self.fail(
-                        &rules::remote_op::RULE,
-                        span,
-                        "wait on a peer block's barrier",
-                    );
-                    return Done::Handled;
-                }
                 ensure!(self.check_valid(Some(t), b, span, "waits on"));
                 self.check_vis(t, b, false, span);
                 debug_assert!(parity_passes(&self.state.bars[b as usize], p));
@@ -911,16 +902,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                 parity,
                 result,
             } => {
-                let (b, remote) = tryo!(self.bar(t, bar));
+                let b = tryo!(self.local_bar(t, bar, span, "test_wait"));
                 let p = tryo!(self.eval(t, parity));
-                if remote {
-                    self.fail(
-                        &rules::remote_op::RULE,
-                        span,
-                        "test_wait on a peer block's barrier",
-                    );
-                    return Done::Handled;
-                }
                 ensure!(self.check_valid(Some(t), b, span, "tests"));
                 self.check_vis(t, b, false, span);
                 let pass = parity_passes(&self.state.bars[b as usize], p);
@@ -932,15 +915,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::WaitToken { bar, token, .. } => {
-                let (b, remote) = tryo!(self.bar(t, bar));
-                if remote {
-                    self.fail(
-                        &rules::remote_op::RULE,
-                        span,
-                        "wait on a peer block's barrier",
-                    );
-                    return Done::Handled;
-                }
+                let b = tryo!(self.local_bar(t, bar, span, "wait"));
                 ensure!(self.check_valid(Some(t), b, span, "waits on"));
                 let tok = self.state.threads[t as usize].locals[token.0 as usize];
                 let phase = self.state.bars[b as usize].phase;
@@ -967,15 +942,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 }
             }
             Op::ArriveAndWait { bar } => {
-                let (b, remote) = tryo!(self.bar(t, bar));
-                if remote {
-                    self.fail(
-                        &rules::remote_op::RULE,
-                        span,
-                        "arrive_and_wait on a peer block's barrier",
-                    );
-                    return Done::Handled;
-                }
+                let b = tryo!(self.local_bar(t, bar, span, "arrive_and_wait"));
                 ensure!(self.check_valid(Some(t), b, span, "arrives on"));
                 if let Some((_, _)) = self.state.threads[t as usize].aw {
                     // Second half: the phase completed.
@@ -1243,15 +1210,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::CpAsyncArrive { bar, noinc } => {
-                let (b, remote) = tryo!(self.bar(t, bar));
-                if remote {
-                    self.fail(
-                        &rules::remote_op::RULE,
-                        span,
-                        "cp_async_arrive on a peer block's barrier",
-                    );
-                    return Done::Handled;
-                }
+                let b = tryo!(self.local_bar(t, bar, span, "cp_async_arrive"));
                 ensure!(self.check_valid(Some(t), b, span, "tracks copies on"));
                 self.check_vis(t, b, false, span);
                 ensure!(self.cp_arrive(t, b, *noinc, span));
