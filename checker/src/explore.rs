@@ -130,11 +130,19 @@ pub fn fingerprint<S: Hash>(s: &S) -> u64 {
             std::cell::RefCell::new(ByteStream(Vec::new()))
         };
     }
-    BYTES.with(|b| {
-        let mut b = b.borrow_mut();
-        b.0.clear();
-        s.hash(&mut *b);
-        xxhash_rust::xxh3::xxh3_64(&b.0)
+    BYTES.with(|b| match b.try_borrow_mut() {
+        Ok(mut b) => {
+            b.0.clear();
+            s.hash(&mut *b);
+            xxhash_rust::xxh3::xxh3_64(&b.0)
+        }
+        // A value whose `Hash` fingerprints its parts (a shared thread caches its own
+        // fingerprint) re-enters here while the buffer is in use: use a fresh one.
+        Err(_) => {
+            let mut fresh = ByteStream(Vec::new());
+            s.hash(&mut fresh);
+            xxhash_rust::xxh3::xxh3_64(&fresh.0)
+        }
     })
 }
 

@@ -560,7 +560,7 @@ impl<'p> PhaseModel<'p> {
             .threads
             .iter()
             .map(|ti| {
-                std::sync::Arc::new(Thread {
+                Shared::new(Thread {
                     pc: 0,
                     mode: Mode::Ready,
                     locals: vec![0; self.kernels[ti.kernel as usize].code.slots as usize].into(),

@@ -194,7 +194,7 @@ pub struct Named {
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct State {
-    pub threads: Vec<std::sync::Arc<Thread>>,
+    pub threads: Vec<Shared<Thread>>,
     pub bars: Vec<Bar>,
     /// Per block (kernel-major), 16 named barriers each.
     pub named: Vec<Named>,
@@ -225,5 +225,103 @@ impl State {
         n += self.named.len() * 4 + self.cluster_phase.len() * 4 + self.released.len();
         n += self.events.len() * std::mem::size_of::<Event>();
         n
+    }
+}
+
+/// A thread state shared between the states that did not change it (copy on write), with its
+/// fingerprint contribution computed once: a transition changes one or a few threads, so
+/// re-hashing the others for every successor state was the largest cost of the search.
+#[derive(Clone, Debug)]
+pub struct Shared<T>(std::sync::Arc<(T, std::sync::OnceLock<u64>)>);
+
+impl<T: Clone + std::hash::Hash> Shared<T> {
+    pub fn new(value: T) -> Self {
+        Shared(std::sync::Arc::new((value, std::sync::OnceLock::new())))
+    }
+
+    /// The value, copied first if another state shares it; its cached hash is dropped.
+    pub fn make_mut(this: &mut Self) -> &mut T {
+        let inner = std::sync::Arc::make_mut(&mut this.0);
+        inner.1.take();
+        &mut inner.0
+    }
+
+    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    fn cached_hash(&self) -> u64 {
+        *self
+            .0
+            .1
+            .get_or_init(|| crate::explore::fingerprint(&self.0.0))
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0.0
+    }
+}
+
+impl<T: Clone + std::hash::Hash> std::hash::Hash for Shared<T> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.cached_hash());
+    }
+}
+
+impl<T: PartialEq> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.0 == other.0.0
+    }
+}
+
+impl<T: Eq> Eq for Shared<T> {}
+
+impl<T: Ord> PartialOrd for Shared<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T: Ord> Ord for Shared<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        if std::sync::Arc::ptr_eq(&self.0, &other.0) {
+            std::cmp::Ordering::Equal
+        } else {
+            self.0.0.cmp(&other.0.0)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shared;
+    use crate::explore::fingerprint;
+
+    #[test]
+    fn shared_values_hash_by_content_and_forget_their_hash_when_changed() {
+        let a = Shared::new(vec![1u32, 2, 3]);
+        let b = Shared::new(vec![1u32, 2, 3]);
+        // Separate allocations with equal content: equal, same fingerprint.
+        assert!(!Shared::ptr_eq(&a, &b));
+        assert_eq!(a, b);
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        let before = fingerprint(&a);
+        // A copy shares the value until it is changed; the change does not leak back.
+        let mut c = a.clone();
+        assert!(Shared::ptr_eq(&a, &c));
+        Shared::make_mut(&mut c).push(4);
+        assert!(!Shared::ptr_eq(&a, &c));
+        assert_eq!(*a, vec![1, 2, 3]);
+        assert_ne!(fingerprint(&c), before);
+        assert_eq!(fingerprint(&a), before);
+        assert!(a < c);
+        // A state of shared parts fingerprints through the parts' cached hashes (re-entrant).
+        assert_eq!(
+            fingerprint(&vec![a.clone(), c.clone()]),
+            fingerprint(&vec![b, c])
+        );
     }
 }

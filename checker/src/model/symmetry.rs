@@ -83,7 +83,7 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
             let (x, y) = (&s.threads[a as usize], &s.threads[b as usize]);
             // Copy-on-write threads: one shared thread state is equal to itself without a
             // field-by-field comparison (most threads are untouched by a transition).
-            let by_state = if std::sync::Arc::ptr_eq(x, y) {
+            let by_state = if Shared::ptr_eq(x, y) {
                 std::cmp::Ordering::Equal
             } else {
                 x.cmp(y)
@@ -105,8 +105,7 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
         inv[old as usize] = new as u32;
     }
     let old_threads = std::mem::take(&mut s.threads);
-    let mut slots: Vec<Option<std::sync::Arc<Thread>>> =
-        old_threads.into_iter().map(Some).collect();
+    let mut slots: Vec<Option<Shared<Thread>>> = old_threads.into_iter().map(Some).collect();
     s.threads = perm
         .iter()
         .map(|&old| slots[old as usize].take().expect("a permutation"))

@@ -12,7 +12,6 @@ use super::{Layout, MFinding, PhaseModel};
 use crate::rules;
 use protocols::Span;
 use protocols::ir::{MemScope, ObjRef, ObjectKind, Op, PipelineKind};
-use std::sync::Arc;
 
 mod enabled;
 mod pipeline;
@@ -225,7 +224,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     // ----- thread bookkeeping -----
 
     fn track(&mut self, t: u32, bar: u32) -> &mut BarTrack {
-        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         let pos = match th.tracks.binary_search_by_key(&bar, |x| x.bar) {
             Ok(p) => p,
             Err(p) => {
@@ -244,14 +243,14 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     fn prune_tracks(&mut self, t: u32) {
-        Arc::make_mut(&mut self.state.threads[t as usize])
+        Shared::make_mut(&mut self.state.threads[t as usize])
             .tracks
             .retain(|x| x.last_obs != NONE || x.arrived_in != NONE);
     }
 
     /// A wait of `t` completed: its arrivals are no longer "the latest before a wait".
     fn waited(&mut self, t: u32) {
-        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         for x in th.tracks.iter_mut() {
             x.arrived_in = NONE;
         }
@@ -260,7 +259,7 @@ impl<'m, 'p> Exec<'m, 'p> {
 
     /// `t` executed a release of scope `level`.
     pub fn release(&mut self, t: u32, level: Level) {
-        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         for a in th.acc.iter_mut() {
             a.level = a.level.max(level);
         }
@@ -269,7 +268,7 @@ impl<'m, 'p> Exec<'m, 'p> {
 
     fn prune_acc(&mut self, t: u32) {
         let m = self.m;
-        Arc::make_mut(&mut self.state.threads[t as usize])
+        Shared::make_mut(&mut self.state.threads[t as usize])
             .acc
             .retain(|a| {
                 a.level < m.buf_level[a.buf as usize]
@@ -278,7 +277,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     fn record_access(&mut self, t: u32, buf: u32, kind: AccessKind, pc: u32) {
-        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         th.acc.retain(|a| !(a.buf == buf && a.kind == kind));
         let a = Access {
             buf,
@@ -479,7 +478,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 pc,
             } => {
                 let span = self.m.code_of(thread).instrs[pc as usize].span();
-                Arc::make_mut(&mut self.state.threads[thread as usize])
+                Shared::make_mut(&mut self.state.threads[thread as usize])
                     .cp
                     .retain(|c| c.seq >= upto);
                 if !self.check_valid(None, bar, span, "(a cp.async arrive-on) arrives on") {
@@ -498,7 +497,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             Instr::Op { op, span } => match self.op(t, op, *span) {
                 Done::Next => {
                     if !self.stop {
-                        Arc::make_mut(&mut self.state.threads[t as usize]).pc += 1;
+                        Shared::make_mut(&mut self.state.threads[t as usize]).pc += 1;
                         self.advance(t);
                     }
                 }
@@ -547,18 +546,18 @@ impl<'m, 'p> Exec<'m, 'p> {
             match &code.instrs[pc as usize] {
                 Instr::Set { slot, value } => {
                     let Some(v) = self.eval(t, value) else { return };
-                    let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+                    let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                     th.locals[*slot as usize] = v;
                     th.pc += 1;
                 }
-                Instr::Jump(to) => Arc::make_mut(&mut self.state.threads[t as usize]).pc = *to,
+                Instr::Jump(to) => Shared::make_mut(&mut self.state.threads[t as usize]).pc = *to,
                 Instr::JumpIfZero { cond, target } => {
                     let Some(v) = self.eval(t, cond) else { return };
-                    let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+                    let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                     th.pc = if v == 0 { *target } else { pc + 1 };
                 }
                 Instr::ForTest { var, end, exit } => {
-                    let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+                    let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                     th.pc = if th.locals[*var as usize] < th.locals[*end as usize] {
                         pc + 1
                     } else {
@@ -566,7 +565,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     };
                 }
                 Instr::ForNext { var, test } => {
-                    let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+                    let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                     th.locals[*var as usize] += 1;
                     th.pc = *test;
                 }
@@ -578,9 +577,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                 } => {
                     let Some(v) = self.eval(t, cond) else { return };
                     if v == 0 {
-                        Arc::make_mut(&mut self.state.threads[t as usize]).pc = *exit;
+                        Shared::make_mut(&mut self.state.threads[t as usize]).pc = *exit;
                     } else {
-                        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+                        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                         th.locals[*trips as usize] += 1;
                         if th.locals[*trips as usize] > i64::from(m.max_loop_trips) {
                             self.bound = Some(format!(
@@ -596,7 +595,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     }
                 }
                 Instr::Elect { .. } => {
-                    Arc::make_mut(&mut self.state.threads[t as usize]).mode =
+                    Shared::make_mut(&mut self.state.threads[t as usize]).mode =
                         Mode::Sync(SyncKind::Elect);
                     self.try_warp(t);
                     return;
@@ -619,7 +618,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         return;
                     }
                     match self.op(t, op, *span) {
-                        Done::Next => Arc::make_mut(&mut self.state.threads[t as usize]).pc += 1,
+                        Done::Next => Shared::make_mut(&mut self.state.threads[t as usize]).pc += 1,
                         Done::Stay | Done::Handled => return,
                     }
                 }
@@ -628,7 +627,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     fn finish(&mut self, t: u32, mode: Mode) {
-        let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         th.mode = mode;
         th.locals.iter_mut().for_each(|x| *x = 0);
         th.tracks.clear();
@@ -744,7 +743,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 for th in self.state.threads.iter_mut() {
                     // Only threads that tracked this barrier are copied (copy on write).
                     if th.tracks.iter().any(|x| x.bar == b) {
-                        Arc::make_mut(th).tracks.retain(|x| x.bar != b);
+                        Shared::make_mut(th).tracks.retain(|x| x.bar != b);
                     }
                 }
                 Done::Next
@@ -799,7 +798,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 ensure!(self.arrive_on(Some(t), b, count, span));
                 self.note_arrive(t, b, phase);
                 if let Some(l) = token {
-                    Arc::make_mut(&mut self.state.threads[t as usize]).locals[l.0 as usize] =
+                    Shared::make_mut(&mut self.state.threads[t as usize]).locals[l.0 as usize] =
                         encode_token(b, phase);
                 }
                 Done::Next
@@ -910,7 +909,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 if pass {
                     self.observe(t, b, span, false);
                 }
-                Arc::make_mut(&mut self.state.threads[t as usize]).locals[result.0 as usize] =
+                Shared::make_mut(&mut self.state.threads[t as usize]).locals[result.0 as usize] =
                     i64::from(pass);
                 Done::Next
             }
@@ -946,7 +945,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 ensure!(self.check_valid(Some(t), b, span, "arrives on"));
                 if let Some((_, _)) = self.state.threads[t as usize].aw {
                     // Second half: the phase completed.
-                    Arc::make_mut(&mut self.state.threads[t as usize]).aw = None;
+                    Shared::make_mut(&mut self.state.threads[t as usize]).aw = None;
                     self.state.bars[b as usize].consumed = true;
                     self.waited(t);
                     return Done::Next;
@@ -955,12 +954,12 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let phase = self.state.bars[b as usize].phase;
                 self.release(t, LVL_CTA);
                 ensure!(self.arrive_on(Some(t), b, 1, span));
-                Arc::make_mut(&mut self.state.threads[t as usize]).aw = Some((b, phase));
+                Shared::make_mut(&mut self.state.threads[t as usize]).aw = Some((b, phase));
                 Done::Stay
             }
             Op::SyncThreads => {
                 self.release(t, LVL_CTA);
-                Arc::make_mut(&mut self.state.threads[t as usize]).mode =
+                Shared::make_mut(&mut self.state.threads[t as usize]).mode =
                     Mode::Sync(SyncKind::Named { id: 0 });
                 let block = self.m.block_of(t);
                 self.try_named(block, 0);
@@ -1020,19 +1019,19 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.state.named[slot].count = c as u16;
                 self.release(t, LVL_CTA);
                 if blocking {
-                    Arc::make_mut(&mut self.state.threads[t as usize]).mode =
+                    Shared::make_mut(&mut self.state.threads[t as usize]).mode =
                         Mode::Sync(SyncKind::Named { id: idv });
                     self.try_named(block, idv);
                     Done::Handled
                 } else {
                     self.state.named[slot].arrived += 1;
-                    Arc::make_mut(&mut self.state.threads[t as usize]).named_arrived |= 1 << idv;
+                    Shared::make_mut(&mut self.state.threads[t as usize]).named_arrived |= 1 << idv;
                     self.try_named(block, idv);
                     Done::Next
                 }
             }
             Op::SyncWarp => {
-                Arc::make_mut(&mut self.state.threads[t as usize]).mode =
+                Shared::make_mut(&mut self.state.threads[t as usize]).mode =
                     Mode::Sync(SyncKind::Warp);
                 self.try_warp(t);
                 Done::Handled
@@ -1041,7 +1040,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let k = self.m.threads[t as usize].kernel;
                 let phase = self.state.cluster_phase[k as usize];
                 self.release(t, LVL_CLUSTER);
-                let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+                let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                 th.cluster_token = Some(phase);
                 if matches!(op, Op::ClusterSync) {
                     th.mode = Mode::Sync(SyncKind::Cluster);
@@ -1053,7 +1052,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 }
             }
             Op::ClusterWait => {
-                Arc::make_mut(&mut self.state.threads[t as usize]).cluster_token = None;
+                Shared::make_mut(&mut self.state.threads[t as usize]).cluster_token = None;
                 self.waited(t);
                 Done::Next
             }
@@ -1093,7 +1092,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::FenceProxyAsync => {
-                for a in Arc::make_mut(&mut self.state.threads[t as usize])
+                for a in Shared::make_mut(&mut self.state.threads[t as usize])
                     .acc
                     .iter_mut()
                 {
@@ -1167,14 +1166,14 @@ impl<'m, 'p> Exec<'m, 'p> {
             }
             Op::TmaStore { src } => {
                 let x = tryo!(self.buf(t, src));
-                let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+                let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                 let g = th.bulk_committed;
                 th.bulk.push((x, g, pc));
                 th.bulk.sort_unstable();
                 Done::Next
             }
             Op::BulkCommit => {
-                Arc::make_mut(&mut self.state.threads[t as usize]).bulk_committed += 1;
+                Shared::make_mut(&mut self.state.threads[t as usize]).bulk_committed += 1;
                 Done::Next
             }
             Op::BulkWaitRead { n } => {
@@ -1187,7 +1186,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     .filter(|b| i64::from(b.1) + n < committed)
                     .copied()
                     .collect();
-                Arc::make_mut(&mut self.state.threads[t as usize])
+                Shared::make_mut(&mut self.state.threads[t as usize])
                     .bulk
                     .retain(|b| i64::from(b.1) + n >= committed);
                 for (x, _, p) in done {
@@ -1201,7 +1200,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::CommitGroup => {
-                Arc::make_mut(&mut self.state.threads[t as usize]).cp_committed += 1;
+                Shared::make_mut(&mut self.state.threads[t as usize]).cp_committed += 1;
                 Done::Next
             }
             Op::WaitGroup { n } => {
@@ -1248,7 +1247,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         }
                     }
                     None => {
-                        Arc::make_mut(&mut self.state.threads[t as usize]).cp_committed += 1;
+                        Shared::make_mut(&mut self.state.threads[t as usize]).cp_committed += 1;
                         self.pipe_state(t, p.id).head += 1;
                     }
                 }

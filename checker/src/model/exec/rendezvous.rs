@@ -55,10 +55,10 @@ impl Exec<'_, '_> {
         }
         self.state.named[slot] = Named::default();
         for t in range {
-            Arc::make_mut(&mut self.state.threads[t as usize]).named_arrived &= !(1u16 << id);
+            Shared::make_mut(&mut self.state.threads[t as usize]).named_arrived &= !(1u16 << id);
         }
         for &t in &waiting {
-            let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
             th.mode = Mode::Ready;
             th.pc += 1;
             self.waited(t);
@@ -119,7 +119,7 @@ impl Exec<'_, '_> {
         }
         let mut elected = false;
         for &u in &lanes {
-            let th = Arc::make_mut(&mut self.state.threads[u as usize]);
+            let th = Shared::make_mut(&mut self.state.threads[u as usize]);
             let code = self.m.code_of(u);
             match th.mode {
                 Mode::Sync(SyncKind::Elect) => {
@@ -161,7 +161,7 @@ impl Exec<'_, '_> {
         }
         self.state.cluster_phase[kernel as usize] += 1;
         for t in range {
-            let th = Arc::make_mut(&mut self.state.threads[t as usize]);
+            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
             if th.mode == Mode::Sync(SyncKind::Cluster) {
                 th.mode = Mode::Ready;
                 th.cluster_token = None;
