@@ -57,6 +57,8 @@ pub(crate) struct Layout {
     pub shared_bytes: u32,
     pub uses_barrier: bool,
     pub uses_pipeline: bool,
+    /// Some statement is a `tma_store` (the kernel keeps a per-thread list of stores to check).
+    pub uses_tma_store: bool,
 }
 
 impl Layout {
@@ -127,6 +129,7 @@ impl Layout {
             .objects
             .iter()
             .any(|o| matches!(o.kind, ObjectKind::Pipeline(_)));
+        let uses_tma_store = stmts.iter().any(|s| s.keyword == "tma_store");
         Ok(Layout {
             stmts,
             kernel_stmts,
@@ -136,6 +139,7 @@ impl Layout {
             shared_bytes: shared,
             uses_barrier,
             uses_pipeline,
+            uses_tma_store,
         })
     }
 

@@ -288,6 +288,11 @@ fn header(
     let _ = writeln!(out, "#define PC_NSTMT {}", layout.stmts.len().max(1));
     let _ = writeln!(out, "#define PC_NOBJ {}", program.objects.len().max(1));
     let _ = writeln!(out, "#define PC_MAX_TRIALS {MAX_TRIALS}");
+    let _ = writeln!(
+        out,
+        "#define PC_STORE_CHECKS {}",
+        if layout.uses_tma_store { 8 } else { 1 }
+    );
     out.push_str(PRELUDE);
     if layout.uses_barrier || layout.uses_pipeline {
         out.push_str(

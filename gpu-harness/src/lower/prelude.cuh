@@ -52,6 +52,11 @@ struct Pc {
   pc_u32 held;               // confirm mode: this step already advanced the turn
   pc_u32 trips;
   pc_u64 stored, published;  // globals: bit i = object i stored by this thread / seen published
+  // `tma_store`s since the last `bulk_wait_read 0`: statement, staging offset, and the stamp
+  // the generic proxy saw in the source when the store was issued (see pc_bulk_wait_read).
+  pc_u32 st_n;
+  pc_u32 st_stmt[PC_STORE_CHECKS], st_off[PC_STORE_CHECKS];
+  pc_u64 st_seen[PC_STORE_CHECKS];
 };
 
 __device__ __forceinline__ pc_u32 pc_smem(const void* p) { return (pc_u32)__cvta_generic_to_shared(p); }
@@ -545,11 +550,44 @@ __device__ void pc_tma_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size,
 #endif
   pc_tma(pc, dst, size, words, bar, bytes, 0, false, offset, stmt, occ);
 }
-// `tma_store X`: a bulk copy reading X (async proxy) into the staging area.
-__device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 offset) {
+// `tma_store X`: a bulk copy reading X (async proxy) into the staging area. The stamp that
+// the generic proxy sees in X now is remembered: what the copy engine read is compared with it
+// once the group has completed (pc_bulk_wait_read), which is how a missing
+// `fence_proxy_async` (the async proxy reading older contents) or a source rewritten while the
+// copy still reads it shows up as a stale read at the `tma_store`.
+__device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 offset, pc_u32 stmt) {
   if (pc.dead) return;
+  // A later store into the same staging slot overwrites what an earlier one landed: the
+  // earlier one can no longer be checked, so it is forgotten (no false stale read).
+  for (pc_u32 i = 0; i < pc.st_n; i++) {
+    if (pc.st_off[i] == offset) {
+      pc.st_n--;
+      pc.st_stmt[i] = pc.st_stmt[pc.st_n];
+      pc.st_off[i] = pc.st_off[pc.st_n];
+      pc.st_seen[i] = pc.st_seen[pc.st_n];
+      break;
+    }
+  }
+  if (pc.st_n < PC_STORE_CHECKS) {
+    pc.st_stmt[pc.st_n] = stmt;
+    pc.st_off[pc.st_n] = offset;
+    pc.st_seen[pc.st_n] = *(volatile pc_u64*)src & ~PC_BUSY;
+    pc.st_n++;
+  }
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
                :: "l"(pc.staging + offset), "r"(pc_smem(src)), "r"(size) : "memory");
+}
+// After `bulk_wait_read 0` every store of this thread has finished reading its source; wait
+// for the writes too (a stricter wait, which only delays the thread) and compare what landed
+// with what the generic proxy saw at the issue.
+__device__ void pc_check_stores(Pc& pc) {
+  if (pc.st_n == 0) return;
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  for (pc_u32 i = 0; i < pc.st_n; i++) {
+    pc_u64 landed = *(volatile pc_u64*)(pc.staging + pc.st_off[i]) & ~PC_BUSY;
+    if (landed != pc.st_seen[i]) pc_event(pc, PC_EV_RACE, pc.st_stmt[i], landed, 3u);
+  }
+  pc.st_n = 0;
 }
 __device__ __forceinline__ void pc_bulk_commit(Pc& pc) {
   if (pc.dead) return;
@@ -557,6 +595,11 @@ __device__ __forceinline__ void pc_bulk_commit(Pc& pc) {
 }
 __device__ __forceinline__ void pc_bulk_wait_read(Pc& pc, long long n) {
   if (pc.dead) return;
+  if (n == 0) {
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+    pc_check_stores(pc);
+    return;
+  }
   switch (n) {  // the group count is an immediate
     case 0: asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); break;
     case 1: asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); break;

@@ -226,7 +226,7 @@ impl<'a> Gen<'a> {
         );
         self.line(
             out,
-            "pc.dead = 0; pc.free_run = 0; pc.held = 0; pc.trips = 0;",
+            "pc.dead = 0; pc.free_run = 0; pc.held = 0; pc.trips = 0; pc.st_n = 0;",
         );
         self.line(
             out,
@@ -993,7 +993,7 @@ impl<'a> Gen<'a> {
                 self.line(
                     out,
                     &format!(
-                        "pc_tma_store(pc, {ptr}, {size}, {} + {size} * (pc_u32)({}));",
+                        "pc_tma_store(pc, {ptr}, {size}, {} + {size} * (pc_u32)({}), {id});",
                         b.staging_store,
                         self.index(src)
                     ),
