@@ -124,26 +124,19 @@ impl Hasher for IdentityHasher {
 /// chance that two distinct states share a fingerprint stays that of a random 64-bit value.
 /// The derived `Hash` writes a length before every sequence, so the byte stream is unambiguous.
 /// Fixed seed: deterministic across runs and machines of one endianness.
+/// Re-entrant: a value whose `Hash` fingerprints its parts (a shared thread caches its own
+/// fingerprint) calls back in while hashing; each level takes its own buffer from a per-thread
+/// pool and returns it, so no call allocates once the pool is warm.
 pub fn fingerprint<S: Hash>(s: &S) -> u64 {
     thread_local! {
-        static BYTES: std::cell::RefCell<ByteStream> = const {
-            std::cell::RefCell::new(ByteStream(Vec::new()))
-        };
+        static POOL: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    BYTES.with(|b| match b.try_borrow_mut() {
-        Ok(mut b) => {
-            b.0.clear();
-            s.hash(&mut *b);
-            xxhash_rust::xxh3::xxh3_64(&b.0)
-        }
-        // A value whose `Hash` fingerprints its parts (a shared thread caches its own
-        // fingerprint) re-enters here while the buffer is in use: use a fresh one.
-        Err(_) => {
-            let mut fresh = ByteStream(Vec::new());
-            s.hash(&mut fresh);
-            xxhash_rust::xxh3::xxh3_64(&fresh.0)
-        }
-    })
+    let mut bytes = ByteStream(POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default());
+    bytes.0.clear();
+    s.hash(&mut bytes);
+    let h = xxhash_rust::xxh3::xxh3_64(&bytes.0);
+    POOL.with(|p| p.borrow_mut().push(bytes.0));
+    h
 }
 
 /// A `Hasher` that only records what it is fed (see [`fingerprint`]).

@@ -80,15 +80,10 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
         }
         let mut order: Vec<u32> = class.clone();
         order.sort_by(|&a, &b| {
-            let (x, y) = (&s.threads[a as usize], &s.threads[b as usize]);
-            // Copy-on-write threads: one shared thread state is equal to itself without a
-            // field-by-field comparison (most threads are untouched by a transition).
-            let by_state = if Shared::ptr_eq(x, y) {
-                std::cmp::Ordering::Equal
-            } else {
-                x.cmp(y)
-            };
-            by_state.then(a.cmp(&b))
+            // `Shared`'s `Ord` answers Equal for a shared thread without comparing fields.
+            s.threads[a as usize]
+                .cmp(&s.threads[b as usize])
+                .then(a.cmp(&b))
         });
         if order != *class {
             moved = true;
