@@ -595,11 +595,6 @@ __device__ __forceinline__ void pc_bulk_commit(Pc& pc) {
 }
 __device__ __forceinline__ void pc_bulk_wait_read(Pc& pc, long long n) {
   if (pc.dead) return;
-  if (n == 0) {
-    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-    pc_check_stores(pc);
-    return;
-  }
   switch (n) {  // the group count is an immediate
     case 0: asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); break;
     case 1: asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); break;
@@ -610,6 +605,7 @@ __device__ __forceinline__ void pc_bulk_wait_read(Pc& pc, long long n) {
     case 6: asm volatile("cp.async.bulk.wait_group.read 6;" ::: "memory"); break;
     default: asm volatile("cp.async.bulk.wait_group.read 7;" ::: "memory"); break;
   }
+  if (n == 0) pc_check_stores(pc);  // every store of this thread has read its source
 }
 // Ampere `cp_async X`: 16-byte cp.async copies of the whole instance from the staging area.
 __device__ void pc_cp_async(Pc& pc, unsigned char* dst, pc_u32 size, pc_u32 words, pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
