@@ -72,16 +72,8 @@ pub fn run(args: &VerifyArgs) -> Exit {
                     worst = Exit::BadInput;
                 }
                 Ok(r) => {
-                    let rep = checker::Report {
-                        verdict: if r
-                            .findings
-                            .iter()
-                            .any(|f| f.severity == checker::Severity::Error)
-                        {
-                            checker::Verdict::Hazard
-                        } else {
-                            checker::Verdict::Ok
-                        },
+                    let mut rep = checker::Report {
+                        verdict: checker::Verdict::Ok,
                         findings: r
                             .findings
                             .into_iter()
@@ -93,6 +85,7 @@ pub fn run(args: &VerifyArgs) -> Exit {
                         stats: checker::Stats::default(),
                         incomplete: None,
                     };
+                    rep.verdict = rep.verdict_of_findings();
                     match args.format {
                         Format::Human => {
                             print!("{}", replay_text(&file, &r.trace));
