@@ -91,7 +91,13 @@ pub fn compile_ptx(
             .iter()
             .map(|d| d.display().to_string())
             .collect(),
-        options: vec!["-std=c++17".into(), "-default-device".into()],
+        // Line info costs nothing at run time and lets compute-sanitizer name the line of
+        // the generated kernel that faulted.
+        options: vec![
+            "-std=c++17".into(),
+            "-default-device".into(),
+            "-lineinfo".into(),
+        ],
         name: Some(format!("{name}.cu")),
         ..Default::default()
     };

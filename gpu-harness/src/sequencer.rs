@@ -45,6 +45,20 @@ pub struct SeqTable {
     pub words: Vec<u32>,
 }
 
+impl SeqTable {
+    /// Every thread stops (skips all but the hardware collectives) once the trace is done,
+    /// instead of running free: what a race replay shows is inside the trace, and a UB the
+    /// protocol reaches after it could fault the launch and lose that (`PC_SEQ_STOP`).
+    pub fn stop_after(mut self) -> Self {
+        if let Some(n) = self.words.first_mut() {
+            *n |= STOP;
+        }
+        self
+    }
+}
+
+/// Bit of the entry count word: stop after the trace (see [`SeqTable::stop_after`]).
+pub const STOP: u32 = 1 << 31;
 pub const NONE: u32 = u32::MAX;
 /// The `tid` word of a landing entry (no thread has it).
 pub const LANDING: u32 = u32::MAX;

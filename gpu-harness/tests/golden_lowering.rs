@@ -11,7 +11,15 @@ fn lowered(name: &str, mode: Mode) -> String {
     let text = std::fs::read_to_string(&path).expect("fixture");
     let file = SourceFile::new(format!("tests/fixtures/{name}"), text);
     let program = protocols::load(&file, &[]).expect("fixture loads");
-    let l = lower(&program, Some(&file), &LowerOptions { mode }).expect("lowers");
+    let l = lower(
+        &program,
+        Some(&file),
+        &LowerOptions {
+            mode,
+            ..Default::default()
+        },
+    )
+    .expect("lowers");
     let (_, kernel) = l
         .source
         .split_once("// ---- end of prelude ----\n")
@@ -141,6 +149,7 @@ fn several_kernels_in_confirm_mode_are_a_clear_error() {
         Some(&file),
         &LowerOptions {
             mode: Mode::Confirm,
+            ..Default::default()
         },
     )
     .expect_err("confirm mode, two kernels");

@@ -43,7 +43,14 @@ fn lowered_fixtures_compile_with_nvrtc() {
         let file = SourceFile::new(path.display().to_string(), text);
         let program = protocols::load(&file, &[]).expect("fixture loads");
         for mode in [Mode::Fuzz, Mode::Confirm] {
-            let lowered = match lower(&program, Some(&file), &LowerOptions { mode }) {
+            let lowered = match lower(
+                &program,
+                Some(&file),
+                &LowerOptions {
+                    mode,
+                    ..Default::default()
+                },
+            ) {
                 Ok(l) => l,
                 // Documented limits (docs/gpu.md): several kernels, waits on a peer's barrier.
                 Err(e) if e.message.contains("kernels") || e.message.contains("peer block") => {

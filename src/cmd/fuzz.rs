@@ -590,7 +590,14 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let lowered = match lower::lower(&program, Some(&file), &LowerOptions { mode: Mode::Fuzz }) {
+    let lowered = match lower::lower(
+        &program,
+        Some(&file),
+        &LowerOptions {
+            mode: Mode::Fuzz,
+            ..Default::default()
+        },
+    ) {
         Ok(l) => l,
         Err(e) => {
             report_lower_error(&file, &e);
@@ -697,8 +704,15 @@ mod tests {
             std::fs::read_to_string(path).expect("corpus file"),
         );
         let program = protocols::load(&file, &[]).expect("loads");
-        let lowered = lower::lower(&program, Some(&file), &LowerOptions { mode: Mode::Fuzz })
-            .expect("lowers");
+        let lowered = lower::lower(
+            &program,
+            Some(&file),
+            &LowerOptions {
+                mode: Mode::Fuzz,
+                ..Default::default()
+            },
+        )
+        .expect("lowers");
         let nstmt = lowered.stmts.len();
         // Statement 2 = `load_acquire flag scope gpu`, 3 = `load data`, both in kernel `comm`.
         let mut r = LaunchResult {

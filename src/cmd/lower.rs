@@ -56,7 +56,14 @@ pub fn run(args: &LowerArgs) -> Exit {
     } else {
         Mode::Fuzz
     };
-    let lowered = match lower::lower(&program, Some(&file), &LowerOptions { mode }) {
+    let lowered = match lower::lower(
+        &program,
+        Some(&file),
+        &LowerOptions {
+            mode,
+            ..Default::default()
+        },
+    ) {
         Ok(l) => l,
         Err(e) => {
             report_lower_error(&file, &e);

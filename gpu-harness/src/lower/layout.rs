@@ -24,8 +24,9 @@ pub struct StmtInfo {
     pub collective: bool,
     /// False for `compute`, which is no step of the model.
     pub modelled: bool,
-    /// A `tma` with one destination block: in confirm mode its landing can be deferred to the
-    /// trace's landing turn (a multicast copy lands in several blocks and is issued at once).
+    /// A `tma` with one destination block, a `cp_async` or a `memcpy_async`: in confirm mode
+    /// its landing can be deferred to the trace's landing turn (a multicast copy lands in
+    /// several blocks and is issued at once).
     pub deferrable: bool,
 }
 
@@ -202,7 +203,8 @@ fn number(
                         Op::Tma {
                             multicast: None,
                             ..
-                        }
+                        } | Op::CpAsync { .. }
+                            | Op::MemcpyAsync { .. }
                     ),
                 });
             }

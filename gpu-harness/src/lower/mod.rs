@@ -35,11 +35,21 @@ pub enum Mode {
 #[derive(Clone, Debug)]
 pub struct LowerOptions {
     pub mode: Mode,
+    /// Lower the protocol's `syncthreads` as the non-aligned `barrier.sync 0` instead of
+    /// `__syncthreads()` (`barrier.sync.aligned 0`). Same meaning where every thread reaches
+    /// the same statement; where they do not (a divergent `syncthreads`, UB for the aligned
+    /// form, which the compiler may assume convergent and hang on) the non-aligned form counts
+    /// each thread's arrival wherever it is, which is what the checker models past that UB.
+    /// `confirm` uses it to replay a race that lies behind a divergent `syncthreads`.
+    pub non_aligned_syncthreads: bool,
 }
 
 impl Default for LowerOptions {
     fn default() -> Self {
-        LowerOptions { mode: Mode::Fuzz }
+        LowerOptions {
+            mode: Mode::Fuzz,
+            non_aligned_syncthreads: false,
+        }
     }
 }
 
@@ -202,7 +212,7 @@ pub fn lower(
     }
     let mut out = String::new();
     header(&mut out, program, &infos, &layout, options);
-    let mut writer = stmt::Gen::new(program, source, &layout, options.mode);
+    let mut writer = stmt::Gen::new(program, source, &layout, options);
     for (kernel, info) in program.kernels.iter().zip(&infos) {
         writer.kernel(&mut out, kernel, &info.function)?;
     }

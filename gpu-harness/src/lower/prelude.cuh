@@ -57,6 +57,7 @@ struct Pc {
   pc_u32 st_n;
   pc_u32 st_stmt[PC_STORE_CHECKS], st_off[PC_STORE_CHECKS];
   pc_u64 st_seen[PC_STORE_CHECKS];
+  pc_u32 st_words[PC_STORE_CHECKS];
 };
 
 __device__ __forceinline__ pc_u32 pc_smem(const void* p) { return (pc_u32)__cvta_generic_to_shared(p); }
@@ -94,15 +95,19 @@ __device__ void pc_event(Pc& pc, pc_u32 kind, pc_u32 stmt, pc_u64 a, pc_u64 b, p
 }
 
 // ---- confirm mode: the device-side sequencer ----
-// seq[0] = number of entries, seq[1] = index of a held access (or ~0), seq[2] = index of the
+// seq[0] = number of entries (bit 31, PC_SEQ_STOP: every thread stops, as a zombie, once the
+// trace is done, so a UB after the replayed race cannot fault the launch and lose what the
+// trace showed), seq[1] = index of a held access (or ~0), seq[2] = index of the
 // entry it races with (or ~0: hold for a fixed window), seq[3] = index of the last thread step
 // (or ~0), entries from seq[4]: (cta, tid, stmt, occurrence), or (cta, PC_LAND, issue entry,
 // request slot) for a deferred TMA landing. A shared turn counter per trial orders the
 // entries; untraced threads park until the trace is done, then everybody runs free (with
 // bounded waits).
+#define PC_SEQ_STOP 0x80000000u
+__device__ __forceinline__ pc_u32 pc_seq_len(const Pc& pc) { return pc.seq[0] & ~PC_SEQ_STOP; }
 __device__ __forceinline__ volatile pc_u64* pc_turn(Pc& pc) { return (volatile pc_u64*)&pc.out[PC_OUT_TURN + pc.trial]; }
 __device__ pc_u32 pc_next_entry(Pc& pc, pc_u32 from) {
-  pc_u32 n = pc.seq[0];
+  pc_u32 n = pc_seq_len(pc);
   for (pc_u32 i = from; i < n; i++) {
     const pc_u32* e = &pc.seq[4 + 4 * i];
     if (e[0] == pc.cta && e[1] == pc.tid) return i;
@@ -146,7 +151,7 @@ __device__ void pc_land_init(Pc& pc) {
 }
 // The request slot of a deferred landing whose issue is this thread's current entry, or -1.
 __device__ int pc_land_slot(Pc& pc) {
-  pc_u32 n = pc.seq[0];
+  pc_u32 n = pc_seq_len(pc);
   for (pc_u32 i = pc.cur + 1; i < n; i++) {
     const pc_u32* e = &pc.seq[4 + 4 * i];
     if (e[1] == PC_LAND && e[2] == pc.cur) return (int)(e[3] % PC_MAX_LAND);
@@ -156,7 +161,7 @@ __device__ int pc_land_slot(Pc& pc) {
 // Called by every thread that waits for a turn: if the turn `cur` is a landing of this block
 // and nobody claimed it yet, land it and advance the turn. True when it did.
 __device__ bool pc_land_service(Pc& pc, pc_u64 cur) {
-  if (cur >= pc.seq[0]) return false;
+  if (cur >= pc_seq_len(pc)) return false;
   const pc_u32* e = &pc.seq[4 + 4 * cur];
   if (e[1] != PC_LAND || e[0] != pc.cta) return false;
   if (atomicMax(&pc_land_claimed, (pc_u32)cur + 1) > (pc_u32)cur) return false;  // claimed
@@ -184,12 +189,12 @@ __device__ bool pc_land_service(Pc& pc, pc_u64 cur) {
       if (clock64() - t0 > pc.budget) { landed = false; break; }
     }
     pc_land_parity ^= 1;
-    if (landed) {
+    if (landed && bar) {
       // The bytes are visible to this thread (acquire above); release them with the
       // completion, which is relaxed only (PTX ISA 8.0): fence first.
       asm volatile("fence.acq_rel.cta;" ::: "memory");
       asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(pc_smem(bar)), "r"((pc_u32)bytes) : "memory");
-    } else {
+    } else if (!landed) {
       pc_event(pc, PC_EV_SEQ_STUCK, pc.seq[4 + 4 * e[2] + 2], cur, bytes);  // at the `tma`
       atomicAdd(&pc.out[PC_OUT_SEQ_STUCK], 1ull);
     }
@@ -217,12 +222,18 @@ __device__ bool pc_wait_turn(Pc& pc, pc_u64 turn, pc_u32 stmt) {
   return true;
 }
 // Before a statement: returns true when this step is a traced step that must advance the turn.
-__device__ bool pc_step_begin(Pc& pc, pc_u32 stmt, pc_u32 occ, bool collective, bool modelled) {
+__device__ bool pc_step_begin(Pc& pc, pc_u32 stmt, pc_u32 occ, bool collective, bool modelled,
+                              bool block_wide = false) {
   if (!PC_CONFIRM || pc.free_run || pc.seq == 0) return false;
-  pc_u32 n = pc.seq[0];
+  pc_u32 n = pc_seq_len(pc);
+  // A thread with no step left parks until the trace is done, except at a block-wide barrier
+  // (`syncthreads`): every thread must arrive for it to complete, the traced ones too, so
+  // parking there would hold the trace up; its next statement parks it.
+  if (pc.cur >= n && block_wide) return false;
   if (pc.cur >= n) {
     pc_wait_turn(pc, n, stmt);
     pc.free_run = 1;
+    if (pc.seq[0] & PC_SEQ_STOP) pc.dead = 1;
     return false;
   }
   const pc_u32* e = &pc.seq[4 + 4 * pc.cur];
@@ -234,6 +245,7 @@ __device__ bool pc_step_begin(Pc& pc, pc_u32 stmt, pc_u32 occ, bool collective, 
     atomicAdd(&pc.out[PC_OUT_SEQ_DIVERGED], 1ull);
     pc_wait_turn(pc, n, stmt);
     pc.free_run = 1;
+    if (pc.seq[0] & PC_SEQ_STOP) pc.dead = 1;
     return false;
   }
   if (!pc_wait_turn(pc, pc.cur, stmt)) { pc.free_run = 1; return false; }
@@ -550,12 +562,37 @@ __device__ void pc_tma_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size,
 #endif
   pc_tma(pc, dst, size, words, bar, bytes, 0, false, offset, stmt, occ);
 }
+// Confirm mode, a `cp_async` or `memcpy_async`: when the trace lands this copy later than its
+// issue (a race against the copy in flight), stage the source and record the request: the
+// proxy (pc_land_service) copies it at the landing turn, with no barrier to complete (`bar`
+// null), and the thread issues no copy now, so a later commit or arrive-on binds none of it.
+// False: issue the copy now, as in fuzz mode.
+__device__ bool pc_fill_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size, pc_u32 words,
+                            pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
+#if PC_CONFIRM
+  int slot = (traced && !pc.dead) ? pc_land_slot(pc) : -1;
+  if (slot >= 0) {
+    unsigned char* src = pc_stage(pc, offset, words, stmt, occ);
+    asm volatile("fence.proxy.async.global;" ::: "memory");
+    volatile PcLandReq* r = &pc_land_req[slot];
+    r->dst = dst;
+    r->src = src;
+    r->bar = nullptr;
+    r->bytes = size;
+    r->size = size;
+    __threadfence_block();
+    r->valid = 1;
+    return true;
+  }
+#endif
+  return false;
+}
 // `tma_store X`: a bulk copy reading X (async proxy) into the staging area. The stamp that
 // the generic proxy sees in X now is remembered: what the copy engine read is compared with it
 // once the group has completed (pc_bulk_wait_read), which is how a missing
 // `fence_proxy_async` (the async proxy reading older contents) or a source rewritten while the
 // copy still reads it shows up as a stale read at the `tma_store`.
-__device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 offset, pc_u32 stmt) {
+__device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 words, pc_u32 offset, pc_u32 stmt) {
   if (pc.dead) return;
   // A later store into the same staging slot overwrites what an earlier one landed: the
   // earlier one can no longer be checked, so it is forgotten (no false stale read).
@@ -565,13 +602,17 @@ __device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 off
       pc.st_stmt[i] = pc.st_stmt[pc.st_n];
       pc.st_off[i] = pc.st_off[pc.st_n];
       pc.st_seen[i] = pc.st_seen[pc.st_n];
+      pc.st_words[i] = pc.st_words[pc.st_n];
       break;
     }
   }
   if (pc.st_n < PC_STORE_CHECKS) {
     pc.st_stmt[pc.st_n] = stmt;
     pc.st_off[pc.st_n] = offset;
-    pc.st_seen[pc.st_n] = *(volatile pc_u64*)src & ~PC_BUSY;
+    // The raw stamp, busy bit included: a writer's last store is its final stamp (the busy
+    // bit cleared), so an async proxy that missed that store lands the busy stamp.
+    pc.st_seen[pc.st_n] = *(volatile pc_u64*)src;
+    pc.st_words[pc.st_n] = words;
     pc.st_n++;
   }
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
@@ -584,8 +625,17 @@ __device__ void pc_check_stores(Pc& pc) {
   if (pc.st_n == 0) return;
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
   for (pc_u32 i = 0; i < pc.st_n; i++) {
-    pc_u64 landed = *(volatile pc_u64*)(pc.staging + pc.st_off[i]) & ~PC_BUSY;
-    if (landed != pc.st_seen[i]) pc_event(pc, PC_EV_RACE, pc.st_stmt[i], landed, 3u);
+    const unsigned char* at = pc.staging + pc.st_off[i];
+    pc_u64 landed = *(volatile pc_u64*)at;
+    // A landed stamp other than the one the generic proxy saw, or data words that do not
+    // belong to the landed stamp (a torn read: the stamp landed, some words did not).
+    bool stale = landed != pc.st_seen[i];
+    if (!stale && landed != 0 && !(landed & PC_BUSY)) {
+      pc_u32 h = pc_hash(landed);
+      for (pc_u32 w = 0; w < pc.st_words[i] && !stale; w++)
+        stale = ((const volatile pc_u32*)(at + 16))[w] != h;
+    }
+    if (stale) pc_event(pc, PC_EV_RACE, pc.st_stmt[i], landed, 3u);
   }
   pc.st_n = 0;
 }

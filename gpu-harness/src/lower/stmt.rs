@@ -14,6 +14,7 @@ pub(crate) struct Gen<'a> {
     source: Option<&'a SourceFile>,
     layout: &'a Layout,
     mode: Mode,
+    non_aligned_syncthreads: bool,
     next_stmt: usize,
     depth: usize,
 }
@@ -36,13 +37,14 @@ impl<'a> Gen<'a> {
         program: &'a Program,
         source: Option<&'a SourceFile>,
         layout: &'a Layout,
-        mode: Mode,
+        options: &super::LowerOptions,
     ) -> Self {
         Gen {
             program,
             source,
             layout,
-            mode,
+            mode: options.mode,
+            non_aligned_syncthreads: options.non_aligned_syncthreads,
             next_stmt: 0,
             depth: 1,
         }
@@ -608,10 +610,16 @@ impl<'a> Gen<'a> {
         } else {
             " pc_delay(pc);"
         };
+        // `syncthreads` needs every thread: a thread done with the trace must not park there.
+        let block_wide = if matches!(op, Op::SyncThreads) {
+            ", true"
+        } else {
+            ""
+        };
         self.line(
             out,
             &format!(
-                "{{ bool pc_tr = pc_step_begin(pc, {id}, pc_occ_{id}, {collective}, {modelled});{delay}"
+                "{{ bool pc_tr = pc_step_begin(pc, {id}, pc_occ_{id}, {collective}, {modelled}{block_wide});{delay}"
             ),
         );
         self.depth += 1;
@@ -898,6 +906,10 @@ impl<'a> Gen<'a> {
                     );
                 }
             }
+            Op::SyncThreads if self.non_aligned_syncthreads => self.line(
+                out,
+                "asm volatile(\"barrier.sync 0;\" ::: \"memory\");  // non-aligned: see LowerOptions",
+            ),
             Op::SyncThreads => self.line(out, "__syncthreads();"),
             Op::BarSync { id: bid, count } => {
                 whole_warps(p, count.as_ref(), s.span)?;
@@ -985,7 +997,7 @@ impl<'a> Gen<'a> {
                 }
             }
             Op::TmaStore { src } => {
-                let (ptr, _, size, _) = self.buffer_args(src)?;
+                let (ptr, words, size, _) = self.buffer_args(src)?;
                 let b = self
                     .layout
                     .buffer(src.object.0)
@@ -993,7 +1005,7 @@ impl<'a> Gen<'a> {
                 self.line(
                     out,
                     &format!(
-                        "pc_tma_store(pc, {ptr}, {size}, {} + {size} * (pc_u32)({}), {id});",
+                        "pc_tma_store(pc, {ptr}, {size}, {words}, {} + {size} * (pc_u32)({}), {id});",
                         b.staging_store,
                         self.index(src)
                     ),
@@ -1005,13 +1017,19 @@ impl<'a> Gen<'a> {
             }
             Op::CpAsync { dst } => {
                 let (ptr, words, size, fill) = self.buffer_args(dst)?;
-                self.line(
-                    out,
-                    &format!(
-                        "pc_cp_async(pc, {ptr}, {size}, {words}, {fill} + {size} * (pc_u32)({}), {id}, {occ});",
-                        self.index(dst)
-                    ),
-                );
+                let src = format!("{fill} + {size} * (pc_u32)({})", self.index(dst));
+                // Confirm mode: the sequencer may defer this copy to the trace's landing turn.
+                let copy = format!("pc_cp_async(pc, {ptr}, {size}, {words}, {src}, {id}, {occ});");
+                if self.mode == Mode::Confirm {
+                    self.line(
+                        out,
+                        &format!(
+                            "if (!pc_fill_seq(pc, pc_tr, {ptr}, {size}, {words}, {src}, {id}, {occ})) {copy}"
+                        ),
+                    );
+                } else {
+                    self.line(out, &copy);
+                }
             }
             Op::CommitGroup => self.line(out, "pc_commit_group(pc);"),
             Op::WaitGroup { n } => self.line(out, &format!("pc_wait_group(pc, {});", print(p, n))),
@@ -1174,11 +1192,20 @@ impl<'a> Gen<'a> {
             Op::MemcpyAsync { dst, .. } => {
                 let (ptr, words, size, fill) = self.buffer_args(dst)?;
                 let occ = format!("pc_occ_{id}");
+                let src = format!("{fill} + {size} * (pc_u32)({})", self.index(dst));
+                // Confirm mode: the sequencer may defer this copy to the trace's landing turn
+                // (the commit then binds no copy of it: its arrival is not held back).
+                let deferred = if self.mode == Mode::Confirm {
+                    format!(
+                        "!pc_fill_seq(pc, pc_tr, {ptr}, {size}, {words}, {src}, {id}, {occ}) && "
+                    )
+                } else {
+                    String::new()
+                };
                 self.line(
                     out,
                     &format!(
-                        "if (!pc.dead) cuda::memcpy_async({ptr}, pc_stage(pc, {fill} + {size} * (pc_u32)({}), {words}, {id}, {occ}), cuda::aligned_size_t<16>({size}), {name});",
-                        self.index(dst)
+                        "if ({deferred}!pc.dead) cuda::memcpy_async({ptr}, pc_stage(pc, {src}, {words}, {id}, {occ}), cuda::aligned_size_t<16>({size}), {name});"
                     ),
                 );
             }
