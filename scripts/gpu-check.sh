@@ -7,7 +7,7 @@
 #
 # Parts (each can be skipped with SKIP_<PART>=1):
 #   BENCH    generated double buffer vs shared/bench/gpu/baseline.cuh, one run, as a ratio
-#   PROBES   gpu-harness/probes/*.phase: the open questions of docs/gpu.md
+#   PROBES   gpu-harness/probes/*.phase and probes/raw/*.cu (nvcc): the open questions of docs/gpu.md
 #   CONFIRM  `confirm` on every corpus/hazards/*/fail.phase
 #   FUZZ     `fuzz --seconds $FUZZ_SECONDS` on every corpus file with `expect ok` (JOBS at once)
 #   TESTS    cargo's gated GPU tests (PHASECHECK_GPU_TESTS=1), when cargo is there
@@ -50,6 +50,18 @@ if [ "${SKIP_PROBES:-0}" != 1 ]; then
     rc=$?
     res=$(python3 -c "import json; d=json.load(open('$LOGS/probe_$n.json')); print('hangs at lines %s; stale reads %d; trials %d' % ([h['line'] for h in d['hangs']], len(d['stale_reads']), d['trials']))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/probe_$n.err")")
     note "PROBE $n (exit $rc): $res"
+  done
+  # Raw CUDA probes (questions the .phase language cannot pose at the needed scale).
+  NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  for f in gpu-harness/probes/raw/*.cu; do
+    n=$(basename "$f" .cu)
+    if [ -x "$NVCC" ] && "$NVCC" -arch=sm_90a -O2 -o "$LOGS/$n" "$f" 2> "$LOGS/probe_$n.err"; then
+      timeout 300 "$LOGS/$n" 1.0 > "$LOGS/probe_$n.txt" 2>> "$LOGS/probe_$n.err"
+      note "PROBE raw $n (exit $?): $LOGS/probe_$n.txt"
+      sed 's/^/    /' "$LOGS/probe_$n.txt"
+    else
+      note "PROBE raw $n: not built (nvcc: $NVCC; $(head -c 200 "$LOGS/probe_$n.err" 2>/dev/null))"
+    fi
   done
 fi
 

@@ -831,7 +831,13 @@ fn replay_finding(
                       tolerated this UB in the replayed interleaving"
             .into();
     } else {
-        res.detail = if diverged > 0 {
+        res.detail = if unsequenced {
+            "run unsequenced, no TMA store read an older stamp than the generic proxy saw at \
+             its issue (on an H100 the copy engine misses unfenced generic stores only when \
+             many threads' 16-byte stores are in flight at the barrier, a scale this file's \
+             threads do not reach: docs/gpu.md \"Proxy fences\")"
+                .into()
+        } else if diverged > 0 {
             format!("the replay left the trace in {diverged} thread(s)")
         } else {
             "the replayed interleaving did not show it".into()
