@@ -97,8 +97,20 @@ fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Steps, 
         .flat_map(|t| std::iter::repeat_n(t, t.repeat.max(1) as usize))
         .collect();
     let stmt_at = |span: Span| {
-        stmt_of(lowered, span)
-            .ok_or_else(|| format!("trace step at {span:?} is no statement of the kernel"))
+        stmt_of(lowered, span).ok_or_else(|| {
+            if span.start == span.end {
+                // The checker's step for a thread running off the end of its program.
+                "the trace orders a thread's exit (the end of its program), a step the \
+                 sequencer has no statement for"
+                    .to_string()
+            } else {
+                format!(
+                    "the trace has a step (bytes {}..{} of the file) that is no statement of \
+                     the kernel",
+                    span.start, span.end
+                )
+            }
+        })
     };
     let mut steps = Vec::new();
     let mut landings = Vec::new();
@@ -833,9 +845,10 @@ fn replay_finding(
     } else {
         res.detail = if unsequenced {
             "run unsequenced, no TMA store read an older stamp than the generic proxy saw at \
-             its issue (on an H100 the copy engine misses unfenced generic stores only when \
-             many threads' 16-byte stores are in flight at the barrier, a scale this file's \
-             threads do not reach: docs/gpu.md \"Proxy fences\")"
+             its issue (on an H100 a copy overtakes unfenced generic stores only while they \
+             still wait in their warps' queues, behind other warps' store traffic; the \
+             harness's read of the stamp at the issue waits for them: docs/gpu.md \"Proxy \
+             fences\")"
                 .into()
         } else if diverged > 0 {
             format!("the replay left the trace in {diverged} thread(s)")
@@ -1302,5 +1315,17 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_trace_that_orders_a_thread_exit_says_so() {
+        let (program, lowered, errors) = findings("corpus/hazards/remote-cta-exited/fail.phase");
+        let f = errors
+            .iter()
+            .find(|f| f.rule.name == "remote-cta-exited")
+            .expect("the UB finding");
+        let why = plan(&program, &lowered, f).err().expect("no plan");
+        assert!(why.contains("a thread's exit"), "{why}");
+        assert!(!why.contains("Span"), "{why}");
     }
 }
