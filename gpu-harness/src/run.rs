@@ -46,7 +46,17 @@ impl std::error::Error for RunError {}
 fn driver(what: &str) -> impl Fn(cudarc::driver::DriverError) -> RunError + '_ {
     move |e| RunError::Driver {
         what: what.to_string(),
-        error: e.to_string(),
+        error: driver_error_text(&e),
+    }
+}
+
+/// `CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure)`: the code and the driver's words
+/// (cudarc's own Display is its Debug form).
+fn driver_error_text(e: &cudarc::driver::DriverError) -> String {
+    let name = format!("{:?}", e.0);
+    match e.error_string() {
+        Ok(words) => format!("{name} ({})", words.to_string_lossy()),
+        Err(_) => name,
     }
 }
 
@@ -287,7 +297,7 @@ impl Gpu {
                 Err(e) => {
                     return Err(RunError::Driver {
                         what: "running the kernel".into(),
-                        error: e.to_string(),
+                        error: driver_error_text(&e),
                     });
                 }
             }
