@@ -539,11 +539,12 @@ __device__ void pc_tma(Pc& pc, unsigned char* dst, pc_u32 size, pc_u32 words, pc
     left -= chunk;
   }
 }
-// Confirm mode, a `tma` with one destination: when the trace lands this copy later than its
-// issue (a landing entry names this step), stage the source and record the request for the
-// proxy (pc_land_service); otherwise issue it now (pc_tma).
-__device__ void pc_tma_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size, pc_u32 words, pc_u64* bar,
-                           long long bytes, pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
+// Confirm mode: when the trace lands this copy later than its issue (a landing entry names
+// this step), stage the source and record the request for the proxy (pc_land_service), which
+// copies it at the landing turn and completes `bar` (if any) with `bytes`. False: no landing
+// entry (or no free slot): the caller issues the copy now, as in fuzz mode.
+__device__ bool pc_land_record(Pc& pc, bool traced, unsigned char* dst, pc_u32 size, pc_u32 words,
+                               pc_u64* bar, long long bytes, pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
 #if PC_CONFIRM
   int slot = (traced && !pc.dead) ? pc_land_slot(pc) : -1;
   if (slot >= 0) {
@@ -557,35 +558,23 @@ __device__ void pc_tma_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size,
     r->size = size;
     __threadfence_block();
     r->valid = 1;
-    return;  // pc_step_end advances the turn after the request is visible (__threadfence)
-  }
-#endif
-  pc_tma(pc, dst, size, words, bar, bytes, 0, false, offset, stmt, occ);
-}
-// Confirm mode, a `cp_async` or `memcpy_async`: when the trace lands this copy later than its
-// issue (a race against the copy in flight), stage the source and record the request: the
-// proxy (pc_land_service) copies it at the landing turn, with no barrier to complete (`bar`
-// null), and the thread issues no copy now, so a later commit or arrive-on binds none of it.
-// False: issue the copy now, as in fuzz mode.
-__device__ bool pc_fill_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size, pc_u32 words,
-                            pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
-#if PC_CONFIRM
-  int slot = (traced && !pc.dead) ? pc_land_slot(pc) : -1;
-  if (slot >= 0) {
-    unsigned char* src = pc_stage(pc, offset, words, stmt, occ);
-    asm volatile("fence.proxy.async.global;" ::: "memory");
-    volatile PcLandReq* r = &pc_land_req[slot];
-    r->dst = dst;
-    r->src = src;
-    r->bar = nullptr;
-    r->bytes = size;
-    r->size = size;
-    __threadfence_block();
-    r->valid = 1;
-    return true;
+    return true;  // pc_step_end advances the turn after the request is visible (__threadfence)
   }
 #endif
   return false;
+}
+// A `tma` with one destination, in confirm mode: deferred to its landing turn, or issued now.
+__device__ void pc_tma_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size, pc_u32 words, pc_u64* bar,
+                           long long bytes, pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
+  if (!pc_land_record(pc, traced, dst, size, words, bar, bytes, offset, stmt, occ))
+    pc_tma(pc, dst, size, words, bar, bytes, 0, false, offset, stmt, occ);
+}
+// A `cp_async` or `memcpy_async`, in confirm mode: deferred with no barrier to complete (`bar`
+// null), so the thread issues no copy now and a later commit or arrive-on binds none of it.
+// False: the caller issues the copy now, as in fuzz mode.
+__device__ bool pc_fill_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size, pc_u32 words,
+                            pc_u32 offset, pc_u32 stmt, pc_u32 occ) {
+  return pc_land_record(pc, traced, dst, size, words, nullptr, size, offset, stmt, occ);
 }
 // `tma_store X`: a bulk copy reading X (async proxy) into the staging area. The stamp that
 // the generic proxy sees in X now is remembered: what the copy engine read is compared with it
