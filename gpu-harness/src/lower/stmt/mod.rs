@@ -1,4 +1,5 @@
-//! Statements: the generator's state, the body's control flow (let, if, for, while, exit) and
+//! Statements: the generator's state, the body's control flow (let, assignments, if, for,
+//! while, roles, elect, exit) and
 //! the helpers that name objects. Seams: [`kernel`] (the kernel around the protocol), [`ops`]
 //! (one lowering per operation).
 
