@@ -1,7 +1,6 @@
 //! Statements: the generator's state, the body's control flow (let, assignments, if, for,
-//! while, roles, elect, exit) and
-//! the helpers that name objects. Seams: [`kernel`] (the kernel around the protocol), [`ops`]
-//! (one lowering per operation).
+//! while, roles, elect, exit) and the helpers that name objects. Seams: [`kernel`] (the kernel
+//! around the protocol), [`ops`] (one lowering per operation).
 
 mod kernel;
 mod ops;
