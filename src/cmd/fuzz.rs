@@ -442,11 +442,17 @@ pub fn render_human(s: &FuzzSummary) -> String {
             s.blocks_apart
         );
     }
-    let _ = writeln!(
-        o,
-        "  throughput: {:.3e} barrier phases/s ({} phases)",
-        s.phases_per_second, s.barrier_phases
-    );
+    if s.barrier_phases == 0 {
+        // Files that synchronise only through `syncthreads`, named barriers or bulk groups have
+        // no barrier object whose phases could be counted.
+        let _ = writeln!(o, "  throughput: no barrier-object phases completed");
+    } else {
+        let _ = writeln!(
+            o,
+            "  throughput: {:.3e} barrier phases/s ({} phases)",
+            s.phases_per_second, s.barrier_phases
+        );
+    }
     if s.hangs.is_empty() {
         let _ = writeln!(o, "  hangs: none");
     } else {
@@ -763,6 +769,10 @@ mod tests {
         assert_eq!(row.first, SeenAt { seed: 7, block: 1 });
         assert!(row.other.contains("never written"), "{}", row.other);
         let text = render_human(&s);
+        assert!(
+            text.contains("throughput: no barrier-object phases completed"),
+            "{text}"
+        );
         assert!(text.contains("kernels launched concurrently"), "{text}");
         assert!(text.contains("comm (domain remote, 32 threads)"), "{text}");
         assert!(text.contains("kernel: comm"), "{text}");
