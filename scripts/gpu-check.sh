@@ -10,7 +10,8 @@
 #   PROBES   gpu-harness/probes/*.phase and probes/raw/*.cu (nvcc): the open questions of docs/gpu.md
 #   CONFIRM  `confirm` on every corpus/hazards/*/fail.phase
 #   FUZZ     `fuzz --seconds $FUZZ_SECONDS` on every corpus file with `expect ok` (JOBS at once)
-#   TESTS    cargo's gated GPU tests (PHASECHECK_GPU_TESTS=1), when cargo is there
+#   TESTS    the gated GPU tests (PHASECHECK_GPU_TESTS=1) and the NVRTC compile of every lowered
+#            file: with cargo, or prebuilt test executables in $TEST_BINS
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$ROOT"
@@ -135,6 +136,17 @@ fi
 if [ "${SKIP_TESTS:-0}" != 1 ] && command -v cargo >/dev/null; then
   PHASECHECK_GPU_TESTS=1 cargo test -q --test cli_gpu > "$LOGS/tests.log" 2>&1
   note "TESTS cli_gpu with PHASECHECK_GPU_TESTS=1: exit $? ($(grep 'test result' "$LOGS/tests.log" | tail -1))"
+  cargo test -q -p gpu-harness --test nvrtc_compile > "$LOGS/tests_nvrtc.log" 2>&1
+  note "TESTS nvrtc_compile: exit $? ($(grep 'test result' "$LOGS/tests_nvrtc.log" | tail -1))"
+elif [ "${SKIP_TESTS:-0}" != 1 ] && [ -n "${TEST_BINS:-}" ]; then
+  # No cargo here: test executables built elsewhere by `cargo test --release --no-run` (a
+  # machine without Rust, like the device machine). They carry the paths of the build: the
+  # repository at the same path as there, and the phasecheck binary at the path cargo gave it.
+  for t in "$TEST_BINS"/*; do
+    n=$(basename "$t")
+    INSTA_WORKSPACE_ROOT=$ROOT PHASECHECK_GPU_TESTS=1 timeout 600 "$t" --test-threads 1 > "$LOGS/tests_$n.log" 2>&1
+    note "TESTS $n with PHASECHECK_GPU_TESTS=1 (prebuilt): exit $? ($(grep 'test result' "$LOGS/tests_$n.log" | tail -1))"
+  done
 fi
 
 echo

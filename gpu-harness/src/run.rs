@@ -60,13 +60,28 @@ fn driver_error_text(e: &cudarc::driver::DriverError) -> String {
     }
 }
 
+thread_local! {
+    /// This thread is inside [`no_panic`]: its panics are turned into errors, not printed.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Run `f`, turning a panic (cudarc panics when a library or symbol cannot be loaded) into an
-/// error naming `what`.
+/// error naming `what`. Safe to call from several threads at once: the panic hook is wrapped
+/// once (silent on threads inside `no_panic`, the previous hook elsewhere) instead of being
+/// swapped per call, which would race.
 fn no_panic<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, RunError> {
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    static WRAP_HOOK: std::sync::Once = std::sync::Once::new();
+    WRAP_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    std::panic::set_hook(hook);
+    QUIET.with(|q| q.set(false));
     r.map_err(|p| {
         let msg = p
             .downcast_ref::<String>()
@@ -577,4 +592,40 @@ pub struct BaselineResult {
     pub races: u64,
     pub threads_done: u64,
     pub phases: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_inside_no_panic_is_an_error_on_every_thread() {
+        let errors: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    scope.spawn(move || {
+                        no_panic("loading a library", || -> u32 {
+                            panic!("library {i} not found")
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h.join().expect("no_panic caught it") {
+                    Err(RunError::Env(e)) => e.what,
+                    other => panic!("expected an environment error, got {other:?}"),
+                })
+                .collect()
+        });
+        for (i, e) in errors.iter().enumerate() {
+            assert_eq!(
+                e,
+                &format!("loading a library failed: library {i} not found")
+            );
+        }
+        // Outside no_panic the thread is not quiet, and a value comes back as is.
+        assert!(!QUIET.with(|q| q.get()));
+        assert_eq!(no_panic("x", || 7).ok(), Some(7));
+    }
 }

@@ -38,12 +38,15 @@ fn lowered_fixtures_compile_with_nvrtc() {
         return;
     };
     let mut failures = Vec::new();
+    // (file, mode, kernel source, kernel name): lowered first, compiled on every core after
+    // (about 260 compilations of 1-2 s each; one after the other they take minutes).
+    let mut jobs = Vec::new();
     for path in fixtures() {
         let text = std::fs::read_to_string(&path).expect("read fixture");
         let file = SourceFile::new(path.display().to_string(), text);
         let program = protocols::load(&file, &[]).expect("fixture loads");
         for mode in [Mode::Fuzz, Mode::Confirm] {
-            let lowered = match lower(
+            match lower(
                 &program,
                 Some(&file),
                 &LowerOptions {
@@ -51,49 +54,58 @@ fn lowered_fixtures_compile_with_nvrtc() {
                     ..Default::default()
                 },
             ) {
-                Ok(l) => l,
+                Ok(l) => jobs.push((path.display().to_string(), mode, l.source, l.kernel_name)),
                 // Documented limits (docs/gpu.md): several kernels, waits on a peer's barrier.
-                Err(e) if e.message.contains("kernels") || e.message.contains("peer block") => {
-                    continue;
-                }
-                Err(e) => {
-                    failures.push(format!("{}: lowering failed: {e}", path.display()));
-                    continue;
-                }
-            };
-            eprintln!("compiling {} ({mode:?})", path.display());
-            match gpu_harness::run::compile_ptx(
-                &nvrtc,
-                &includes,
-                &lowered.source,
-                &lowered.kernel_name,
-            ) {
-                Err(e) => failures.push(format!("{} ({mode:?}): {e}", path.display())),
-                Ok(ptx) => {
-                    if let Some(err) = assemble(&ptx, &lowered.kernel_name) {
-                        failures.push(format!("{} ({mode:?}): ptxas: {err}", path.display()));
-                    }
-                }
+                Err(e) if e.message.contains("kernels") || e.message.contains("peer block") => {}
+                Err(e) => failures.push(format!("{}: lowering failed: {e}", path.display())),
             }
         }
     }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((path, mode, source, name)) = jobs.get(i) else {
+                        break;
+                    };
+                    eprintln!("compiling {path} ({mode:?})");
+                    let failure =
+                        match gpu_harness::run::compile_ptx(&nvrtc, &includes, source, name) {
+                            Err(e) => Some(format!("{path} ({mode:?}): {e}")),
+                            Ok(ptx) => assemble(&ptx, i)
+                                .map(|err| format!("{path} ({mode:?}): ptxas: {err}")),
+                        };
+                    if let Some(f) = failure {
+                        found.lock().expect("no panics while held").push(f);
+                    }
+                }
+            });
+        }
+    });
+    failures.extend(found.into_inner().expect("no panics while held"));
+    eprintln!("{} kernels compiled on {workers} threads", jobs.len());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
 /// Assemble the PTX with `ptxas -arch=sm_90` when a ptxas is found beside the toolkit (so that
 /// instruction forms the driver's JIT would reject fail here). None: assembled or no ptxas.
-fn assemble(ptx: &str, name: &str) -> Option<String> {
+/// `job` names the files (the two modes of a file share a kernel name).
+fn assemble(ptx: &str, job: usize) -> Option<String> {
     let ptxas = cuda_env::toolkit_roots()
         .into_iter()
         .map(|r| r.join("bin/ptxas"))
         .find(|p| p.is_file())?;
     let dir = std::env::temp_dir().join(format!("phasecheck-ptxas-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ok()?;
-    let file = dir.join(format!("{name}.ptx"));
+    let file = dir.join(format!("job{job}.ptx"));
     std::fs::write(&file, ptx).ok()?;
     let out = std::process::Command::new(ptxas)
         .args(["-arch=sm_90", "-o"])
-        .arg(dir.join(format!("{name}.cubin")))
+        .arg(dir.join(format!("job{job}.cubin")))
         .arg(&file)
         .output()
         .ok()?;
