@@ -99,7 +99,7 @@ fn lower_prints_one_function_per_kernel() {
         text.contains("pc_store(pc, flag, 1, 3, true, 1, pc_occ_1);"),
         "{text}"
     );
-    assert!(text.contains("pc_load_acquire(pc, flag, 3, 2);"), "{text}");
+    assert!(text.contains("pc_load_acquire(pc, flag, 3, 3);"), "{text}");
 }
 
 #[test]

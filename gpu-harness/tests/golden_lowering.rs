@@ -117,11 +117,12 @@ fn several_kernels_lower_to_one_function_each() {
     use gpu_harness::lower::MemSyncDomain;
     assert_eq!(l.kernels[0].domain, MemSyncDomain::Default);
     assert_eq!(l.kernels[1].domain, MemSyncDomain::Remote);
-    // Statements are numbered across kernels: two each.
+    // Statements are numbered across kernels: two each, and each kernel's `finish`.
     assert_eq!(
         (l.kernels[0].stmts.clone(), l.kernels[1].stmts.clone()),
-        (0..2, 2..4)
+        (0..3, 3..6)
     );
+    assert_eq!(l.stmts[2].keyword, "finish");
     assert_eq!(l.threads_per_trial(), 64);
     for k in &l.kernels {
         assert_eq!(
@@ -136,7 +137,7 @@ fn several_kernels_lower_to_one_function_each() {
         l.source
             .contains("pc_store(pc, flag, 1, 2, true, 1, pc_occ_1);")
     );
-    assert!(l.source.contains("pc_load_acquire(pc, flag, 2, 2);"));
+    assert!(l.source.contains("pc_load_acquire(pc, flag, 2, 3);"));
 }
 
 #[test]

@@ -720,7 +720,8 @@ mod tests {
         )
         .expect("lowers");
         let nstmt = lowered.stmts.len();
-        // Statement 2 = `load_acquire flag scope gpu`, 3 = `load data`, both in kernel `comm`.
+        // Statement 3 = `load_acquire flag scope gpu`, 4 = `load data`, both in kernel `comm`
+        // (0-1 `compute`'s statements, 2 its `finish`).
         let mut r = LaunchResult {
             threads_done: 4 * 64,
             apart: 1,
@@ -728,8 +729,8 @@ mod tests {
             first_block: vec![vec![None; nstmt]; 4],
             ..Default::default()
         };
-        r.counts[0][2] = 1;
-        r.first_block[0][2] = Some(3);
+        r.counts[0][3] = 1;
+        r.first_block[0][3] = Some(3);
         let event = |kind, stmt, block, b| Event {
             kind,
             stmt,
@@ -741,9 +742,9 @@ mod tests {
             raw: 0,
         };
         r.events = vec![
-            event(EventKind::Hang, 2, 3, 0),
+            event(EventKind::Hang, 3, 3, 0),
             // `pc_load` detector 3: never written although published.
-            event(EventKind::Race, 3, 1, 3),
+            event(EventKind::Race, 4, 1, 3),
         ];
         let mut acc = Accumulator::new(&file, &program, &lowered);
         acc.add(&r, 7, 4, 0.5);

@@ -70,6 +70,18 @@ impl Layout {
         for kernel in kernels {
             let first = stmts.len() as u32;
             number(program, &kernel.body, &mut stmts, &mut fills);
+            // The end of the program: the checker's `finish` step (a thread leaving, at the
+            // kernel's end), which a trace may order before another thread's step
+            // (remote-cta-exited). Confirm mode sequences it; it has no event of its own.
+            stmts.push(StmtInfo {
+                id: stmts.len() as u32,
+                span: Span::new(kernel.span.end, kernel.span.end),
+                keyword: "finish",
+                object: None,
+                collective: false,
+                modelled: true,
+                deferrable: false,
+            });
             kernel_stmts.push(first..stmts.len() as u32);
         }
         let instances: u32 = program

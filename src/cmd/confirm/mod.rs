@@ -644,14 +644,33 @@ mod tests {
     }
 
     #[test]
-    fn a_trace_that_orders_a_thread_exit_says_so() {
+    fn a_trace_that_orders_a_thread_exit_sequences_it() {
         let (program, lowered, errors) = findings("corpus/hazards/remote-cta-exited/fail.phase");
         let f = errors
             .iter()
             .find(|f| f.rule.name == "remote-cta-exited")
             .expect("the UB finding");
-        let why = plan(&program, &lowered, f).err().expect("no plan");
-        assert!(why.contains("a thread's exit"), "{why}");
-        assert!(!why.contains("Span"), "{why}");
+        let p = plan(&program, &lowered, f).expect("a plan");
+        let e = entries(&p.table);
+        let finish = lowered
+            .stmts
+            .iter()
+            .find(|s| s.keyword == "finish")
+            .expect("a finish statement")
+            .id;
+        // Block 0's thread leaves at its turn, before block 1's remote arrive (the last step).
+        let leaves = e
+            .iter()
+            .position(|x| x[0] == 0 && x[2] == finish)
+            .unwrap_or_else(|| panic!("cta 0 finishes: {e:?}"));
+        let arrive = e
+            .iter()
+            .rposition(|x| x[0] == 1 && x[1] != LANDING)
+            .unwrap_or_else(|| panic!("cta 1 steps: {e:?}"));
+        assert!(leaves < arrive, "{e:?}");
+        assert_eq!(
+            lowered.stmts[e[arrive][2] as usize].keyword, "arrive",
+            "{e:?}"
+        );
     }
 }

@@ -296,8 +296,11 @@ impl Gen<'_> {
             .find(|r| r.start == first)
             .cloned()
             .unwrap_or(first..first);
-        if !own.is_empty() {
-            let decl: Vec<String> = own.clone().map(|i| format!("pc_occ_{i} = 0")).collect();
+        // Occurrence counters of the operation statements (the last id is the `finish` step,
+        // which occurs once).
+        let ops = own.start..own.end.saturating_sub(1).max(own.start);
+        if !ops.is_empty() {
+            let decl: Vec<String> = ops.map(|i| format!("pc_occ_{i} = 0")).collect();
             for chunk in decl.chunks(8) {
                 self.line(out, &format!("pc_u32 {};", chunk.join(", ")));
             }
@@ -318,6 +321,17 @@ impl Gen<'_> {
         self.line(out, "};");
         self.line(out, "// ---- protocol ----");
         self.body(out, &kernel.body)?;
+        let finish = self.next_stmt;
+        self.next_stmt += 1;
+        // A trace's `finish` step (confirm mode; in fuzz mode pc_step_begin returns at once):
+        // the thread leaves at its turn. Threads with no step left do not wait for the trace
+        // here (block-wide: they leave, as they would without the step).
+        self.line(
+            out,
+            &format!(
+                "{{ bool pc_tr = pc_step_begin(pc, {finish}, 0, false, true, true); pc_step_end(pc, pc_tr, {finish}); }}  // finish"
+            ),
+        );
         self.line(out, "pc_finish();");
         out.push_str("}\n");
         debug_assert_eq!(self.next_stmt as u32, own.end);
