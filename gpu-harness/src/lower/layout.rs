@@ -220,7 +220,17 @@ fn number(
                     ),
                 });
             }
-            StmtKind::Let { .. } | StmtKind::Assign { .. } | StmtKind::Exit => {}
+            // `exit`: a step of the checker's traces like the end of the program (see `build`).
+            StmtKind::Exit => stmts.push(StmtInfo {
+                id: stmts.len() as u32,
+                span: s.span,
+                keyword: "exit",
+                object: None,
+                collective: false,
+                modelled: true,
+                deferrable: false,
+            }),
+            StmtKind::Let { .. } | StmtKind::Assign { .. } => {}
         }
     }
 }

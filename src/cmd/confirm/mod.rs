@@ -478,7 +478,10 @@ mod tests {
     fn findings(path: &str) -> (Program, Lowered, Vec<Finding>) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
         let text = std::fs::read_to_string(&path).expect("corpus file");
-        let file = SourceFile::new(path.display().to_string(), text);
+        findings_of(SourceFile::new(path.display().to_string(), text))
+    }
+
+    fn findings_of(file: SourceFile) -> (Program, Lowered, Vec<Finding>) {
         let program = protocols::load(&file, &[]).expect("loads");
         let report = checker::check(&program, &checker::CheckOptions::default());
         let lowered = lower::lower(
@@ -671,6 +674,34 @@ mod tests {
         assert_eq!(
             lowered.stmts[e[arrive][2] as usize].keyword, "arrive",
             "{e:?}"
+        );
+    }
+
+    #[test]
+    fn an_explicit_exit_on_the_trace_is_sequenced_too() {
+        // remote-cta-exited with block 0 leaving through `exit` instead of its end.
+        let text = "protocol exit_early\nblock 1\ncluster 2\nmbarrier full\nmbarrier empty\n\
+                    buffer tile\nif tid == 0 {\n  init full, 1\n  init empty, 2\n  \
+                    fence_mbarrier_init\n}\ncluster_sync\narrive_expect_tx full, 1024\n\
+                    if cta == 0 {\n  tma tile -> full, 1024 multicast 0b11\n}\n\
+                    wait full parity 0\nread tile\nif cta == 0 {\n  exit\n}\n\
+                    arrive empty @ 0\n";
+        let (program, lowered, errors) = findings_of(SourceFile::new("exit_early.phase", text));
+        let f = errors
+            .iter()
+            .find(|f| f.rule.name == "remote-cta-exited")
+            .expect("the UB finding");
+        let exit = lowered
+            .stmts
+            .iter()
+            .find(|s| s.keyword == "exit")
+            .expect("an exit statement")
+            .id;
+        let p = plan(&program, &lowered, f).expect("a plan");
+        let e = entries(&p.table);
+        assert!(
+            e.iter().any(|x| x[0] == 0 && x[2] == exit),
+            "block 0 leaves through its exit at its turn: {e:?}"
         );
     }
 }

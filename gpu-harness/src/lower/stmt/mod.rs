@@ -156,6 +156,15 @@ impl<'a> Gen<'a> {
             }
             StmtKind::Exit => {
                 self.comment(out, s.span);
+                // A trace's `exit` step, sequenced like the end of the program (kernel.rs).
+                let id = self.next_stmt;
+                self.next_stmt += 1;
+                self.line(
+                    out,
+                    &format!(
+                        "{{ bool pc_tr = pc_step_begin(pc, {id}, pc_occ_{id}, false, true, true); pc_step_end(pc, pc_tr, {id}); }}"
+                    ),
+                );
                 self.line(out, "pc_finish();");
                 self.line(out, "return;");
             }
