@@ -215,15 +215,58 @@ pub fn enabled(m: &PhaseModel, s: &State, t: u32) -> bool {
     }
 }
 
+/// The enabled actions: thread steps (thread index), then in-flight events (thread count +
+/// event index).
+///
+/// With symmetry, a thread is left out when an earlier thread of its class is in an equal
+/// state and neither is named in the shared part (a barrier's initializer, an async event):
+/// the state is then unchanged by swapping the two, so the step of the later one leads to the
+/// swap's image of the earlier one's successor, which canonicalizes to the same state
+/// (docs/design.md, "Symmetry"). With 128 consumers at the same statement this turns 128
+/// successors, each cloned and canonicalized before being found a duplicate, into one.
 pub fn actions(m: &PhaseModel, s: &State, out: &mut Vec<u32>) {
+    // Per class, the enabled threads taken so far (only with symmetry).
+    let mut taken: Vec<(u32, u32)> = Vec::new();
+    let mut named: Option<Vec<u32>> = None;
     for t in 0..m.nthreads() {
-        if enabled(m, s, t) {
-            out.push(t);
+        if !enabled(m, s, t) {
+            continue;
         }
+        if m.symmetry && m.classes.len() < m.nthreads() as usize {
+            let class = m.threads[t as usize].class;
+            let twin = taken.iter().any(|&(c, u)| {
+                c == class && s.threads[u as usize] == s.threads[t as usize] && {
+                    let named = named.get_or_insert_with(|| named_threads(s));
+                    named.binary_search(&u).is_err() && named.binary_search(&t).is_err()
+                }
+            });
+            if twin {
+                continue;
+            }
+            taken.push((class, t));
+        }
+        out.push(t);
     }
     for i in 0..s.events.len() {
         out.push(m.nthreads() + i as u32);
     }
+}
+
+/// Threads named in the shared part of `s` (what canonicalization renames), sorted.
+fn named_threads(s: &State) -> Vec<u32> {
+    let mut v: Vec<u32> = s
+        .bars
+        .iter()
+        .map(|b| b.init_by)
+        .filter(|&t| t != u32::MAX)
+        .chain(s.events.iter().map(|e| match *e {
+            Event::Tma { issuer, .. } => issuer,
+            Event::CpArrive { thread, .. } => thread,
+        }))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// State-based wait checks: a thread blocked at a parity wait two or more phases behind.
