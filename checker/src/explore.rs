@@ -163,7 +163,8 @@ pub fn explore<M: Model>(
     let start = Instant::now();
     let mut visited: HashMap<u64, u32, BuildHasherDefault<IdentityHasher>> = HashMap::default();
     let mut parents: Vec<(u32, u32)> = Vec::new();
-    let mut queue: VecDeque<(M::State, u32, u32)> = VecDeque::new();
+    // (state, index, depth, its `state_bytes` when queued: subtracted as is when it leaves)
+    let mut queue: VecDeque<(M::State, u32, u32, u64)> = VecDeque::new();
     let mut found_keys: BTreeMap<M::Key, ()> = BTreeMap::new();
     let mut found: Vec<Found<M::Finding>> = Vec::new();
     let mut transitions = 0u64;
@@ -175,8 +176,9 @@ pub fn explore<M: Model>(
     let init = model.init_state();
     visited.insert(fingerprint(&init), 0);
     parents.push((0, 0));
-    queue_bytes += model.state_bytes(&init) as u64;
-    queue.push_back((init, 0, 0));
+    let bytes = model.state_bytes(&init) as u64;
+    queue_bytes += bytes;
+    queue.push_back((init, 0, 0, bytes));
 
     let mut actions = Vec::new();
     let mut scratch = Vec::new();
@@ -193,9 +195,9 @@ pub fn explore<M: Model>(
     };
 
     let mut expanded = 0u64;
-    while let Some((state, index, depth)) = queue.pop_front() {
+    while let Some((state, index, depth, bytes)) = queue.pop_front() {
         expanded += 1;
-        queue_bytes = queue_bytes.saturating_sub(model.state_bytes(&state) as u64);
+        queue_bytes = queue_bytes.saturating_sub(bytes);
         if depth > 0 {
             last_depth_done = last_depth_done.max(depth - 1);
         }
@@ -223,8 +225,9 @@ pub fn explore<M: Model>(
                         let new_index = parents.len() as u32;
                         e.insert(new_index);
                         parents.push((index, a));
-                        queue_bytes += model.state_bytes(&next) as u64;
-                        queue.push_back((next, new_index, depth + 1));
+                        let bytes = model.state_bytes(&next) as u64;
+                        queue_bytes += bytes;
+                        queue.push_back((next, new_index, depth + 1, bytes));
                     }
                     single = [];
                     expand = &single;
@@ -246,8 +249,9 @@ pub fn explore<M: Model>(
                     let new_index = parents.len() as u32;
                     visited.insert(fp, new_index);
                     parents.push((index, a));
-                    queue_bytes += model.state_bytes(&next) as u64;
-                    queue.push_back((next, new_index, depth + 1));
+                    let bytes = model.state_bytes(&next) as u64;
+                    queue_bytes += bytes;
+                    queue.push_back((next, new_index, depth + 1, bytes));
                 }
                 Step::Stop => {
                     for f in scratch.drain(..) {

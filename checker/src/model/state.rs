@@ -209,17 +209,22 @@ pub struct State {
 }
 
 impl State {
-    /// Rough heap + inline size, for the memory limit.
+    /// Rough heap + inline size, for the memory limit. A thread shared with other states
+    /// (copy on write) counts with its share: its size divided by the number of states that
+    /// hold it now, so that a queue of states which differ in one thread each is not counted
+    /// as if every state owned every thread (that overcounted the full-size double buffer
+    /// about tenfold: the 6 GiB limit stopped it at 0.7 GB resident).
     pub fn approx_bytes(&self) -> usize {
         let mut n = std::mem::size_of::<State>();
         for t in &self.threads {
-            n += std::mem::size_of::<Thread>()
+            let own = std::mem::size_of::<Thread>()
                 + t.locals.len() * 8
                 + t.tracks.len() * std::mem::size_of::<BarTrack>()
                 + t.acc.len() * std::mem::size_of::<Access>()
                 + t.cp.len() * std::mem::size_of::<CpWrite>()
                 + t.bulk.len() * 12
                 + t.pipes.len() * 16;
+            n += std::mem::size_of::<Shared<Thread>>() + own / Shared::holders(t).max(1);
         }
         n += self.bars.len() * std::mem::size_of::<Bar>();
         n += self.named.len() * 4 + self.cluster_phase.len() * 4 + self.released.len();
@@ -248,6 +253,11 @@ impl<T: Clone + std::hash::Hash> Shared<T> {
 
     pub fn ptr_eq(a: &Self, b: &Self) -> bool {
         std::sync::Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    /// How many states (and temporaries) hold this value now.
+    pub fn holders(this: &Self) -> usize {
+        std::sync::Arc::strong_count(&this.0)
     }
 
     fn cached_hash(&self) -> u64 {
