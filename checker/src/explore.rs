@@ -151,9 +151,11 @@ impl Hasher for ByteStream {
     }
 }
 
-/// Bytes per visited entry: fingerprint map slot (key, value, control byte, load factor) and
-/// parent pointer.
-const VISITED_ENTRY_BYTES: u64 = 8 + 4 + 1 + 8 + 8;
+/// Bytes per visited entry: the fingerprint map's slot (key and value padded to 16 bytes, a
+/// control byte) at its load factor (7/8) and up to twice the entries after growing, and the
+/// parent pointer (8 bytes, up to twice after growing): measured on the full-size double
+/// buffer, the estimate is 0.6-1.2 times the resident size (docs/performance.md).
+const VISITED_ENTRY_BYTES: u64 = 17 * 8 / 7 * 2 + 8 * 2;
 
 pub fn explore<M: Model>(
     model: &M,

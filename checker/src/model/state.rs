@@ -217,13 +217,19 @@ impl State {
     pub fn approx_bytes(&self) -> usize {
         let mut n = std::mem::size_of::<State>();
         for t in &self.threads {
-            let own = std::mem::size_of::<Thread>()
-                + t.locals.len() * 8
-                + t.tracks.len() * std::mem::size_of::<BarTrack>()
-                + t.acc.len() * std::mem::size_of::<Access>()
-                + t.cp.len() * std::mem::size_of::<CpWrite>()
-                + t.bulk.len() * 12
-                + t.pipes.len() * 16;
+            // The allocation behind the `Arc` (its counts, the thread, the cached hash) and one
+            // per non-empty vector, each with the allocator's own overhead.
+            const ALLOC: usize = 16;
+            let heap = |len: usize, size: usize| if len == 0 { 0 } else { len * size + ALLOC };
+            let own = 2 * ALLOC
+                + std::mem::size_of::<Thread>()
+                + std::mem::size_of::<std::sync::OnceLock<u64>>()
+                + heap(t.locals.len(), 8)
+                + heap(t.tracks.len(), std::mem::size_of::<BarTrack>())
+                + heap(t.acc.len(), std::mem::size_of::<Access>())
+                + heap(t.cp.len(), std::mem::size_of::<CpWrite>())
+                + heap(t.bulk.len(), 12)
+                + heap(t.pipes.len(), 16);
             n += std::mem::size_of::<Shared<Thread>>() + own / Shared::holders(t).max(1);
         }
         n += self.bars.len() * std::mem::size_of::<Bar>();
