@@ -30,6 +30,22 @@ pub struct StmtInfo {
     pub deferrable: bool,
 }
 
+impl StmtInfo {
+    /// A thread leaving (`exit`, or `finish`: the end of the program): no object, no
+    /// collective, a step of the model.
+    fn leave(id: u32, span: Span, keyword: &'static str) -> StmtInfo {
+        StmtInfo {
+            id,
+            span,
+            keyword,
+            object: None,
+            collective: false,
+            modelled: true,
+            deferrable: false,
+        }
+    }
+}
+
 /// A buffer object: stamped shared-memory instances.
 #[derive(Clone, Debug, Serialize)]
 pub struct BufferInfo {
@@ -73,15 +89,11 @@ impl Layout {
             // The end of the program: the checker's `finish` step (a thread leaving, at the
             // kernel's end), which a trace may order before another thread's step
             // (remote-cta-exited). Confirm mode sequences it; it has no event of its own.
-            stmts.push(StmtInfo {
-                id: stmts.len() as u32,
-                span: Span::new(kernel.span.end, kernel.span.end),
-                keyword: "finish",
-                object: None,
-                collective: false,
-                modelled: true,
-                deferrable: false,
-            });
+            stmts.push(StmtInfo::leave(
+                stmts.len() as u32,
+                Span::new(kernel.span.end, kernel.span.end),
+                "finish",
+            ));
             kernel_stmts.push(first..stmts.len() as u32);
         }
         let instances: u32 = program
@@ -221,15 +233,7 @@ fn number(
                 });
             }
             // `exit`: a step of the checker's traces like the end of the program (see `build`).
-            StmtKind::Exit => stmts.push(StmtInfo {
-                id: stmts.len() as u32,
-                span: s.span,
-                keyword: "exit",
-                object: None,
-                collective: false,
-                modelled: true,
-                deferrable: false,
-            }),
+            StmtKind::Exit => stmts.push(StmtInfo::leave(stmts.len() as u32, s.span, "exit")),
             StmtKind::Let { .. } | StmtKind::Assign { .. } => {}
         }
     }

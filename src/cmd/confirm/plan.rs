@@ -38,18 +38,11 @@ pub(super) fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Res
         .collect();
     let stmt_at = |span: Span| {
         stmt_of(lowered, span).ok_or_else(|| {
-            if span.start == span.end {
-                // The checker's step for a thread running off the end of its program.
-                "the trace orders a thread's exit (the end of its program), a step the \
-                 sequencer has no statement for"
-                    .to_string()
-            } else {
-                format!(
-                    "the trace has a step (bytes {}..{} of the file) that is no statement of \
-                     the kernel",
-                    span.start, span.end
-                )
-            }
+            format!(
+                "the trace has a step (bytes {}..{} of the file) that is no statement of the \
+                 kernel",
+                span.start, span.end
+            )
         })
     };
     let mut steps = Vec::new();

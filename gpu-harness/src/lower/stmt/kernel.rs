@@ -321,18 +321,7 @@ impl Gen<'_> {
         self.line(out, "};");
         self.line(out, "// ---- protocol ----");
         self.body(out, &kernel.body)?;
-        let finish = self.next_stmt;
-        self.next_stmt += 1;
-        // A trace's `finish` step (confirm mode; in fuzz mode pc_step_begin returns at once):
-        // the thread leaves at its turn. Threads with no step left do not wait for the trace
-        // here (block-wide: they leave, as they would without the step).
-        self.line(
-            out,
-            &format!(
-                "{{ bool pc_tr = pc_step_begin(pc, {finish}, 0, false, true, true); pc_step_end(pc, pc_tr, {finish}); }}  // finish"
-            ),
-        );
-        self.line(out, "pc_finish();");
+        self.leave(out, false, "  // finish");
         out.push_str("}\n");
         debug_assert_eq!(self.next_stmt as u32, own.end);
         Ok(())

@@ -64,6 +64,28 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// A thread leaving (`exit`, or the end of the program: a trace step of its own, see
+    /// `Layout::build`), then its finish. In confirm mode a traced thread leaves at its turn;
+    /// one with no step left leaves at once (block-wide: it does not wait for the trace). In
+    /// fuzz mode `pc_step_begin` returns at once. `counted`: pass the statement's occurrence
+    /// counter (an `exit`) rather than 0 (the end, reached once).
+    fn leave(&mut self, out: &mut String, counted: bool, note: &str) {
+        let id = self.next_stmt;
+        self.next_stmt += 1;
+        let occ = if counted {
+            format!("pc_occ_{id}")
+        } else {
+            "0".into()
+        };
+        self.line(
+            out,
+            &format!(
+                "{{ bool pc_tr = pc_step_begin(pc, {id}, {occ}, false, true, true); pc_step_end(pc, pc_tr, {id}); }}{note}"
+            ),
+        );
+        self.line(out, "pc_finish();");
+    }
+
     fn body(&mut self, out: &mut String, body: &[Stmt]) -> Result<(), LowerError> {
         for s in body {
             self.stmt(out, s)?;
@@ -156,16 +178,7 @@ impl<'a> Gen<'a> {
             }
             StmtKind::Exit => {
                 self.comment(out, s.span);
-                // A trace's `exit` step, sequenced like the end of the program (kernel.rs).
-                let id = self.next_stmt;
-                self.next_stmt += 1;
-                self.line(
-                    out,
-                    &format!(
-                        "{{ bool pc_tr = pc_step_begin(pc, {id}, pc_occ_{id}, false, true, true); pc_step_end(pc, pc_tr, {id}); }}"
-                    ),
-                );
-                self.line(out, "pc_finish();");
+                self.leave(out, true, "");
                 self.line(out, "return;");
             }
             StmtKind::Op(op) => self.op(out, s, op)?,
