@@ -10,8 +10,9 @@
 #   PROBES   gpu-harness/probes/*.phase and probes/raw/*.cu (nvcc): the open questions of docs/gpu.md
 #   CONFIRM  `confirm` on every corpus/hazards/*/fail.phase
 #   FUZZ     `fuzz --seconds $FUZZ_SECONDS` on every corpus file with `expect ok` (JOBS at once)
-#   TESTS    the gated GPU tests (PHASECHECK_GPU_TESTS=1) and the NVRTC compile of every lowered
-#            file: with cargo, or prebuilt test executables in $TEST_BINS
+#   TESTS    the gated GPU tests (PHASECHECK_GPU_TESTS=1), the NVRTC compile of every lowered
+#            file and the machine-code check of the proxy-window kernel: with cargo, or
+#            prebuilt test executables in $TEST_BINS
 set -u
 ROOT=${ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$ROOT"
@@ -82,6 +83,13 @@ PY
 )
     note "CONFIRM $n (exit $rc): $res"
   done
+  # Control of missing-proxy-fence's replay: its fenced twin in the same proxy-window kernel.
+  f=corpus/hazards/missing-proxy-fence/pass.phase
+  timeout 120 "$B" fuzz "$f" --proxy-window --delay-ns 0 --seconds 5 --quiet --format json \
+    > "$LOGS/confirm_control.json" 2> "$LOGS/confirm_control.err"
+  rc=$?
+  res=$(python3 -c "import json; d=json.load(open('$LOGS/confirm_control.json')); print('%d trials, %d hang rows, %d stale rows' % (d['trials'], len(d['hangs']), len(d['stale_reads'])))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/confirm_control.err" | tr '\n' ' ')")
+  note "CONFIRM control: fuzz $f --proxy-window --delay-ns 0 (exit $rc): $res"
 fi
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
@@ -138,6 +146,8 @@ if [ "${SKIP_TESTS:-0}" != 1 ] && command -v cargo >/dev/null; then
   note "TESTS cli_gpu with PHASECHECK_GPU_TESTS=1: exit $? ($(grep 'test result' "$LOGS/tests.log" | tail -1))"
   cargo test -q -p gpu-harness --test nvrtc_compile > "$LOGS/tests_nvrtc.log" 2>&1
   note "TESTS nvrtc_compile: exit $? ($(grep 'test result' "$LOGS/tests_nvrtc.log" | tail -1))"
+  cargo test -q -p gpu-harness --test proxy_window_sass > "$LOGS/tests_sass.log" 2>&1
+  note "TESTS proxy_window_sass: exit $? ($(grep 'test result' "$LOGS/tests_sass.log" | tail -1))"
 elif [ "${SKIP_TESTS:-0}" != 1 ] && [ -n "${TEST_BINS:-}" ]; then
   # No cargo here: test executables built elsewhere by `cargo test --release --no-run` (a
   # machine without Rust, like the device machine). They carry the paths of the build: the

@@ -239,6 +239,10 @@ pub struct LowerArgs {
     /// Lower with the device-side sequencer of `confirm` compiled in.
     #[arg(long)]
     pub confirm: bool,
+    /// Lower as `confirm` does for the unsequenced replay of a `missing-proxy-fence` race:
+    /// writes leave their stores in flight for a following bulk copy (docs/gpu.md).
+    #[arg(long, conflicts_with = "confirm")]
+    pub proxy_window: bool,
 }
 
 /// GPU run settings shared by `fuzz` and `confirm`.
@@ -288,6 +292,11 @@ pub struct FuzzArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Fuzz the kernel that `confirm` replays a `missing-proxy-fence` race with, in which
+    /// writes leave their stores in flight for a following bulk copy (use with `--delay-ns 0`;
+    /// e.g. on the fenced twin, as a control).
+    #[arg(long)]
+    pub proxy_window: bool,
 }
 
 #[derive(Args, Debug)]

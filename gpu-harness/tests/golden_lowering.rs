@@ -5,21 +5,23 @@ use protocols::SourceFile;
 use std::path::Path;
 
 fn lowered(name: &str, mode: Mode) -> String {
+    lowered_with(
+        name,
+        &LowerOptions {
+            mode,
+            ..Default::default()
+        },
+    )
+}
+
+fn lowered_with(name: &str, options: &LowerOptions) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name);
     let text = std::fs::read_to_string(&path).expect("fixture");
     let file = SourceFile::new(format!("tests/fixtures/{name}"), text);
     let program = protocols::load(&file, &[]).expect("fixture loads");
-    let l = lower(
-        &program,
-        Some(&file),
-        &LowerOptions {
-            mode,
-            ..Default::default()
-        },
-    )
-    .expect("lowers");
+    let l = lower(&program, Some(&file), options).expect("lowers");
     let (_, kernel) = l
         .source
         .split_once("// ---- end of prelude ----\n")
@@ -46,6 +48,40 @@ fn double_buffer_confirm_mode_differs_only_in_the_switch() {
     assert_eq!(
         fuzz.replace("#define PC_CONFIRM 0", "#define PC_CONFIRM 1"),
         confirm
+    );
+}
+
+/// The kernel `confirm` replays a `missing-proxy-fence` race with: the writes become window
+/// writes whose operands stay live to the thread's end; everything else is the fuzz kernel.
+#[test]
+fn proxy_window() {
+    let window = lowered_with(
+        "proxy_fence_store.phase",
+        &LowerOptions {
+            proxy_window: true,
+            ..Default::default()
+        },
+    );
+    insta::assert_snapshot!(window);
+    let plain = lowered("proxy_fence_store.phase", Mode::Fuzz);
+    let changed: Vec<(&str, &str)> = plain
+        .lines()
+        .zip(
+            window
+                .lines()
+                .filter(|l| !l.contains("PcKeep pc_keep") && !l.contains("pc_keep_live(pc_keep)")),
+        )
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(
+        changed,
+        vec![
+            ("#define PC_PROXY_WINDOW 0", "#define PC_PROXY_WINDOW 1"),
+            (
+                "    pc_write(pc, c_smem[tid], 32, 0, pc_occ_0, (pc_u32)(tid));",
+                "    pc_write_window(pc, c_smem[tid], 32, 0, pc_occ_0, pc_keep);"
+            ),
+        ]
     );
 }
 

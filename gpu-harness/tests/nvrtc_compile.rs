@@ -38,23 +38,39 @@ fn lowered_fixtures_compile_with_nvrtc() {
         return;
     };
     let mut failures = Vec::new();
-    // (file, mode, kernel source, kernel name): lowered first, compiled on every core after
+    // (file, variant, kernel source, kernel name): lowered first, compiled on every core after
     // (about 260 compilations of 1-2 s each; one after the other they take minutes).
     let mut jobs = Vec::new();
     for path in fixtures() {
         let text = std::fs::read_to_string(&path).expect("read fixture");
         let file = SourceFile::new(path.display().to_string(), text);
         let program = protocols::load(&file, &[]).expect("fixture loads");
-        for mode in [Mode::Fuzz, Mode::Confirm] {
+        // The proxy-window kernel (confirm's replay of a `missing-proxy-fence` race) too,
+        // for the files that bulk-store.
+        let window = file.text.contains("tma_store");
+        for (mode, proxy_window) in [
+            (Mode::Fuzz, false),
+            (Mode::Confirm, false),
+            (Mode::Fuzz, true),
+        ] {
+            if proxy_window && !window {
+                continue;
+            }
+            let label = if proxy_window {
+                "proxy window".to_string()
+            } else {
+                format!("{mode:?}")
+            };
             match lower(
                 &program,
                 Some(&file),
                 &LowerOptions {
                     mode,
+                    proxy_window,
                     ..Default::default()
                 },
             ) {
-                Ok(l) => jobs.push((path.display().to_string(), mode, l.source, l.kernel_name)),
+                Ok(l) => jobs.push((path.display().to_string(), label, l.source, l.kernel_name)),
                 // Documented limits (docs/gpu.md): several kernels, waits on a peer's barrier.
                 Err(e) if e.message.contains("kernels") || e.message.contains("peer block") => {}
                 Err(e) => failures.push(format!("{}: lowering failed: {e}", path.display())),
@@ -72,12 +88,12 @@ fn lowered_fixtures_compile_with_nvrtc() {
                     let Some((path, mode, source, name)) = jobs.get(i) else {
                         break;
                     };
-                    eprintln!("compiling {path} ({mode:?})");
+                    eprintln!("compiling {path} ({mode})");
                     let failure =
                         match gpu_harness::run::compile_ptx(&nvrtc, &includes, source, name) {
-                            Err(e) => Some(format!("{path} ({mode:?}): {e}")),
+                            Err(e) => Some(format!("{path} ({mode}): {e}")),
                             Ok(ptx) => assemble(&ptx, i)
-                                .map(|err| format!("{path} ({mode:?}): ptxas: {err}")),
+                                .map(|err| format!("{path} ({mode}): ptxas: {err}")),
                         };
                     if let Some(f) = failure {
                         found.lock().expect("no panics while held").push(f);
@@ -93,7 +109,7 @@ fn lowered_fixtures_compile_with_nvrtc() {
 
 /// Assemble the PTX with `ptxas -arch=sm_90` when a ptxas is found beside the toolkit (so that
 /// instruction forms the driver's JIT would reject fail here). None: assembled or no ptxas.
-/// `job` names the files (the two modes of a file share a kernel name).
+/// `job` names the files (the variants of a file share a kernel name).
 fn assemble(ptx: &str, job: usize) -> Option<String> {
     let ptxas = cuda_env::toolkit_roots()
         .into_iter()

@@ -601,6 +601,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Some(&file),
         &LowerOptions {
             mode: Mode::Fuzz,
+            proxy_window: args.proxy_window,
             ..Default::default()
         },
     ) {

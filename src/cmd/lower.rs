@@ -61,6 +61,7 @@ pub fn run(args: &LowerArgs) -> Exit {
         Some(&file),
         &LowerOptions {
             mode,
+            proxy_window: args.proxy_window,
             ..Default::default()
         },
     ) {

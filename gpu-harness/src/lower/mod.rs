@@ -42,6 +42,18 @@ pub struct LowerOptions {
     /// each thread's arrival wherever it is, which is what the checker models past that UB.
     /// `confirm` uses it to replay a race that lies behind a divergent `syncthreads`.
     pub non_aligned_syncthreads: bool,
+    /// Lower for the unsequenced replay of a `missing-proxy-fence` race before a `tma_store`:
+    /// keep open the window in which the bulk copy (async proxy) can read shared memory before
+    /// the generic stores that the protocol orders before it reach it. On an H100 the copy
+    /// overtakes only stores that still wait in their warp's queue, and any instruction between
+    /// the last store and the copy that waits for that store closes the window: a load whose
+    /// value is used, or the reuse of a register the store reads (docs/gpu.md "Proxy fences").
+    /// So a `write` stores its stamp and words without its overlap checks, from opaque copies
+    /// of its operands that stay live to the thread's end (the register allocator can neither
+    /// reuse nor recompute them), and a `tma_store` issues its copy before its bookkeeping and
+    /// compares what the copy read, once the group has completed, with what the source holds
+    /// then (the writers' final stamps).
+    pub proxy_window: bool,
 }
 
 impl Default for LowerOptions {
@@ -49,6 +61,7 @@ impl Default for LowerOptions {
         LowerOptions {
             mode: Mode::Fuzz,
             non_aligned_syncthreads: false,
+            proxy_window: false,
         }
     }
 }
@@ -294,6 +307,11 @@ fn header(
         out,
         "#define PC_CONFIRM {}",
         u8::from(options.mode == Mode::Confirm)
+    );
+    let _ = writeln!(
+        out,
+        "#define PC_PROXY_WINDOW {}",
+        u8::from(options.proxy_window)
     );
     let _ = writeln!(out, "#define PC_NSTMT {}", layout.stmts.len().max(1));
     let _ = writeln!(out, "#define PC_NOBJ {}", program.objects.len().max(1));

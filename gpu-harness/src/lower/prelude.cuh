@@ -52,12 +52,20 @@ struct Pc {
   pc_u32 held;               // confirm mode: this step already advanced the turn
   pc_u32 trips;
   pc_u64 stored, published;  // globals: bit i = object i stored by this thread / seen published
-  // `tma_store`s since the last `bulk_wait_read 0`: statement, staging offset, and the stamp
-  // the generic proxy saw in the source when the store was issued (see pc_bulk_wait_read).
+  // `tma_store`s since the last `bulk_wait_read 0` (see pc_bulk_wait_read): how many, and
+  // where they are recorded. The arrays live outside Pc: indexed at run time they must be in
+  // local memory, and inside Pc they would take every field there with them (a load of
+  // `pc.dead` from local memory between a store and a bulk copy waits for the store).
   pc_u32 st_n;
-  pc_u32 st_stmt[PC_STORE_CHECKS], st_off[PC_STORE_CHECKS];
-  pc_u64 st_seen[PC_STORE_CHECKS];
-  pc_u32 st_words[PC_STORE_CHECKS];
+  struct PcStores* st;
+};
+// Per `tma_store`: statement, staging offset, the stamp the generic proxy saw in the source
+// when the store was issued, checked data words.
+struct PcStores {
+  pc_u32 stmt[PC_STORE_CHECKS], off[PC_STORE_CHECKS];
+  pc_u64 seen[PC_STORE_CHECKS];
+  pc_u32 words[PC_STORE_CHECKS];
+  unsigned char* src[PC_STORE_CHECKS];  // PC_PROXY_WINDOW: the source, read after completion
 };
 
 __device__ __forceinline__ pc_u32 pc_smem(const void* p) { return (pc_u32)__cvta_generic_to_shared(p); }
@@ -510,6 +518,47 @@ __device__ void pc_write(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, 
   if (now != (mine | PC_BUSY)) pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
   *st = mine;
 }
+// A copy of `v` that the compiler can neither fold nor recompute: `v` goes through a shuffle
+// from the thread itself, mixed with the lane id so that it differs between lanes (the
+// assembler drops the shuffle of a value that it knows to be the same in every lane, e.g. a
+// constant). Kept live, the copy stays in its register.
+__device__ __forceinline__ pc_u32 pc_opaque(pc_u32 v) {
+  pc_u32 r;
+  asm volatile("{ .reg .u32 m, l, t; activemask.b32 m; mov.u32 l, %%laneid; xor.b32 t, %1, l;\n\t"
+               "shfl.sync.idx.b32 t, t, l, 31, m; xor.b32 %0, t, l; }"
+               : "=r"(r) : "r"(v));
+  return r;
+}
+// The operands of a window write's stores (LowerOptions::proxy_window).
+struct PcKeep { pc_u32 a, lo, busy_hi, h, hi; };
+// At a thread's end: a use of the operands that the assembler cannot drop (a volatile store of
+// their combination), which keeps them live, and so in their registers, up to here.
+__shared__ pc_u32 pc_keep_sink;
+__device__ __forceinline__ void pc_keep_live(const PcKeep& k) {
+  asm volatile("{ .reg .u32 t; xor.b32 t, %1, %2; xor.b32 t, t, %3; xor.b32 t, t, %4; xor.b32 t, t, %5;\n\t"
+               "st.volatile.shared.u32 [%0], t; }"
+               :: "r"(pc_smem(&pc_keep_sink)), "r"(k.a), "r"(k.lo), "r"(k.busy_hi), "r"(k.h), "r"(k.hi) : "memory");
+}
+// `write X` lowered for a proxy window: the same stores (busy stamp, data words, final stamp)
+// without the overlap checks, as 32-bit stores whose operands are opaque copies that the
+// kernel keeps live to its end (`keep`, used in pc_finish). The register allocator can then
+// neither reuse nor recompute them, so no later instruction waits for these stores to leave
+// the warp. The final store writes only the stamp's upper word (it clears the busy bit).
+__device__ __forceinline__ void pc_write_window(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ,
+                                                PcKeep& keep) {
+  if (pc.dead) return;
+  pc_u64 mine = pc_stamp(pc, stmt, occ);
+  keep.a = pc_opaque(pc_smem(buf));
+  keep.lo = pc_opaque((pc_u32)mine);
+  keep.busy_hi = pc_opaque((pc_u32)((mine | PC_BUSY) >> 32));
+  keep.h = pc_opaque(pc_hash(mine));
+  keep.hi = pc_opaque((pc_u32)(mine >> 32));
+  asm volatile("st.shared.u32 [%0], %1;" :: "r"(keep.a), "r"(keep.lo) : "memory");
+  asm volatile("st.shared.u32 [%0+4], %1;" :: "r"(keep.a), "r"(keep.busy_hi) : "memory");
+  for (pc_u32 w = 0; w < words; w++)
+    asm volatile("st.shared.u32 [%0], %1;" :: "r"(keep.a + 16 + 4 * w), "r"(keep.h) : "memory");
+  asm volatile("st.shared.u32 [%0+4], %1;" :: "r"(keep.a), "r"(keep.hi) : "memory");
+}
 // Prepare the global source of an async fill: stamp + hashed data words.
 __device__ unsigned char* pc_stage(Pc& pc, pc_u32 offset, pc_u32 words, pc_u32 stmt, pc_u32 occ) {
   unsigned char* src = pc.staging + offset;
@@ -583,29 +632,38 @@ __device__ bool pc_fill_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size
 // copy still reads it shows up as a stale read at the `tma_store`.
 __device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 words, pc_u32 offset, pc_u32 stmt) {
   if (pc.dead) return;
+  // The raw stamp, busy bit included: a writer's last store is its final stamp (the busy bit
+  // cleared), so an async proxy that missed that store lands the busy stamp. It is loaded
+  // before the copy is issued and used only after: a use in between would make the warp wait
+  // for the load, and so for every store the warp queued before it, which is the window in
+  // which a missing `fence_proxy_async` shows (docs/gpu.md "Proxy fences").
+  // PC_PROXY_WINDOW: the compiler may schedule the bookkeeping below (and so the wait for this
+  // load) before the copy; there the source is read once the group has completed instead.
+  pc_u64 seen = PC_PROXY_WINDOW ? 0 : *(volatile pc_u64*)src;
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+               :: "l"(pc.staging + offset), "r"(pc_smem(src)), "r"(size) : "memory");
   // A later store into the same staging slot overwrites what an earlier one landed: the
   // earlier one can no longer be checked, so it is forgotten (no false stale read).
+  PcStores& r = *pc.st;
   for (pc_u32 i = 0; i < pc.st_n; i++) {
-    if (pc.st_off[i] == offset) {
+    if (r.off[i] == offset) {
       pc.st_n--;
-      pc.st_stmt[i] = pc.st_stmt[pc.st_n];
-      pc.st_off[i] = pc.st_off[pc.st_n];
-      pc.st_seen[i] = pc.st_seen[pc.st_n];
-      pc.st_words[i] = pc.st_words[pc.st_n];
+      r.stmt[i] = r.stmt[pc.st_n];
+      r.off[i] = r.off[pc.st_n];
+      r.seen[i] = r.seen[pc.st_n];
+      r.words[i] = r.words[pc.st_n];
+      r.src[i] = r.src[pc.st_n];
       break;
     }
   }
   if (pc.st_n < PC_STORE_CHECKS) {
-    pc.st_stmt[pc.st_n] = stmt;
-    pc.st_off[pc.st_n] = offset;
-    // The raw stamp, busy bit included: a writer's last store is its final stamp (the busy
-    // bit cleared), so an async proxy that missed that store lands the busy stamp.
-    pc.st_seen[pc.st_n] = *(volatile pc_u64*)src;
-    pc.st_words[pc.st_n] = words;
+    r.stmt[pc.st_n] = stmt;
+    r.off[pc.st_n] = offset;
+    r.seen[pc.st_n] = seen;
+    r.words[pc.st_n] = words;
+    r.src[pc.st_n] = src;
     pc.st_n++;
   }
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
-               :: "l"(pc.staging + offset), "r"(pc_smem(src)), "r"(size) : "memory");
 }
 // After `bulk_wait_read 0` every store of this thread has finished reading its source; wait
 // for the writes too (a stricter wait, which only delays the thread) and compare what landed
@@ -613,18 +671,22 @@ __device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 wor
 __device__ void pc_check_stores(Pc& pc) {
   if (pc.st_n == 0) return;
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  PcStores& r = *pc.st;
   for (pc_u32 i = 0; i < pc.st_n; i++) {
-    const unsigned char* at = pc.staging + pc.st_off[i];
+    const unsigned char* at = pc.staging + r.off[i];
     pc_u64 landed = *(volatile pc_u64*)at;
     // A landed stamp other than the one the generic proxy saw, or data words that do not
     // belong to the landed stamp (a torn read: the stamp landed, some words did not).
-    bool stale = landed != pc.st_seen[i];
+    // PC_PROXY_WINDOW: what the source holds now that the copy is done; nothing orders a
+    // write of the source between the issue and here, which would be a race of its own.
+    pc_u64 seen = PC_PROXY_WINDOW ? *(volatile pc_u64*)r.src[i] : r.seen[i];
+    bool stale = landed != seen;
     if (!stale && landed != 0 && !(landed & PC_BUSY)) {
       pc_u32 h = pc_hash(landed);
-      for (pc_u32 w = 0; w < pc.st_words[i] && !stale; w++)
+      for (pc_u32 w = 0; w < r.words[i] && !stale; w++)
         stale = ((const volatile pc_u32*)(at + 16))[w] != h;
     }
-    if (stale) pc_event(pc, PC_EV_RACE, pc.st_stmt[i], landed, 3u);
+    if (stale) pc_event(pc, PC_EV_RACE, r.stmt[i], landed, 3u);
   }
   pc.st_n = 0;
 }

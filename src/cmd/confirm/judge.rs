@@ -2,7 +2,7 @@
 
 use super::plan::{stmt_of, unsequenced};
 use checker::{Class, Finding};
-use gpu_harness::decode::{EventKind, LaunchResult};
+use gpu_harness::decode::{EventKind, LaunchResult, Stamp};
 use gpu_harness::lower::Lowered;
 use gpu_harness::sequencer::SeqStep;
 use protocols::SourceFile;
@@ -20,7 +20,7 @@ pub(super) fn judge(
     r: &LaunchResult,
 ) -> Option<(String, u64)> {
     let cluster = u64::from(lowered.cluster.max(1));
-    let trials_with = |pred: &dyn Fn(&gpu_harness::decode::Event) -> bool| -> u64 {
+    let trials_with = |pred: EventFilter<'_>| -> u64 {
         let mut t: Vec<u64> = r
             .events
             .iter()
@@ -84,8 +84,7 @@ pub(super) fn judge(
                 wanted.push(s.stmt);
             }
             if unsequenced(lowered, f) {
-                // Free running: only the stale read at the `tma_store` itself shows it.
-                wanted = final_stmt.into_iter().collect();
+                return proxy_window(lowered, f, final_stmt, &line, &trials_with, r);
             }
             let n = trials_with(&|e| e.kind == EventKind::Race && wanted.contains(&e.stmt));
             if n > 0 {
@@ -142,4 +141,53 @@ pub(super) fn judge(
             None
         }
     }
+}
+
+/// Which events count (of one launch's).
+type EventFilter<'a> = &'a dyn Fn(&gpu_harness::decode::Event) -> bool;
+
+/// A `missing-proxy-fence` race replayed unsequenced in the proxy-window kernel: shown by a
+/// stale copy at the `tma_store` itself whose landed stamp is that of the racing write (a
+/// labelled statement), still busy (the copy missed its last store), or no stamp at all (it
+/// missed every store). A landed stamp of any other statement would be a race of its own (a
+/// write of the source while the copy reads it) and shows nothing here.
+fn proxy_window(
+    lowered: &Lowered,
+    f: &Finding,
+    final_stmt: Option<u32>,
+    line: &dyn Fn(u32) -> u32,
+    trials_with: &dyn Fn(EventFilter<'_>) -> u64,
+    r: &LaunchResult,
+) -> Option<(String, u64)> {
+    let writes: Vec<u32> = f
+        .labels
+        .iter()
+        .filter_map(|l| stmt_of(lowered, l.span))
+        .collect();
+    let shows = |e: &gpu_harness::decode::Event| {
+        e.kind == EventKind::Race
+            && Some(e.stmt) == final_stmt
+            && Stamp::decode(e.a).stmt.is_none_or(|s| writes.contains(&s))
+    };
+    let n = trials_with(&shows);
+    let e = r.events.iter().find(|e| shows(e))?;
+    let landed = Stamp::decode(e.a);
+    let what = match landed.stmt {
+        Some(s) if landed.busy => format!(
+            "the stamp of line {} (t{}) still busy: the copy missed that write's last store",
+            line(s),
+            landed.tid
+        ),
+        Some(s) => format!("an older stamp of line {} (t{})", line(s), landed.tid),
+        None => "no stamp at all: the copy missed every store of the write".into(),
+    };
+    Some((
+        format!(
+            "the bulk copy at line {} stored {what}, although the protocol orders the write \
+             before it; the source held the final stamp once the copy had completed (replayed \
+             unsequenced, in the kernel that leaves the writers' stores in flight)",
+            line(e.stmt)
+        ),
+        n,
+    ))
 }

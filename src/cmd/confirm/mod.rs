@@ -187,15 +187,7 @@ fn replay_finding(
         diverged += r.seq_diverged;
         if let Some((detail, n)) = judge(lowered, file, f, &steps, extra_wanted, &r) {
             res.outcome = Outcome::Confirmed;
-            res.detail = if unsequenced {
-                format!(
-                    "{detail}: the copy engine stored an older stamp than the generic proxy saw \
-                     at the issue (run without the sequencer, whose fencing hand-offs would \
-                     drain the stores; the protocol orders these accesses in every interleaving)"
-                )
-            } else {
-                detail
-            };
+            res.detail = detail;
             res.trials_showing += n;
             res.seconds = t0.elapsed().as_secs_f64();
             return Ok(res);
@@ -212,11 +204,10 @@ fn replay_finding(
             .into();
     } else {
         res.detail = if unsequenced {
-            "run unsequenced, no TMA store read an older stamp than the generic proxy saw at \
-             its issue (on an H100 a copy overtakes unfenced generic stores only while they \
-             still wait in their warps' queues, behind other warps' store traffic; the \
-             harness's read of the stamp at the issue waits for them: docs/gpu.md \"Proxy \
-             fences\")"
+            "replayed unsequenced in the kernel that leaves the writers' stores in flight, no \
+             bulk copy stored an older stamp than its source held once it had completed (on \
+             an H100 a copy overtakes unfenced generic stores only while they still wait in \
+             their warp's queue: docs/gpu.md \"Proxy fences\")"
                 .into()
         } else if diverged > 0 {
             format!("the replay left the trace in {diverged} thread(s)")
@@ -260,8 +251,24 @@ pub fn run(args: &ConfirmArgs) -> Exit {
     let options = LowerOptions {
         mode,
         non_aligned_syncthreads: past_divergence,
+        proxy_window: false,
     };
-    let lowered = match lower::lower(&program, Some(&file), &options) {
+    let lowered = lower::lower(&program, Some(&file), &options).and_then(|plain| {
+        // A proxy-fence race runs unsequenced (plan::unsequenced), in a kernel that leaves
+        // the writers' stores in flight for the copy (LowerOptions::proxy_window).
+        match args.finding.and_then(|i| errors.get(i)) {
+            Some(f) if plan::unsequenced(&plain, f) => {
+                let window = LowerOptions {
+                    mode: Mode::Fuzz,
+                    non_aligned_syncthreads: past_divergence,
+                    proxy_window: true,
+                };
+                lower::lower(&program, Some(&file), &window)
+            }
+            _ => Ok(plain),
+        }
+    });
+    let lowered = match lowered {
         Ok(l) => l,
         Err(e) if !errors.is_empty() => {
             // Nothing to run: every finding is "not observable" for the same reason.
@@ -644,6 +651,64 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The proxy-fence race is judged on what its `tma_store` landed: the racing write's stamp
+    /// still busy (the copy missed its last store) or no stamp confirms it; a stamp of another
+    /// statement (a write of the source while the copy reads it: a race of its own) does not.
+    #[test]
+    fn a_proxy_fence_race_is_judged_on_the_landed_stamp() {
+        let path = "corpus/hazards/missing-proxy-fence/fail.phase";
+        let (program, lowered, errors) = findings(path);
+        let file = SourceFile::new(
+            path,
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+                .unwrap(),
+        );
+        let f = errors
+            .iter()
+            .find(|f| f.rule.name == "missing-proxy-fence")
+            .expect("the race");
+        assert!(plan::unsequenced(&lowered, f));
+        let p = plan(&program, &lowered, f).expect("a plan");
+        assert!(p.unsequenced && p.steps.is_empty());
+        let id = |kw: &str| {
+            lowered
+                .stmts
+                .iter()
+                .find(|s| s.keyword == kw)
+                .map(|s| s.id)
+                .unwrap_or_else(|| panic!("a `{kw}`"))
+        };
+        let (write, store, sync) = (id("write"), id("tma_store"), id("syncthreads"));
+        // pc_stamp's layout: statement + 1, occurrence, cta, thread; bit 63 = busy.
+        let stamp =
+            |stmt: u32, busy: bool| (u64::from(stmt + 1) << 48) | (u64::from(busy) << 63) | 1;
+        let judged = |at: u32, landed: u64| {
+            let r = LaunchResult {
+                events: vec![gpu_harness::decode::Event {
+                    kind: gpu_harness::decode::EventKind::Race,
+                    stmt: at,
+                    tid: 0,
+                    cta: 0,
+                    block: 5,
+                    a: landed,
+                    b: 3,
+                    raw: 0,
+                }],
+                ..Default::default()
+            };
+            judge(&lowered, &file, f, &p.steps, None, &r)
+        };
+        let (detail, n) = judged(store, stamp(write, true)).expect("confirmed");
+        assert_eq!(n, 1);
+        assert!(detail.contains("still busy"), "{detail}");
+        assert!(judged(store, 0).is_some(), "no stamp: every store missed");
+        assert!(judged(store, stamp(sync, false)).is_none());
+        assert!(
+            judged(write, stamp(write, true)).is_none(),
+            "not at the tma_store"
+        );
     }
 
     #[test]

@@ -310,9 +310,11 @@ pub(super) struct ReplayPlan {
 /// trace's order. What the hazard needs is the writers' generic stores still in flight when
 /// the copy engine reads, a window of tens of cycles; the sequencer's hand-offs fence
 /// (`__threadfence`, to order its turns), which drains those stores and closes the window.
-/// So the kernel runs free, many blocks a launch, without delays, and a stale stamp at the
-/// `tma_store` (what the copy engine stored is not what the generic proxy saw at the issue)
-/// shows the hazard. Measured on an H100 (docs/gpu.md "Proxy fences").
+/// So the kernel runs free, many blocks a launch, without delays, lowered with
+/// `LowerOptions::proxy_window` (nothing between a write's stores and the copy waits for
+/// them), and a stale stamp at the `tma_store` (what the copy stored is not what its source
+/// held once the copy had completed) shows the hazard. Measured on an H100 (docs/gpu.md
+/// "Proxy fences").
 pub(super) fn unsequenced(lowered: &Lowered, f: &Finding) -> bool {
     f.rule.name == "missing-proxy-fence"
         && stmt_of(lowered, f.span)

@@ -135,7 +135,7 @@ impl Gen<'_> {
             ),
         );
         self.line(out, "(void)lane; (void)warp; (void)nthreads; (void)ncta;");
-        self.line(out, "Pc pc;");
+        self.line(out, "Pc pc; PcStores pc_st; pc.st = &pc_st;");
         self.line(out, "pc.out = out;");
         // Each block's staging area starts 128-byte aligned (bulk copies need 16).
         let per_block = self.layout.staging_stride(p.objects.len());
@@ -305,7 +305,16 @@ impl Gen<'_> {
                 self.line(out, &format!("pc_u32 {};", chunk.join(", ")));
             }
         }
+        if self.proxy_window {
+            self.line(
+                out,
+                "PcKeep pc_keep = {0, 0, 0, 0, 0};  // the last window write's store operands",
+            );
+        }
         self.line(out, "auto pc_finish = [&]() {");
+        if self.proxy_window {
+            self.line(out, "  pc_keep_live(pc_keep);");
+        }
         for i in &counted {
             for slot in 0..2 {
                 self.line(

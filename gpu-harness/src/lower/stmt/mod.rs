@@ -18,6 +18,7 @@ pub(crate) struct Gen<'a> {
     layout: &'a Layout,
     mode: Mode,
     non_aligned_syncthreads: bool,
+    proxy_window: bool,
     next_stmt: usize,
     depth: usize,
 }
@@ -35,6 +36,7 @@ impl<'a> Gen<'a> {
             layout,
             mode: options.mode,
             non_aligned_syncthreads: options.non_aligned_syncthreads,
+            proxy_window: options.proxy_window,
             next_stmt: 0,
             depth: 1,
         }

@@ -396,6 +396,15 @@ impl Gen<'_> {
                     ),
                 );
             }
+            Op::Write { buf } if self.proxy_window => {
+                let (ptr, words, _, _) = self.buffer_args(buf)?;
+                self.line(
+                    out,
+                    &format!(
+                        "pc_write_window(pc, {ptr}, {words}, {id}, {occ}, pc_keep);"
+                    ),
+                );
+            }
             Op::Write { buf } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
