@@ -1,5 +1,7 @@
 //! Golden output of the lowering (the kernel after the shared prelude), on the CPU.
 
+mod common;
+
 use gpu_harness::lower::{LowerOptions, Mode, lower};
 use protocols::SourceFile;
 use std::path::Path;
@@ -15,13 +17,7 @@ fn lowered(name: &str, mode: Mode) -> String {
 }
 
 fn lowered_with(name: &str, options: &LowerOptions) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    let text = std::fs::read_to_string(&path).expect("fixture");
-    let file = SourceFile::new(format!("tests/fixtures/{name}"), text);
-    let program = protocols::load(&file, &[]).expect("fixture loads");
-    let l = lower(&program, Some(&file), options).expect("lowers");
+    let l = common::lower_fixture(name, options);
     let (_, kernel) = l
         .source
         .split_once("// ---- end of prelude ----\n")

@@ -6,10 +6,11 @@
 //! shows the check can fail. Needs NVRTC, `ptxas` and `nvdisasm` of a CUDA toolkit (no GPU);
 //! skipped with a message without them (CI). Set CUDA_HOME to point at a toolkit.
 
+mod common;
+
 use gpu_harness::cuda_env;
-use gpu_harness::lower::{LowerOptions, Mode, lower};
+use gpu_harness::lower::{LowerOptions, Mode};
 use gpu_harness::run::compile_ptx;
-use protocols::SourceFile;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -102,19 +103,12 @@ fn sass(
     nvdisasm: &Path,
     proxy_window: bool,
 ) -> Vec<Insn> {
-    let name = "proxy_fence_store.phase";
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name);
-    let text = std::fs::read_to_string(&path).expect("fixture");
-    let file = SourceFile::new(format!("tests/fixtures/{name}"), text);
-    let program = protocols::load(&file, &[]).expect("fixture loads");
     let options = LowerOptions {
         mode: Mode::Fuzz,
         proxy_window,
         ..Default::default()
     };
-    let l = lower(&program, Some(&file), &options).expect("lowers");
+    let l = common::lower_fixture("proxy_fence_store.phase", &options);
     let ptx = compile_ptx(nvrtc, includes, &l.source, &l.kernel_name).expect("NVRTC compiles");
     let dir = std::env::temp_dir().join(format!(
         "phasecheck-sass-{}-{}",
