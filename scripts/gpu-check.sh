@@ -50,7 +50,7 @@ if [ "${SKIP_PROBES:-0}" != 1 ]; then
     n=$(basename "$f" .phase)
     timeout 120 "$B" fuzz "$f" --seconds 1 --blocks 264 --seed 5 --quiet --format json > "$LOGS/probe_$n.json" 2> "$LOGS/probe_$n.err"
     rc=$?
-    res=$(python3 -c "import json; d=json.load(open('$LOGS/probe_$n.json')); print('hangs at lines %s; stale reads %d; trials %d' % ([h['line'] for h in d['hangs']], len(d['stale_reads']), d['trials']))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/probe_$n.err")")
+    res=$(python3 -c "import json; d=json.load(open('$LOGS/probe_$n.json')); w=d.get('proxy_window') or {}; print('hangs at lines %s; stale reads %d; trials %d%s' % ([h['line'] for h in d['hangs']], len(d['stale_reads']), d['trials'], '; proxy-window rounds: stale reads %d, trials %d' % (len(w['stale_reads']), w['trials']) if w else ''))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/probe_$n.err")")
     note "PROBE $n (exit $rc): $res"
   done
   # Raw CUDA probes (questions the .phase language cannot pose at the needed scale).
@@ -135,7 +135,7 @@ PY
   while IFS='|' read -r f line params; do
     n=$(echo "$f" | tr '/' '_')_$line
     rc=$(cut -d' ' -f1 "$LOGS/fuzz_$n.rc" 2>/dev/null || echo "?")
-    res=$(python3 -c "import json; d=json.load(open('$LOGS/fuzz_$n.json')); print('%d trials, %d hang rows, %d stale rows, %.2e phases/s' % (d['trials'], len(d['hangs']), len(d['stale_reads']), d['phases_per_second']))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/fuzz_$n.err" | tr '\n' ' ')")
+    res=$(python3 -c "import json; d=json.load(open('$LOGS/fuzz_$n.json')); w=d.get('proxy_window') or {}; print('%d trials, %d hang rows, %d stale rows, %.2e phases/s%s' % (d['trials'], len(d['hangs']), len(d['stale_reads']), d['phases_per_second'], '; proxy-window rounds: %d trials, %d hang rows, %d stale rows' % (w['trials'], len(w['hangs']), len(w['stale_reads'])) if w else ''))" 2>/dev/null || echo "no result: $(head -c 200 "$LOGS/fuzz_$n.err" | tr '\n' ' ')")
     [ -f "$LOGS/fuzz_$n.fallback" ] && params="$params -> $(cat "$LOGS/fuzz_$n.fallback") (not whole warps)"
     note "FUZZ $f:$line $params (exit $rc): $res"
   done < "$LOGS/fuzz_jobs.txt"

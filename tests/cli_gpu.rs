@@ -219,3 +219,59 @@ fn gpu_confirm_confirms_the_wrong_parity_deadlock() {
         "{v}"
     );
 }
+
+/// A file that bulk-stores gets proxy-window rounds: the missing `fence_proxy_async` of
+/// `proxy_fence_store.phase` shows there (at the `tma_store`, with the write as the other
+/// access), and its fenced variant shows nothing.
+#[test]
+fn gpu_fuzz_finds_the_missing_proxy_fence_in_proxy_window_rounds() {
+    if !gpu_tests() {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run");
+        return;
+    }
+    let out = bin()
+        .args(["fuzz", "--seconds", "4", "--quiet", "--format", "json"])
+        .arg(fixture("proxy_fence_store.phase"))
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let w = &v["proxy_window"];
+    assert!(w["trials"].as_u64().unwrap_or(0) > 0, "{v}");
+    let stale = w["stale_reads"].as_array().expect("array");
+    assert!(
+        stale.iter().any(|r| r["statement"] == "tma_store c_smem[j]"
+            && r["other"]
+                .as_str()
+                .is_some_and(|o| o.contains("write c_smem[tid]"))),
+        "{v}"
+    );
+    // The same protocol with the fence (one more line before the barrier).
+    let text = std::fs::read_to_string(fixture("proxy_fence_store.phase")).expect("fixture");
+    let fenced = text.replace(
+        "write c_smem[tid]\n",
+        "write c_smem[tid]\nfence_proxy_async\n",
+    );
+    assert_ne!(fenced, text);
+    let dir = std::env::temp_dir().join(format!("phasecheck-fence-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let f = dir.join("fenced.phase");
+    std::fs::write(
+        &f,
+        fenced.replace("expect race missing-proxy-fence", "expect ok"),
+    )
+    .expect("write");
+    let out = bin()
+        .args(["fuzz", "--seconds", "4", "--quiet", "--format", "json"])
+        .arg(&f)
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert!(v["proxy_window"]["trials"].as_u64().unwrap_or(0) > 0, "{v}");
+}

@@ -118,6 +118,13 @@ pub struct FuzzSummary {
     /// alone (the kernels were not co-resident; their waits may have expired for that reason).
     #[serde(skip_serializing_if = "is_zero")]
     pub blocks_apart: u64,
+    /// What `phasecheck fuzz FILE` needs besides `--seed`/`--blocks` to replay a round of this
+    /// run (parameters, delay and wait settings, the kernel variant).
+    #[serde(skip)]
+    pub replay_flags: String,
+    /// Rounds of the proxy-window kernel (files with a `tma_store`): what they saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_window: Option<Box<FuzzSummary>>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -126,7 +133,10 @@ fn is_zero(n: &u64) -> bool {
 
 impl FuzzSummary {
     pub fn clean(&self) -> bool {
-        self.hangs.is_empty() && self.stale_reads.is_empty() && self.runaway_loops == 0
+        self.hangs.is_empty()
+            && self.stale_reads.is_empty()
+            && self.runaway_loops == 0
+            && self.proxy_window.as_ref().is_none_or(|w| w.clean())
     }
 }
 
@@ -453,70 +463,95 @@ pub fn render_human(s: &FuzzSummary) -> String {
             s.phases_per_second, s.barrier_phases
         );
     }
-    if s.hangs.is_empty() {
-        let _ = writeln!(o, "  hangs: none");
-    } else {
-        let _ = writeln!(o, "  hangs (expired bounded waits):");
+    render_rows(&mut o, s, "  ");
+    let mut trials = s.trials;
+    if let Some(w) = &s.proxy_window {
+        trials += w.trials;
         let _ = writeln!(
             o,
-            "    {:<5} {:<44} {:>10}  first seen",
+            "  proxy-window rounds (writes leave their stores in flight for the bulk copies; no \
+             delays): {} round(s), {} trials in {:.1} s, seeds {}..{}",
+            w.rounds,
+            w.trials,
+            w.wall_seconds,
+            w.first_seed,
+            w.first_seed + w.rounds.saturating_sub(1)
+        );
+        render_rows(&mut o, w, "    ");
+    }
+    if s.clean() {
+        let _ = writeln!(
+            o,
+            "  nothing seen: no hang and no stale read in {trials} trials"
+        );
+    } else {
+        for part in std::iter::once(s).chain(s.proxy_window.as_deref()) {
+            if part.hangs.is_empty() && part.stale_reads.is_empty() && part.runaway_loops == 0 {
+                continue;
+            }
+            let _ = writeln!(
+                o,
+                "  replay a round: phasecheck fuzz {}{} --seed SEED --blocks {} --seconds 0",
+                s.file, part.replay_flags, part.blocks_per_round
+            );
+        }
+    }
+    o
+}
+
+/// The hang and stale-read rows of one part of a run, indented by `pad`.
+fn render_rows(o: &mut String, s: &FuzzSummary, pad: &str) {
+    use std::fmt::Write;
+    if s.hangs.is_empty() {
+        let _ = writeln!(o, "{pad}hangs: none");
+    } else {
+        let _ = writeln!(o, "{pad}hangs (expired bounded waits):");
+        let _ = writeln!(
+            o,
+            "{pad}  {:<5} {:<44} {:>10}  first seen",
             "line", "statement", "count"
         );
         for h in &s.hangs {
             let _ = writeln!(
                 o,
-                "    {:<5} {:<44} {:>10}  seed {} block {}",
+                "{pad}  {:<5} {:<44} {:>10}  seed {} block {}",
                 h.line, h.statement, h.count, h.first.seed, h.first.block
             );
             if let Some(k) = &h.kernel {
-                let _ = writeln!(o, "          kernel: {k}");
+                let _ = writeln!(o, "{pad}        kernel: {k}");
             }
             if !h.observed.is_empty() {
-                let _ = writeln!(o, "          observed: {}", h.observed);
+                let _ = writeln!(o, "{pad}        observed: {}", h.observed);
             }
         }
     }
     if s.stale_reads.is_empty() {
-        let _ = writeln!(o, "  stale reads: none");
+        let _ = writeln!(o, "{pad}stale reads: none");
     } else {
         let _ = writeln!(
             o,
-            "  stale reads (accesses that overlapped a conflicting one):"
+            "{pad}stale reads (accesses that overlapped a conflicting one):"
         );
         let _ = writeln!(
             o,
-            "    {:<10} {:<5} {:<34} {:>10}  first seen",
+            "{pad}  {:<10} {:<5} {:<34} {:>10}  first seen",
             "buffer", "line", "statement", "count"
         );
         for r in &s.stale_reads {
             let _ = writeln!(
                 o,
-                "    {:<10} {:<5} {:<34} {:>10}  seed {} block {}",
+                "{pad}  {:<10} {:<5} {:<34} {:>10}  seed {} block {}",
                 r.buffer, r.line, r.statement, r.count, r.first.seed, r.first.block
             );
             if let Some(k) = &r.kernel {
-                let _ = writeln!(o, "          kernel: {k}");
+                let _ = writeln!(o, "{pad}        kernel: {k}");
             }
-            let _ = writeln!(o, "          other access: {}", r.other);
+            let _ = writeln!(o, "{pad}        other access: {}", r.other);
         }
     }
     if s.runaway_loops > 0 {
-        let _ = writeln!(o, "  runaway while loops: {}", s.runaway_loops);
+        let _ = writeln!(o, "{pad}runaway while loops: {}", s.runaway_loops);
     }
-    if s.clean() {
-        let _ = writeln!(
-            o,
-            "  nothing seen: no hang and no stale read in {} trials",
-            s.trials
-        );
-    } else {
-        let _ = writeln!(
-            o,
-            "  replay a round: phasecheck fuzz {} --seed SEED --blocks {} --seconds 0",
-            s.file, s.blocks_per_round
-        );
-    }
-    o
 }
 
 #[derive(Serialize)]
@@ -625,10 +660,42 @@ pub fn run(args: &FuzzArgs) -> Exit {
         .map(|b| (b.max(cluster) / cluster) * cluster)
         .unwrap_or_else(|| default_blocks(&gpu, cluster));
     let first_seed = args.seed.unwrap_or_else(seed_from_clock);
+    // A file that bulk-stores also gets rounds of the proxy-window kernel (a quarter of the
+    // time, no delays): in the plain kernel the harness's own bookkeeping drains the writers'
+    // stores before the copy, so a missing `fence_proxy_async` rarely shows there (docs/gpu.md
+    // "Proxy fences"). Not with --baseline, whose figure is the plain kernel's throughput.
+    let window = (!args.proxy_window
+        && args.baseline.is_none()
+        && lowered.stmts.iter().any(|s| s.keyword == "tma_store"))
+    .then(|| {
+        let options = LowerOptions {
+            mode: Mode::Fuzz,
+            proxy_window: true,
+            ..Default::default()
+        };
+        lower::lower(&program, Some(&file), &options)
+    });
+    let window = match window.transpose() {
+        Ok(w) => w,
+        Err(e) => {
+            report_lower_error(&file, &e);
+            return Exit::BadInput;
+        }
+    };
+    let window_kernel = match window.as_ref().map(|w| gpu.load_lowered(w)).transpose() {
+        Ok(k) => k,
+        Err(e) => return fail(e),
+    };
+    let window_seconds = if window.is_some() {
+        args.seconds / 4.0
+    } else {
+        0.0
+    };
     let mut acc = Accumulator::new(&file, &program, &lowered);
     acc.summary.device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
     acc.summary.blocks_per_round = blocks;
     acc.summary.first_seed = first_seed;
+    acc.summary.replay_flags = replay_flags(args, &args.gpu, args.proxy_window);
     let show = !args.quiet && args.format == Format::Human;
     let pb = show.then(|| {
         let pb = indicatif::ProgressBar::new((args.seconds * 10.0).max(1.0) as u64);
@@ -647,7 +714,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
         &args.gpu,
         blocks,
         first_seed,
-        args.seconds,
+        args.seconds - window_seconds,
         pb.as_ref(),
     ) {
         if let Some(pb) = &pb {
@@ -655,10 +722,43 @@ pub fn run(args: &FuzzArgs) -> Exit {
         }
         return fail(e);
     }
+    let mut summary = acc.finish(t0.elapsed().as_secs_f64());
+    if let (Some(w), Some(k)) = (&window, &window_kernel) {
+        let gpu_args = GpuArgs {
+            delay_ns: 0,
+            ..args.gpu.clone()
+        };
+        let seed = first_seed.wrapping_add(summary.rounds);
+        let mut wacc = Accumulator::new(&file, &program, w);
+        wacc.summary.device = summary.device.clone();
+        wacc.summary.blocks_per_round = blocks;
+        wacc.summary.first_seed = seed;
+        wacc.summary.replay_flags = replay_flags(args, &gpu_args, true);
+        if let Some(pb) = &pb {
+            pb.set_message("proxy-window rounds (no delays)");
+        }
+        let t1 = Instant::now();
+        if let Err(e) = fuzz_rounds(
+            &gpu,
+            k,
+            &mut wacc,
+            w,
+            &gpu_args,
+            blocks,
+            seed,
+            window_seconds,
+            None,
+        ) {
+            if let Some(pb) = &pb {
+                pb.finish_and_clear();
+            }
+            return fail(e);
+        }
+        summary.proxy_window = Some(Box::new(wacc.finish(t1.elapsed().as_secs_f64())));
+    }
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
-    let summary = acc.finish(t0.elapsed().as_secs_f64());
     let baseline = match &args.baseline {
         Some(path) => match run_baseline(&gpu, args, path, lowered.block, blocks, &summary) {
             Ok(b) => Some(b),
@@ -693,6 +793,23 @@ pub fn run(args: &FuzzArgs) -> Exit {
     } else {
         Exit::Findings
     }
+}
+
+/// The options besides the file, `--seed` and `--blocks` that replay a round: parameters,
+/// delay and wait settings, the kernel variant.
+fn replay_flags(args: &FuzzArgs, gpu: &GpuArgs, proxy_window: bool) -> String {
+    let mut f = String::new();
+    for (k, v) in &args.params {
+        f.push_str(&format!(" --param {k}={v}"));
+    }
+    if proxy_window {
+        f.push_str(" --proxy-window");
+    }
+    f.push_str(&format!(
+        " --delay-ns {} --delay-every {} --wait-cycles {}",
+        gpu.delay_ns, gpu.delay_every, gpu.wait_cycles
+    ));
+    f
 }
 
 #[cfg(test)]
@@ -782,6 +899,58 @@ mod tests {
         let json = serde_json::to_value(&s).expect("serializes");
         assert_eq!(json["stale_reads"][0]["kernel"], "comm");
         assert_eq!(json["kernels"][1]["domain"], "remote");
+    }
+
+    /// Rounds of the proxy-window kernel are a part of their own: counted in `clean`, rendered
+    /// after the plain rounds, with the flags that replay them.
+    #[test]
+    fn proxy_window_rounds_render_as_their_own_part() {
+        let window = FuzzSummary {
+            rounds: 2,
+            trials: 2112,
+            first_seed: 42,
+            blocks_per_round: 1056,
+            replay_flags: " --proxy-window --delay-ns 0 --delay-every 1 --wait-cycles 4000000"
+                .into(),
+            stale_reads: vec![StaleRow {
+                buffer: "c_smem".into(),
+                line: 20,
+                statement: "tma_store c_smem[j]".into(),
+                count: 3,
+                first: SeenAt { seed: 43, block: 7 },
+                other: "line 16 (`write c_smem[tid]`) by t0, still writing".into(),
+                kernel: None,
+            }],
+            ..Default::default()
+        };
+        let mut s = FuzzSummary {
+            file: "fail.phase".into(),
+            trials: 6336,
+            blocks_per_round: 1056,
+            replay_flags: " --delay-ns 200 --delay-every 1 --wait-cycles 4000000".into(),
+            ..Default::default()
+        };
+        assert!(s.clean());
+        s.proxy_window = Some(Box::new(window));
+        assert!(!s.clean());
+        let text = render_human(&s);
+        assert!(text.contains("  stale reads: none"), "{text}");
+        assert!(text.contains("proxy-window rounds"), "{text}");
+        assert!(text.contains("    stale reads (accesses"), "{text}");
+        assert!(
+            text.contains(
+                "replay a round: phasecheck fuzz fail.phase --proxy-window --delay-ns 0 \
+                 --delay-every 1 --wait-cycles 4000000 --seed SEED --blocks 1056 --seconds 0"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("--delay-ns 200"),
+            "the clean part has no replay line: {text}"
+        );
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["proxy_window"]["stale_reads"][0]["line"], 20);
+        assert!(json.get("replay_flags").is_none());
     }
 
     /// One kernel: the JSON keeps its former shape (no `kernels`, `blocks_apart` or `kernel`).
