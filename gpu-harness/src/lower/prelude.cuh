@@ -543,7 +543,9 @@ __device__ __forceinline__ void pc_keep_live(const PcKeep& k) {
 // without the overlap checks, as 32-bit stores whose operands are opaque copies that the
 // kernel keeps live to its end (`keep`, used in pc_finish). The register allocator can then
 // neither reuse nor recompute them, so no later instruction waits for these stores to leave
-// the warp. The final store writes only the stamp's upper word (it clears the busy bit).
+// the warp (in straight-line code: a loop carries them, and ptxas may move them and reuse
+// their registers). The final store writes only the stamp's upper word (it clears the busy
+// bit).
 __device__ __forceinline__ void pc_write_window(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ,
                                                 PcKeep& keep) {
   if (pc.dead) return;
@@ -633,12 +635,12 @@ __device__ bool pc_fill_seq(Pc& pc, bool traced, unsigned char* dst, pc_u32 size
 __device__ void pc_tma_store(Pc& pc, unsigned char* src, pc_u32 size, pc_u32 words, pc_u32 offset, pc_u32 stmt) {
   if (pc.dead) return;
   // The raw stamp, busy bit included: a writer's last store is its final stamp (the busy bit
-  // cleared), so an async proxy that missed that store lands the busy stamp. It is loaded
-  // before the copy is issued and used only after: a use in between would make the warp wait
-  // for the load, and so for every store the warp queued before it, which is the window in
-  // which a missing `fence_proxy_async` shows (docs/gpu.md "Proxy fences").
-  // PC_PROXY_WINDOW: the compiler may schedule the bookkeeping below (and so the wait for this
-  // load) before the copy; there the source is read once the group has completed instead.
+  // cleared), so an async proxy that missed that store lands the busy stamp. Loaded before the
+  // copy is issued, needed only after it; but the compiler may schedule the bookkeeping below,
+  // and so the wait for this load, before the copy, and waiting for a load waits for every
+  // store the warp queued before it: the window in which a missing `fence_proxy_async` shows
+  // (docs/gpu.md "Proxy fences"). So the proxy-window kernel reads the source once the group
+  // has completed instead.
   pc_u64 seen = PC_PROXY_WINDOW ? 0 : *(volatile pc_u64*)src;
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
                :: "l"(pc.staging + offset), "r"(pc_smem(src)), "r"(size) : "memory");
