@@ -132,11 +132,14 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl FuzzSummary {
+    /// Nothing seen, in this part and in the proxy-window rounds.
     pub fn clean(&self) -> bool {
-        self.hangs.is_empty()
-            && self.stale_reads.is_empty()
-            && self.runaway_loops == 0
-            && self.proxy_window.as_ref().is_none_or(|w| w.clean())
+        self.part_clean() && self.proxy_window.as_ref().is_none_or(|w| w.clean())
+    }
+
+    /// Nothing seen in this part's own rounds.
+    fn part_clean(&self) -> bool {
+        self.hangs.is_empty() && self.stale_reads.is_empty() && self.runaway_loops == 0
     }
 }
 
@@ -486,7 +489,7 @@ pub fn render_human(s: &FuzzSummary) -> String {
         );
     } else {
         for part in std::iter::once(s).chain(s.proxy_window.as_deref()) {
-            if part.hangs.is_empty() && part.stale_reads.is_empty() && part.runaway_loops == 0 {
+            if part.part_clean() {
                 continue;
             }
             let _ = writeln!(
@@ -691,11 +694,6 @@ pub fn run(args: &FuzzArgs) -> Exit {
     } else {
         0.0
     };
-    let mut acc = Accumulator::new(&file, &program, &lowered);
-    acc.summary.device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
-    acc.summary.blocks_per_round = blocks;
-    acc.summary.first_seed = first_seed;
-    acc.summary.replay_flags = replay_flags(args, &args.gpu, args.proxy_window);
     let show = !args.quiet && args.format == Format::Human;
     let pb = show.then(|| {
         let pb = indicatif::ProgressBar::new((args.seconds * 10.0).max(1.0) as u64);
@@ -705,60 +703,57 @@ pub fn run(args: &FuzzArgs) -> Exit {
         );
         pb
     });
-    let t0 = Instant::now();
-    if let Err(e) = fuzz_rounds(
-        &gpu,
-        &kernel,
-        &mut acc,
+    let device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
+    // One part of the run: `seconds` of rounds of one kernel from `seed` on.
+    let run_part = |l: &Lowered,
+                    k: &LoadedKernel,
+                    gpu_args: &GpuArgs,
+                    proxy_window: bool,
+                    seed: u64,
+                    seconds: f64,
+                    progress: Option<&indicatif::ProgressBar>|
+     -> Result<FuzzSummary, RunError> {
+        let mut acc = Accumulator::new(&file, &program, l);
+        acc.summary.device = device.clone();
+        acc.summary.blocks_per_round = blocks;
+        acc.summary.first_seed = seed;
+        acc.summary.replay_flags = replay_flags(args, gpu_args, proxy_window);
+        let t0 = Instant::now();
+        fuzz_rounds(
+            &gpu, k, &mut acc, l, gpu_args, blocks, seed, seconds, progress,
+        )?;
+        Ok(acc.finish(t0.elapsed().as_secs_f64()))
+    };
+    let mut summary = run_part(
         &lowered,
+        &kernel,
         &args.gpu,
-        blocks,
+        args.proxy_window,
         first_seed,
         args.seconds - window_seconds,
         pb.as_ref(),
-    ) {
+    );
+    if let (Ok(s), Some(w), Some(k)) = (&mut summary, &window, &window_kernel) {
         if let Some(pb) = &pb {
-            pb.finish_and_clear();
+            pb.set_message("proxy-window rounds (no delays)");
         }
-        return fail(e);
-    }
-    let mut summary = acc.finish(t0.elapsed().as_secs_f64());
-    if let (Some(w), Some(k)) = (&window, &window_kernel) {
         let gpu_args = GpuArgs {
             delay_ns: 0,
             ..args.gpu.clone()
         };
-        let seed = first_seed.wrapping_add(summary.rounds);
-        let mut wacc = Accumulator::new(&file, &program, w);
-        wacc.summary.device = summary.device.clone();
-        wacc.summary.blocks_per_round = blocks;
-        wacc.summary.first_seed = seed;
-        wacc.summary.replay_flags = replay_flags(args, &gpu_args, true);
-        if let Some(pb) = &pb {
-            pb.set_message("proxy-window rounds (no delays)");
+        let seed = first_seed.wrapping_add(s.rounds);
+        match run_part(w, k, &gpu_args, true, seed, window_seconds, None) {
+            Ok(part) => s.proxy_window = Some(Box::new(part)),
+            Err(e) => summary = Err(e),
         }
-        let t1 = Instant::now();
-        if let Err(e) = fuzz_rounds(
-            &gpu,
-            k,
-            &mut wacc,
-            w,
-            &gpu_args,
-            blocks,
-            seed,
-            window_seconds,
-            None,
-        ) {
-            if let Some(pb) = &pb {
-                pb.finish_and_clear();
-            }
-            return fail(e);
-        }
-        summary.proxy_window = Some(Box::new(wacc.finish(t1.elapsed().as_secs_f64())));
     }
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
+    let summary = match summary {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
     let baseline = match &args.baseline {
         Some(path) => match run_baseline(&gpu, args, path, lowered.block, blocks, &summary) {
             Ok(b) => Some(b),

@@ -2,7 +2,7 @@
 
 use super::plan::{stmt_of, unsequenced};
 use checker::{Class, Finding};
-use gpu_harness::decode::{EventKind, LaunchResult, Stamp};
+use gpu_harness::decode::{Event, EventKind, LaunchResult, Stamp};
 use gpu_harness::lower::Lowered;
 use gpu_harness::sequencer::SeqStep;
 use protocols::SourceFile;
@@ -144,7 +144,7 @@ pub(super) fn judge(
 }
 
 /// Which events count (of one launch's).
-type EventFilter<'a> = &'a dyn Fn(&gpu_harness::decode::Event) -> bool;
+type EventFilter<'a> = &'a dyn Fn(&Event) -> bool;
 
 /// A `missing-proxy-fence` race replayed unsequenced in the proxy-window kernel: shown by a
 /// stale copy at the `tma_store` itself whose landed stamp is that of the racing write (a
@@ -164,7 +164,7 @@ fn proxy_window(
         .iter()
         .filter_map(|l| stmt_of(lowered, l.span))
         .collect();
-    let shows = |e: &gpu_harness::decode::Event| {
+    let shows = |e: &Event| {
         e.kind == EventKind::Race
             && Some(e.stmt) == final_stmt
             && Stamp::decode(e.a).stmt.is_none_or(|s| writes.contains(&s))
