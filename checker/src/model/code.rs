@@ -399,6 +399,8 @@ pub struct Reach {
     pub reads: Vec<Vec<u64>>,
     /// Barriers and pipelines signalled, initialized or invalidated.
     pub signals: Vec<Vec<u64>>,
+    /// Barriers and pipelines waited on or tested.
+    pub waits: Vec<Vec<u64>>,
     /// Some reachable operation addresses a peer block (`@`) or multicasts.
     pub remote: Vec<bool>,
 }
@@ -437,6 +439,7 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
     let mut own_w = vec![vec![0u64; words]; n];
     let mut own_r = vec![vec![0u64; words]; n];
     let mut own_s = vec![vec![0u64; words]; n];
+    let mut own_wait = vec![vec![0u64; words]; n];
     let mut own_remote = vec![false; n];
     for (pc, i) in code.instrs.iter().enumerate() {
         let Instr::Op { op, .. } = i else { continue };
@@ -455,6 +458,16 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
         let w = &mut own_w[pc];
         let r = &mut own_r[pc];
         let s = &mut own_s[pc];
+        match op {
+            Op::WaitParity { bar, .. }
+            | Op::WaitToken { bar, .. }
+            | Op::TestWait { bar, .. }
+            | Op::ArriveAndWait { bar } => set(&mut own_wait[pc], bit(bar.object)),
+            Op::ProducerAcquire { pipe }
+            | Op::ConsumerWait { pipe }
+            | Op::ConsumerWaitPrior { pipe, .. } => set(&mut own_wait[pc], bit(pipe.object)),
+            _ => {}
+        }
         match op {
             Op::Write { buf } | Op::Store { global: buf } | Op::CpAsync { dst: buf } => {
                 set(w, bit(buf.object))
@@ -494,6 +507,7 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
     let mut writes = own_w.clone();
     let mut reads = own_r.clone();
     let mut signals = own_s.clone();
+    let mut waits = own_wait;
     let mut remote = own_remote.clone();
     let mut changed = true;
     while changed {
@@ -503,7 +517,7 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
                 if succ >= n {
                     continue;
                 }
-                for dst in [&mut writes, &mut reads, &mut signals] {
+                for dst in [&mut writes, &mut reads, &mut signals, &mut waits] {
                     let (a, b) = if pc < succ {
                         let (x, y) = dst.split_at_mut(succ);
                         (&mut x[pc], &y[0])
@@ -532,6 +546,7 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
         writes,
         reads,
         signals,
+        waits,
         remote,
     }
 }

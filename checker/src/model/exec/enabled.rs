@@ -48,11 +48,15 @@ pub fn is_eager(op: &Op) -> bool {
 
 /// Evaluate an object reference without side effects (for enabledness and reports).
 pub fn peek_bar(m: &PhaseModel, s: &State, t: u32, r: &ObjRef) -> Option<u32> {
-    let th = &s.threads[t as usize];
+    peek_with(m, t, r, &s.threads[t as usize].locals)
+}
+
+/// [`peek_bar`] with the thread's locals given (the footprint simulation runs ahead on a copy).
+pub fn peek_with(m: &PhaseModel, t: u32, r: &ObjRef, locals: &[i64]) -> Option<u32> {
     let o = m.program.object(r.object);
     let i = match &r.index {
         None => 0,
-        Some(e) => m.eval(e, t, &th.locals).ok()?,
+        Some(e) => m.eval(e, t, locals).ok()?,
     };
     if i < 0 || i >= i64::from(o.count()) {
         return None;
@@ -61,7 +65,7 @@ pub fn peek_bar(m: &PhaseModel, s: &State, t: u32, r: &ObjRef) -> Option<u32> {
     let k = &m.kernels[ti.kernel as usize];
     let cta = match &r.cta {
         None => i64::from(ti.cta),
-        Some(e) => m.eval(e, t, &th.locals).ok()?,
+        Some(e) => m.eval(e, t, locals).ok()?,
     };
     if cta < 0 || cta >= i64::from(k.cluster) {
         return None;

@@ -15,6 +15,7 @@ use protocols::ir::{MemScope, ObjRef, ObjectKind, Op, PipelineKind};
 
 mod enabled;
 mod pipeline;
+mod footprint;
 mod por;
 mod rendezvous;
 

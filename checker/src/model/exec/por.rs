@@ -2,6 +2,7 @@
 //! "Partial-order reduction").
 
 use super::*;
+use super::super::code::Instr;
 
 /// Partial-order reduction: the first enabled thread step that is independent of everything
 /// any other actor can still do (docs/design.md, "Partial-order reduction"):
@@ -18,11 +19,193 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
         return None;
     }
     let n = m.nthreads();
-    actions
+    let threads = || actions.iter().copied().take_while(|&a| a < n);
+    if let Some(t) = threads().find(|&t| safe(m, s, t)) {
+        return Some(t);
+    }
+    // Barrier-aware: what the others can still do while the candidate stands still
+    // (footprint.rs). Candidates are tried in action order; each costs a run-ahead of every
+    // thread, so only the first few that could qualify are tried.
+    let mut tried = 0;
+    for t in threads() {
+        if !dynamic_candidate(m, s, t) {
+            continue;
+        }
+        if tried == MAX_DYNAMIC_CANDIDATES {
+            break;
+        }
+        tried += 1;
+        let f = footprint::frozen(m, s, t);
+        if safe_given(m, s, t, &f) {
+            return Some(t);
+        }
+    }
+    None
+}
+
+/// How many candidates per state get the footprint analysis.
+const MAX_DYNAMIC_CANDIDATES: usize = 4;
+
+/// Operations the footprint rule can take alone.
+fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
+    let th = &s.threads[t as usize];
+    if th.mode != Mode::Ready || th.aw.is_some() {
+        return false;
+    }
+    matches!(
+        &m.code_of(t).instrs[th.pc as usize],
+        Instr::Exit { .. }
+            | Instr::End { .. }
+            | Instr::Op {
+                op: Op::Read { .. }
+                    | Op::Load { .. }
+                    | Op::Mma { .. }
+                    | Op::Write { .. }
+                    | Op::Store { .. }
+                    | Op::WaitParity { .. }
+                    | Op::WaitToken { .. }
+                    | Op::TestWait { .. }
+                    | Op::Arrive { .. }
+                    | Op::ArriveExpectTx { .. },
+                ..
+            }
+    )
+}
+
+/// Is `t`'s step independent of everything the other actors can do before `t` moves, given
+/// their footprints `f` (docs/design.md, "Partial-order reduction")?
+fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool {
+    use footprint::*;
+    let th = &s.threads[t as usize];
+    match &m.code_of(t).instrs[th.pc as usize] {
+        Instr::Exit { .. } | Instr::End { .. } => {
+            let crossing = s.events.iter().any(|e| match *e {
+                Event::Tma { bar, issuer, .. } => m.bar_block[bar as usize] != m.block_of(issuer),
+                Event::CpArrive { .. } => false,
+            });
+            !crossing && !f.remote
+        }
+        Instr::Op { op, .. } => match op {
+            Op::Read { buf } | Op::Load { global: buf } | Op::Mma { buf } => {
+                let Some(x) = peek_bar(m, s, t, buf) else {
+                    return false;
+                };
+                local_buf(m, t, x) && !in_flight_write(s, x) && f.buf[x as usize] & X_WRITE == 0
+            }
+            Op::Write { buf } | Op::Store { global: buf } => {
+                let Some(x) = peek_bar(m, s, t, buf) else {
+                    return false;
+                };
+                local_buf(m, t, x) && !in_flight_access(s, x) && f.buf[x as usize] == 0
+            }
+            Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::TestWait { bar, .. } => {
+                let Some(b) = peek_bar(m, s, t, bar) else {
+                    return false;
+                };
+                let bs = &s.bars[b as usize];
+                let others = f.bar[b as usize];
+                // The wait reads the phase (fixed while the barrier is stuck) and marks the
+                // previous phase observed, which an arrive of another thread reads.
+                m.bar_block[b as usize] == m.block_of(t)
+                    && bs.valid
+                    && vis_ok(bs, t, false)
+                    && !targeted(s, b)
+                    && others & B_INIT == 0
+                    && (f.stuck[b as usize] || others & (B_ARRIVE | B_TX) == 0)
+                    && (bs.consumed || bs.phase == 0 || others & B_ARRIVE == 0)
+            }
+            Op::Arrive { bar, .. } | Op::ArriveExpectTx { bar, .. } => {
+                let Some(b) = peek_bar(m, s, t, bar) else {
+                    return false;
+                };
+                let n = match op {
+                    Op::Arrive { count: Some(c), .. } => match m.eval(c, t, &th.locals) {
+                        Ok(v) => v,
+                        Err(_) => return false,
+                    },
+                    _ => 1,
+                };
+                let bs = &s.bars[b as usize];
+                // An arrive into a peer block also depends on whether that block still runs
+                // (remote-cta-exited): never taken alone.
+                if m.bar_block[b as usize] != m.block_of(t) {
+                    return false;
+                }
+                let remote = false;
+                let others = f.bar[b as usize];
+                let tx = matches!(op, Op::ArriveExpectTx { .. });
+                // The release of the arrive settles this thread's kept accesses: nobody may
+                // still access those buffers (else the race flags would depend on the order).
+                let kept_quiet = th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
+                let base = bs.valid
+                    && vis_ok(bs, t, remote)
+                    && !targeted(s, b)
+                    && n >= 1
+                    && i64::from(bs.pending) >= n
+                    && kept_quiet;
+                if !base {
+                    return false;
+                }
+                if others == 0 {
+                    // Nobody else can touch the barrier before this thread moves.
+                    return true;
+                }
+                let total = i64::from(f.arrivals[b as usize]) + n;
+                let pending = i64::from(bs.pending);
+                // No order of this arrive and the others' arrives lands one in the next phase
+                // (no over-arrival: every arrive sees the same phase and returns the same
+                // token)...
+                others & B_INIT == 0
+                    && total <= pending
+                    && if total < pending {
+                        // ...and the phase completes in no order, so nothing the others read
+                        // changes: the wait flag only if nobody can observe the phase now.
+                        (bs.consumed || bs.phase == 0 || others & B_WAIT == 0)
+                            && !(tx && others & B_TX != 0)
+                    } else {
+                        // ...or it completes with the last arrive, whichever that is: then
+                        // nobody else may wait on it (the completion flips the parity their
+                        // waits read) or change its transaction count (the completing step).
+                        others & (B_WAIT | B_TX) == 0
+                    }
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Buffer instance `x` is in `t`'s own block or global (a peer block's buffer also depends on
+/// whether that block still runs).
+fn local_buf(m: &PhaseModel, t: u32, x: u32) -> bool {
+    let b = m.buf_block[x as usize];
+    b == u32::MAX || b == m.block_of(t)
+}
+
+/// `check_vis` would accept a use of `b` by `t` now (and so at any later point: visibility
+/// only grows until the barrier is re-initialized).
+fn vis_ok(b: &Bar, t: u32, remote: bool) -> bool {
+    b.init_by == t || b.vis >= 3 || (!remote && b.vis >= 2)
+}
+
+/// Some in-flight event signals barrier `b`.
+fn targeted(s: &State, b: u32) -> bool {
+    s.events.iter().any(|e| match *e {
+        Event::Tma { bar, .. } | Event::CpArrive { bar, .. } => bar == b,
+    })
+}
+
+/// An in-flight TMA or cp.async writes buffer `x`.
+fn in_flight_write(s: &State, x: u32) -> bool {
+    s.events
         .iter()
-        .copied()
-        .take_while(|&a| a < n)
-        .find(|&t| safe(m, s, t))
+        .any(|e| matches!(*e, Event::Tma { buf, .. } if buf == x))
+        || s.threads.iter().any(|th| th.cp.iter().any(|c| c.buf == x))
+}
+
+/// An in-flight TMA, cp.async or bulk store touches buffer `x`.
+fn in_flight_access(s: &State, x: u32) -> bool {
+    in_flight_write(s, x) || s.threads.iter().any(|th| th.bulk.iter().any(|b| b.0 == x))
 }
 
 /// Can a live thread other than `t` still do `f` (given its reach at its pc and whether

@@ -1,0 +1,581 @@
+//! Future footprints for the partial-order reduction (docs/design.md, "Partial-order
+//! reduction"): while one candidate thread `t` stands still, which barrier phases can never
+//! complete, which threads are therefore blocked for good, and what every other actor can
+//! still do.
+//!
+//! The answer is a greatest fixed point. Start by assuming that no valid barrier with pending
+//! arrivals can complete its current phase (`stuck`). Under that assumption a thread blocked at
+//! a wait on a stuck phase never moves again (it is *frozen*), and every other thread's future
+//! is one path through its code (its locals are concrete; only `elect`, and branches on a
+//! `test_wait` result or token of a barrier that may still move, fork), which is run ahead here
+//! without changing the state: it stops at the first wait on a stuck phase that does not
+//! already pass. Summing the arrivals those runs (and in-flight cp.async arrive-ons) can still
+//! make on a barrier gives an upper bound; a barrier whose bound reaches its pending count, or
+//! that someone may re-initialize, is not stuck after all. Repeat until nothing changes.
+//!
+//! Why the result can be trusted: take any execution from the state in which `t` takes no
+//! step, and its first step that leaves the computed footprints (a frozen thread moves, a
+//! stuck phase completes, or a thread does something its run did not list). Up to that step
+//! every thread stayed within its run, so the arrivals on a stuck barrier were at most the
+//! bound, below its pending count: the phase did not complete, no frozen thread's wait could
+//! pass, and each thread's path (decided by its locals and by waits whose outcome is fixed
+//! while their barrier's phase is) is the one the run followed. So no such step exists. When a
+//! run cannot be followed (a pipeline operation, `arrive_and_wait`, a multicast, a value that
+//! depends on a barrier that may move, too many forks or steps) the thread gets its static
+//! reach instead: everything its code can still touch, with unbounded arrivals.
+
+use super::*;
+use crate::model::code::has;
+use protocols::ir::{Expr, ExprKind};
+
+/// Barrier flags: arrive-on (pending), transaction bytes, wait or test, init or inval.
+pub const B_ARRIVE: u8 = 1;
+pub const B_TX: u8 = 2;
+pub const B_WAIT: u8 = 4;
+pub const B_INIT: u8 = 8;
+/// Buffer flags.
+pub const X_READ: u8 = 1;
+pub const X_WRITE: u8 = 2;
+
+/// Forks (paths) and instructions one thread's run may take before it falls back to its
+/// static reach.
+const MAX_PATHS: usize = 8;
+const MAX_STEPS: u32 = 1 << 14;
+
+/// What the other actors can do while `t` stands still.
+pub struct Frozen {
+    /// Per barrier instance: its current phase cannot complete without `t`.
+    pub stuck: Vec<bool>,
+    /// Per barrier instance: what the other actors may still do to it (`B_*`).
+    pub bar: Vec<u8>,
+    /// Per barrier instance: an upper bound on their arrivals (saturating).
+    pub arrivals: Vec<u32>,
+    /// Per buffer instance: what the other actors may still do to it (`X_*`).
+    pub buf: Vec<u8>,
+    /// Some other actor may still address a peer block.
+    pub remote: bool,
+}
+
+/// One thread's run: what it may still do.
+#[derive(Clone, Default)]
+struct Run {
+    arrivals: Vec<(u32, u32)>,
+    bars: Vec<(u32, u8)>,
+    bufs: Vec<(u32, u8)>,
+    remote: bool,
+    /// The run could not be followed: use the static reach.
+    unknown: bool,
+}
+
+fn bump(v: &mut Vec<(u32, u32)>, k: u32, n: u32) {
+    match v.iter_mut().find(|e| e.0 == k) {
+        Some(e) => e.1 = e.1.saturating_add(n),
+        None => v.push((k, n)),
+    }
+}
+
+fn flag(v: &mut Vec<(u32, u8)>, k: u32, f: u8) {
+    match v.iter_mut().find(|e| e.0 == k) {
+        Some(e) => e.1 |= f,
+        None => v.push((k, f)),
+    }
+}
+
+/// The footprints of every actor but `t` in `s` (see the module doc).
+pub fn frozen(m: &PhaseModel, s: &State, t: u32) -> Frozen {
+    let nb = s.bars.len();
+    let mut f = Frozen {
+        stuck: s.bars.iter().map(|b| b.valid && b.pending > 0).collect(),
+        bar: vec![0; nb],
+        arrivals: vec![0; nb],
+        buf: vec![0; m.buf_names.len()],
+        remote: false,
+    };
+    loop {
+        f.bar.iter_mut().for_each(|x| *x = 0);
+        f.arrivals.iter_mut().for_each(|x| *x = 0);
+        f.buf.iter_mut().for_each(|x| *x = 0);
+        f.remote = false;
+        let mut prev: Option<(u32, Run)> = None;
+        for u in 0..m.nthreads() {
+            if u == t {
+                continue;
+            }
+            let th = &s.threads[u as usize];
+            if !th.mode.live() || blocked_for_good(m, s, u, &f.stuck) {
+                continue;
+            }
+            // Interchangeable threads in equal states (adjacent once canonical) run alike.
+            let run = match &prev {
+                Some((p, r))
+                    if m.threads[*p as usize].class == m.threads[u as usize].class
+                        && s.threads[*p as usize] == *th =>
+                {
+                    r.clone()
+                }
+                _ => simulate(m, s, u, &f.stuck),
+            };
+            add(m, s, u, &run, &mut f);
+            prev = Some((u, run));
+        }
+        for e in &s.events {
+            match *e {
+                Event::Tma { buf, bar, .. } => {
+                    f.bar[bar as usize] |= B_TX;
+                    f.buf[buf as usize] |= X_WRITE;
+                }
+                Event::CpArrive { bar, .. } => {
+                    f.bar[bar as usize] |= B_ARRIVE;
+                    f.arrivals[bar as usize] = f.arrivals[bar as usize].saturating_add(1);
+                }
+            }
+        }
+        let mut changed = false;
+        for b in 0..nb {
+            if f.stuck[b]
+                && (i64::from(f.arrivals[b]) >= i64::from(s.bars[b].pending)
+                    || f.bar[b] & B_INIT != 0)
+            {
+                f.stuck[b] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return f;
+        }
+    }
+}
+
+/// `u` is at a wait on a stuck phase that does not pass now: it never moves while `t` stands
+/// still.
+fn blocked_for_good(m: &PhaseModel, s: &State, u: u32, stuck: &[bool]) -> bool {
+    let th = &s.threads[u as usize];
+    if th.mode != Mode::Ready || th.aw.is_some() {
+        return false;
+    }
+    let Instr::Op { op, .. } = &m.code_of(u).instrs[th.pc as usize] else {
+        return false;
+    };
+    let (Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. }) = op else {
+        return false;
+    };
+    match peek_bar(m, s, u, bar) {
+        Some(b) => stuck[b as usize] && !enabled(m, s, u),
+        None => false,
+    }
+}
+
+/// Fold one run into the footprints.
+fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
+    if run.unknown {
+        let k = &m.kernels[m.threads[u as usize].kernel as usize];
+        let pc = s.threads[u as usize].pc as usize;
+        let r = &k.reach;
+        let own = m.block_of(u);
+        for b in 0..f.bar.len() {
+            let obj = m.bar_obj[b];
+            let same = m.bar_block[b] == own;
+            if has(&r.signals[pc], obj, same) {
+                f.bar[b] |= B_ARRIVE | B_TX | B_INIT;
+                f.arrivals[b] = u32::MAX;
+            }
+            if has(&r.waits[pc], obj, same) {
+                f.bar[b] |= B_WAIT;
+            }
+        }
+        for x in 0..f.buf.len() {
+            let obj = m.buf_obj[x];
+            let block = m.buf_block[x];
+            let same = block == u32::MAX || block == own;
+            // A release-store also sets the global's release flag: count it as a write.
+            if has(&r.writes[pc], obj, same) || has(&r.signals[pc], obj, same) {
+                f.buf[x] |= X_WRITE;
+            }
+            if has(&r.reads[pc], obj, same) {
+                f.buf[x] |= X_READ;
+            }
+        }
+        f.remote |= r.remote[pc];
+        return;
+    }
+    for &(b, n) in &run.arrivals {
+        f.arrivals[b as usize] = f.arrivals[b as usize].saturating_add(n);
+    }
+    for &(b, x) in &run.bars {
+        f.bar[b as usize] |= x;
+    }
+    for &(b, x) in &run.bufs {
+        f.buf[b as usize] |= x;
+    }
+    f.remote |= run.remote;
+}
+
+/// One path of a run in progress.
+struct Path {
+    pc: u32,
+    locals: Vec<i64>,
+    /// Locals whose value depends on a barrier that may still move (bit per slot).
+    tainted: u64,
+    arrivals: Vec<(u32, u32)>,
+}
+
+enum Next {
+    Go,
+    /// The path ends (blocked for good, exit, end).
+    End,
+    /// The run cannot be followed.
+    Unknown,
+}
+
+fn mentions(e: &Expr, tainted: u64) -> bool {
+    if tainted == 0 {
+        return false;
+    }
+    match &e.kind {
+        ExprKind::Local(l) => l.0 >= 64 || tainted & (1 << l.0) != 0,
+        ExprKind::Unary(_, a) => mentions(a, tainted),
+        ExprKind::Binary(_, a, b) | ExprKind::Min(a, b) | ExprKind::Max(a, b) => {
+            mentions(a, tainted) || mentions(b, tainted)
+        }
+        _ => false,
+    }
+}
+
+/// Run `u` ahead from its state (see the module doc).
+fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool]) -> Run {
+    let th = &s.threads[u as usize];
+    let code = m.code_of(u);
+    let mut run = Run::default();
+    let mut start = vec![];
+    let path = |pc: u32| Path {
+        pc,
+        locals: th.locals.to_vec(),
+        tainted: 0,
+        arrivals: Vec::new(),
+    };
+    match th.mode {
+        Mode::Ready => {
+            if th.aw.is_some() {
+                run.unknown = true;
+                return run;
+            }
+            start.push(path(th.pc));
+        }
+        Mode::Sync(_) => match code.instrs[th.pc as usize] {
+            // Arrived at an `elect`: either lane of the outcome.
+            Instr::Elect { skip, .. } => {
+                start.push(path(th.pc + 1));
+                start.push(path(skip));
+            }
+            // Arrived at a rendezvous: assume it completes (an upper bound).
+            _ => start.push(path(th.pc + 1)),
+        },
+        Mode::Exited | Mode::Finished => return run,
+    }
+    let mut stack = start;
+    let mut paths = stack.len();
+    let mut steps = 0u32;
+    while let Some(mut p) = stack.pop() {
+        loop {
+            steps += 1;
+            if steps > MAX_STEPS {
+                run.unknown = true;
+                return run;
+            }
+            let next = match &code.instrs[p.pc as usize] {
+                Instr::Set { slot, value } => {
+                    if mentions(value, p.tainted) {
+                        Next::Unknown
+                    } else {
+                        match m.eval(value, u, &p.locals) {
+                            Ok(v) => {
+                                p.locals[*slot as usize] = v;
+                                if *slot < 64 {
+                                    p.tainted &= !(1 << slot);
+                                }
+                                p.pc += 1;
+                                Next::Go
+                            }
+                            Err(_) => Next::Unknown,
+                        }
+                    }
+                }
+                Instr::Jump(to) => {
+                    p.pc = *to;
+                    Next::Go
+                }
+                Instr::JumpIfZero { cond, target } => {
+                    if mentions(cond, p.tainted) {
+                        paths += 1;
+                        if paths > MAX_PATHS {
+                            Next::Unknown
+                        } else {
+                            stack.push(Path {
+                                pc: *target,
+                                locals: p.locals.clone(),
+                                tainted: p.tainted,
+                                arrivals: p.arrivals.clone(),
+                            });
+                            p.pc += 1;
+                            Next::Go
+                        }
+                    } else {
+                        match m.eval(cond, u, &p.locals) {
+                            Ok(v) => {
+                                p.pc = if v == 0 { *target } else { p.pc + 1 };
+                                Next::Go
+                            }
+                            Err(_) => Next::Unknown,
+                        }
+                    }
+                }
+                Instr::ForTest { var, end, exit } => {
+                    let t = p.tainted;
+                    if (*var < 64 && t & (1 << var) != 0) || (*end < 64 && t & (1 << end) != 0) {
+                        Next::Unknown
+                    } else {
+                        p.pc = if p.locals[*var as usize] < p.locals[*end as usize] {
+                            p.pc + 1
+                        } else {
+                            *exit
+                        };
+                        Next::Go
+                    }
+                }
+                Instr::ForNext { var, test } => {
+                    p.locals[*var as usize] += 1;
+                    p.pc = *test;
+                    Next::Go
+                }
+                Instr::WhileTest {
+                    cond, trips, exit, ..
+                } => {
+                    if mentions(cond, p.tainted) {
+                        Next::Unknown
+                    } else {
+                        match m.eval(cond, u, &p.locals) {
+                            Ok(0) => {
+                                p.pc = *exit;
+                                Next::Go
+                            }
+                            Ok(_) => {
+                                p.locals[*trips as usize] += 1;
+                                if p.locals[*trips as usize] > i64::from(m.max_loop_trips) {
+                                    // The real step reports the bound; stay conservative.
+                                    Next::Unknown
+                                } else {
+                                    p.pc += 1;
+                                    Next::Go
+                                }
+                            }
+                            Err(_) => Next::Unknown,
+                        }
+                    }
+                }
+                Instr::Elect { skip, .. } => {
+                    paths += 1;
+                    if paths > MAX_PATHS {
+                        Next::Unknown
+                    } else {
+                        stack.push(Path {
+                            pc: *skip,
+                            locals: p.locals.clone(),
+                            tainted: p.tainted,
+                            arrivals: p.arrivals.clone(),
+                        });
+                        p.pc += 1;
+                        Next::Go
+                    }
+                }
+                Instr::Exit { .. } | Instr::End { .. } => Next::End,
+                Instr::Op { op, .. } => op_step(m, s, u, op, stuck, &mut p, &mut run),
+            };
+            match next {
+                Next::Go => {}
+                Next::End => break,
+                Next::Unknown => {
+                    run.unknown = true;
+                    return run;
+                }
+            }
+        }
+        // A thread follows one path: its arrivals are bounded by the largest path's.
+        for (b, n) in p.arrivals {
+            match run.arrivals.iter_mut().find(|e| e.0 == b) {
+                Some(e) => e.1 = e.1.max(n),
+                None => run.arrivals.push((b, n)),
+            }
+        }
+    }
+    run
+}
+
+/// One visible operation of a run.
+fn op_step(
+    m: &PhaseModel,
+    s: &State,
+    u: u32,
+    op: &Op,
+    stuck: &[bool],
+    p: &mut Path,
+    run: &mut Run,
+) -> Next {
+    // Resolve every object the operation names; any doubt ends the run.
+    let own = m.block_of(u);
+    let mut ids = [0u32; 2];
+    for (i, r) in op.object_refs().into_iter().enumerate() {
+        let exprs = r.index.iter().chain(r.cta.iter());
+        if exprs.into_iter().any(|e| mentions(e, p.tainted)) {
+            return Next::Unknown;
+        }
+        let Some(id) = peek_with(m, u, r, &p.locals) else {
+            return Next::Unknown;
+        };
+        let block = match m.layouts[r.object.0 as usize] {
+            Layout::Bar { .. } => m.bar_block[id as usize],
+            Layout::Buf { .. } => m.buf_block[id as usize],
+            // Pipelines are not followed.
+            _ => return Next::Unknown,
+        };
+        if block != u32::MAX && block != own {
+            run.remote = true;
+        }
+        ids[i.min(1)] = id;
+    }
+    let eval = |e: &Expr, p: &Path| -> Option<i64> {
+        if mentions(e, p.tainted) {
+            return None;
+        }
+        m.eval(e, u, &p.locals).ok()
+    };
+    let taint = |p: &mut Path, slot: u32| {
+        if slot < 64 {
+            p.tainted |= 1 << slot;
+            true
+        } else {
+            false
+        }
+    };
+    let arrive = |p: &mut Path, run: &mut Run, b: u32, n: u32, f: u8| {
+        bump(&mut p.arrivals, b, n);
+        flag(&mut run.bars, b, B_ARRIVE | f);
+    };
+    match op {
+        Op::Arrive { count, token, .. } => {
+            let b = ids[0];
+            let n = match count {
+                Some(c) => match eval(c, p) {
+                    Some(v) => v.clamp(0, i64::from(u32::MAX)) as u32,
+                    None => return Next::Unknown,
+                },
+                None => 1,
+            };
+            arrive(p, run, b, n, 0);
+            if let Some(l) = token {
+                if stuck[b as usize] {
+                    p.locals[l.0 as usize] = encode_token(b, s.bars[b as usize].phase);
+                    if l.0 < 64 {
+                        p.tainted &= !(1 << l.0);
+                    }
+                } else if !taint(p, l.0) {
+                    return Next::Unknown;
+                }
+            }
+        }
+        Op::ArriveDrop { .. } | Op::CpAsyncArrive { .. } => arrive(p, run, ids[0], 1, 0),
+        Op::ArriveExpectTx { .. } => arrive(p, run, ids[0], 1, B_TX),
+        Op::ExpectTx { .. } | Op::CompleteTx { .. } => flag(&mut run.bars, ids[0], B_TX),
+        Op::Init { .. } | Op::Inval { .. } => flag(&mut run.bars, ids[0], B_INIT),
+        // A wait that blocks for good ends the path and is no step of the run: it reads
+        // nothing before the candidate moves. One that passes is a step (it reads the phase
+        // and marks it observed).
+        Op::WaitParity { parity, .. } => {
+            let b = ids[0];
+            let bs = &s.bars[b as usize];
+            if m.bar_block[b as usize] == own && bs.valid && stuck[b as usize] {
+                let Some(par) = eval(parity, p) else {
+                    return Next::Unknown;
+                };
+                if !parity_passes(bs, par) {
+                    return Next::End;
+                }
+            }
+            flag(&mut run.bars, b, B_WAIT);
+        }
+        Op::WaitToken { token, .. } => {
+            let b = ids[0];
+            let bs = &s.bars[b as usize];
+            let known = token.0 < 64 && p.tainted & (1 << token.0) == 0;
+            if m.bar_block[b as usize] == own
+                && bs.valid
+                && stuck[b as usize]
+                && known
+                && matches!(
+                    token_check(p.locals[token.0 as usize], b, bs.phase),
+                    TokenWait::Block
+                )
+            {
+                return Next::End;
+            }
+            flag(&mut run.bars, b, B_WAIT);
+        }
+        Op::TestWait { parity, result, .. } => {
+            let b = ids[0];
+            flag(&mut run.bars, b, B_WAIT);
+            let bs = &s.bars[b as usize];
+            if bs.valid && stuck[b as usize] {
+                let Some(par) = eval(parity, p) else {
+                    return Next::Unknown;
+                };
+                p.locals[result.0 as usize] = i64::from(parity_passes(bs, par));
+                if result.0 < 64 {
+                    p.tainted &= !(1 << result.0);
+                }
+            } else if !taint(p, result.0) {
+                return Next::Unknown;
+            }
+        }
+        Op::Tma { multicast, .. } => {
+            if multicast.is_some() {
+                return Next::Unknown;
+            }
+            flag(&mut run.bufs, ids[0], X_WRITE);
+            flag(&mut run.bars, ids[1], B_TX);
+        }
+        Op::Read { .. }
+        | Op::Load { .. }
+        | Op::LoadAcquire { .. }
+        | Op::Mma { .. }
+        | Op::TmaStore { .. } => flag(&mut run.bufs, ids[0], X_READ),
+        Op::Write { .. } | Op::Store { .. } | Op::StoreRelease { .. } | Op::CpAsync { .. } => {
+            flag(&mut run.bufs, ids[0], X_WRITE)
+        }
+        Op::ArriveAndWait { .. }
+        | Op::ProducerAcquire { .. }
+        | Op::ProducerCommit { .. }
+        | Op::ConsumerWait { .. }
+        | Op::ConsumerRelease { .. }
+        | Op::ConsumerWaitPrior { .. }
+        | Op::MemcpyAsync { .. }
+        | Op::Quit { .. } => return Next::Unknown,
+        // Rendezvous, fences, groups, compute: assumed to pass (an upper bound); they touch
+        // no barrier object or buffer that the reduction asks about.
+        Op::SyncThreads
+        | Op::BarSync { .. }
+        | Op::BarArrive { .. }
+        | Op::SyncWarp
+        | Op::ClusterSync
+        | Op::ClusterArrive
+        | Op::ClusterWait
+        | Op::FenceMbarrierInit
+        | Op::FenceProxyAsync
+        | Op::Fence { .. }
+        | Op::Compute
+        | Op::CommitGroup
+        | Op::WaitGroup { .. }
+        | Op::BulkCommit
+        | Op::BulkWaitRead { .. } => {}
+    }
+    p.pc += 1;
+    Next::Go
+}
