@@ -107,6 +107,9 @@ pub struct VerifyArgs {
     /// Turn thread-symmetry reduction off (same findings, more states; for cross-checking).
     #[arg(long)]
     pub no_symmetry: bool,
+    /// Turn partial-order reduction off (same findings, more states; for cross-checking).
+    #[arg(long)]
+    pub no_por: bool,
 }
 
 /// `123`, `64K`, `512M`, `6G` (binary units).

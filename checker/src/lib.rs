@@ -36,6 +36,10 @@ pub struct CheckOptions {
     /// Merge states that differ only by a permutation of interchangeable threads (on by
     /// default; turning it off never changes findings, only the state count).
     pub symmetry: bool,
+    /// Partial-order reduction: take a step alone when it is independent of everything the
+    /// other actors can still do (on by default; turning it off never changes findings, only
+    /// the state count).
+    pub partial_order: bool,
 }
 
 impl Default for CheckOptions {
@@ -49,6 +53,7 @@ impl Default for CheckOptions {
             // reason and the coverage.
             max_time: Some(std::time::Duration::from_secs(600)),
             symmetry: true,
+            partial_order: true,
         }
     }
 }
@@ -65,7 +70,8 @@ pub fn check_with_progress(
     progress: Option<&dyn Fn(&Progress)>,
 ) -> Report {
     let start = std::time::Instant::now();
-    let m = PhaseModel::new(program, options.max_loop_trips, options.symmetry);
+    let mut m = PhaseModel::new(program, options.max_loop_trips, options.symmetry);
+    m.por = options.partial_order;
     let (raw_init, init_found, init_bound, init_stop) = m.initial();
     let mut findings: Vec<Finding> = init_found
         .into_iter()

@@ -35,6 +35,7 @@ pub fn run(args: &VerifyArgs) -> Exit {
         max_loop_trips: args.max_loop_trips,
         max_time: args.max_time.0,
         symmetry: !args.no_symmetry,
+        partial_order: !args.no_por,
     };
     let mut dot_written = false;
     for path in &args.files {

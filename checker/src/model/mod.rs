@@ -375,7 +375,7 @@ impl<'p> PhaseModel<'p> {
             tracks_arrive,
             max_loop_trips,
             symmetry,
-            por: symmetry,
+            por: true,
             bar_obj,
             buf_obj,
             classes: Vec::new(),

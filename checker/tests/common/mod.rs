@@ -1,5 +1,6 @@
-//! Helpers: load a `.phase` source string and check it with symmetry reduction on and off;
-//! both runs must report the same (rule, statement) pairs.
+//! Helpers: load a `.phase` source string and check it with the reductions on and off
+//! (symmetry and partial-order reduction together, each alone); every run must report the
+//! same (rule, statement) pairs and the same verdict.
 
 #![allow(dead_code)]
 
@@ -25,23 +26,27 @@ fn keys(r: &Report) -> BTreeSet<(String, u32)> {
         .collect()
 }
 
-/// Check with symmetry on and off; assert they agree; return the reduced run.
+/// Check with every combination of the reductions; assert they agree; return the fully
+/// reduced run.
 pub fn check(src: &str) -> Report {
     let p = load(src);
     let on = checker::check(&p, &CheckOptions::default());
-    let off = checker::check(
-        &p,
-        &CheckOptions {
-            symmetry: false,
-            ..CheckOptions::default()
-        },
-    );
-    assert_eq!(
-        keys(&on),
-        keys(&off),
-        "symmetry reduction changed the findings"
-    );
-    assert_eq!(on.verdict, off.verdict);
+    for (symmetry, partial_order) in [(false, false), (true, false), (false, true)] {
+        let off = checker::check(
+            &p,
+            &CheckOptions {
+                symmetry,
+                partial_order,
+                ..CheckOptions::default()
+            },
+        );
+        assert_eq!(
+            keys(&on),
+            keys(&off),
+            "the reductions changed the findings (symmetry {symmetry}, partial order {partial_order})"
+        );
+        assert_eq!(on.verdict, off.verdict);
+    }
     on
 }
 

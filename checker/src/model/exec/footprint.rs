@@ -81,8 +81,41 @@ fn flag(v: &mut Vec<(u32, u8)>, k: u32, f: u8) {
     }
 }
 
+/// What is known of each thread of a state before any candidate is chosen: shared by every
+/// candidate of one state.
+pub struct Threads {
+    /// Per thread: the barrier instance of the wait it is blocked at (`Ready`, at a parity or
+    /// token wait of its own block that does not pass now).
+    blocked_on: Vec<Option<u32>>,
+    /// Per thread: same class and same state as the thread before it (so its run is the same).
+    twin_of_prev: Vec<bool>,
+}
+
+impl Threads {
+    pub fn new(m: &PhaseModel, s: &State) -> Self {
+        let n = m.nthreads() as usize;
+        let mut blocked_on = vec![None; n];
+        let mut twin_of_prev = vec![false; n];
+        for u in 0..n {
+            if u > 0
+                && m.threads[u - 1].class == m.threads[u].class
+                && s.threads[u - 1] == s.threads[u]
+            {
+                twin_of_prev[u] = true;
+                blocked_on[u] = blocked_on[u - 1];
+                continue;
+            }
+            blocked_on[u] = blocked_at(m, s, u as u32);
+        }
+        Threads {
+            blocked_on,
+            twin_of_prev,
+        }
+    }
+}
+
 /// The footprints of every actor but `t` in `s` (see the module doc).
-pub fn frozen(m: &PhaseModel, s: &State, t: u32) -> Frozen {
+pub fn frozen(m: &PhaseModel, s: &State, known: &Threads, t: u32) -> Frozen {
     let nb = s.bars.len();
     let mut f = Frozen {
         stuck: s.bars.iter().map(|b| b.valid && b.pending > 0).collect(),
@@ -96,23 +129,18 @@ pub fn frozen(m: &PhaseModel, s: &State, t: u32) -> Frozen {
         f.arrivals.iter_mut().for_each(|x| *x = 0);
         f.buf.iter_mut().for_each(|x| *x = 0);
         f.remote = false;
+        // The run of the thread just before, for its twins.
         let mut prev: Option<(u32, Run)> = None;
         for u in 0..m.nthreads() {
-            if u == t {
+            if u == t || !s.threads[u as usize].mode.live() {
                 continue;
             }
-            let th = &s.threads[u as usize];
-            if !th.mode.live() || blocked_for_good(m, s, u, &f.stuck) {
+            // Blocked for good: at a wait on a stuck phase that does not pass now.
+            if known.blocked_on[u as usize].is_some_and(|b| f.stuck[b as usize]) {
                 continue;
             }
-            // Interchangeable threads in equal states (adjacent once canonical) run alike.
-            let run = match &prev {
-                Some((p, r))
-                    if m.threads[*p as usize].class == m.threads[u as usize].class
-                        && s.threads[*p as usize] == *th =>
-                {
-                    r.clone()
-                }
+            let run = match prev.take() {
+                Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
                 _ => simulate(m, s, u, &f.stuck),
             };
             add(m, s, u, &run, &mut f);
@@ -146,23 +174,22 @@ pub fn frozen(m: &PhaseModel, s: &State, t: u32) -> Frozen {
     }
 }
 
-/// `u` is at a wait on a stuck phase that does not pass now: it never moves while `t` stands
-/// still.
-fn blocked_for_good(m: &PhaseModel, s: &State, u: u32, stuck: &[bool]) -> bool {
+/// The barrier of the wait `u` is blocked at, if any: `Ready` at a parity or token wait on a
+/// barrier of its own block that does not pass now. While that barrier's phase is stuck, `u`
+/// never moves.
+fn blocked_at(m: &PhaseModel, s: &State, u: u32) -> Option<u32> {
     let th = &s.threads[u as usize];
     if th.mode != Mode::Ready || th.aw.is_some() {
-        return false;
+        return None;
     }
     let Instr::Op { op, .. } = &m.code_of(u).instrs[th.pc as usize] else {
-        return false;
+        return None;
     };
     let (Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. }) = op else {
-        return false;
+        return None;
     };
-    match peek_bar(m, s, u, bar) {
-        Some(b) => stuck[b as usize] && !enabled(m, s, u),
-        None => false,
-    }
+    let b = peek_bar(m, s, u, bar)?;
+    (s.bars[b as usize].valid && !enabled(m, s, u)).then_some(b)
 }
 
 /// Fold one run into the footprints.

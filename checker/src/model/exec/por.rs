@@ -27,6 +27,7 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
     // (footprint.rs). Candidates are tried in action order; each costs a run-ahead of every
     // thread, so only the first few that could qualify are tried.
     let mut tried = 0;
+    let mut known = None;
     for t in threads() {
         if !dynamic_candidate(m, s, t) {
             continue;
@@ -35,7 +36,8 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
             break;
         }
         tried += 1;
-        let f = footprint::frozen(m, s, t);
+        let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
+        let f = footprint::frozen(m, s, known, t);
         if safe_given(m, s, t, &f) {
             return Some(t);
         }
