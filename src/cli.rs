@@ -110,6 +110,11 @@ pub struct VerifyArgs {
     /// Turn partial-order reduction off (same findings, more states; for cross-checking).
     #[arg(long)]
     pub no_por: bool,
+    /// Search every interleaving to the end even after an error is found (by default the
+    /// search stops 5 000 states after its first error, or when the random-schedule
+    /// portfolio confirms one), to list every finding.
+    #[arg(long)]
+    pub exhaustive: bool,
 }
 
 /// `123`, `64K`, `512M`, `6G` (binary units).

@@ -436,7 +436,7 @@ fn one_line_difference_is_detected() {
 
 mod judging {
     use super::expectations::{KnownGaps, judge};
-    use checker::{Finding, Report, Schedule, Severity, Stats, Verdict, rules};
+    use checker::{Finding, FoundBy, Report, Schedule, Severity, Stats, Verdict, rules};
     use protocols::Span;
     use protocols::ir::{Expect, ExpectVerdict};
 
@@ -451,6 +451,7 @@ mod judging {
             trace: Vec::new(),
             waits_for: Vec::new(),
             schedule: Schedule::default(),
+            found_by: FoundBy::Search,
         }
     }
 

@@ -44,6 +44,11 @@ pub trait Model {
         None
     }
     fn state_bytes(&self, state: &Self::State) -> usize;
+    /// Does the finding decide the verdict (an error, not a note)? The search may stop early
+    /// once it has decisive findings ([`Limits::after_findings`]).
+    fn decisive(&self, _finding: &Self::Finding) -> bool {
+        true
+    }
 }
 
 /// Limits of one search.
@@ -53,7 +58,17 @@ pub struct Limits {
     pub max_memory_bytes: u64,
     /// Wall-clock budget; `None`: none.
     pub max_time: Option<std::time::Duration>,
+    /// Once a decisive finding is known, explore at most this many more states, then stop
+    /// (the verdict is decided; the rest would only add findings). `None`: run to the end.
+    pub after_findings: Option<u64>,
+    /// Call the pause hook when this many states are visited, then again each time the count
+    /// has grown fourfold, while nothing decisive was found (the bug-hunting portfolio runs
+    /// there, taking a share of the time that shrinks as the search grows).
+    pub pause_at: Option<u64>,
 }
+
+/// Why a search stopped early and what it covered, as the pause hook returns it.
+pub type Stopped = (String, String);
 
 /// Progress, reported to an optional callback about every 16k states.
 #[derive(Clone, Debug)]
@@ -161,6 +176,7 @@ pub fn explore<M: Model>(
     model: &M,
     limits: &Limits,
     progress: Option<&dyn Fn(&Progress)>,
+    mut pause: Option<&mut dyn FnMut() -> Option<Stopped>>,
 ) -> Outcome<M::Finding> {
     let start = Instant::now();
     let mut visited: HashMap<u64, u32, BuildHasherDefault<IdentityHasher>> = HashMap::default();
@@ -185,6 +201,10 @@ pub fn explore<M: Model>(
     let mut actions = Vec::new();
     let mut scratch = Vec::new();
     let mut last_depth_done = 0u32;
+    // States visited when the first decisive finding was recorded; findings looked at so far.
+    let mut decided_at: Option<u64> = None;
+    let mut next_pause = limits.pause_at;
+    let mut scanned = 0usize;
     let mut record = |f: M::Finding, state: u32, action: Option<u32>, found: &mut Vec<_>| {
         let key = model.key(&f);
         if found_keys.insert(key, ()).is_none() {
@@ -269,6 +289,33 @@ pub fn explore<M: Model>(
             }
         }
         let states = parents.len() as u64;
+        if decided_at.is_none() {
+            if found[scanned..].iter().any(|f| model.decisive(&f.finding)) {
+                decided_at = Some(states);
+            }
+            scanned = found.len();
+        }
+        if let (Some(at), Some(more)) = (decided_at, limits.after_findings)
+            && states >= at.saturating_add(more)
+        {
+            incomplete = Some((
+                format!(
+                    "stopped {more} states after the first error was found; --exhaustive searches on for every finding"
+                ),
+                format!("all interleavings up to depth {last_depth_done} ({states} states)"),
+            ));
+            break;
+        }
+        if decided_at.is_none()
+            && next_pause.is_some_and(|at| states >= at)
+            && let Some(hook) = pause.as_mut()
+        {
+            next_pause = next_pause.map(|at| at.saturating_mul(4));
+            if let Some(stopped) = hook() {
+                incomplete = Some(stopped);
+                break;
+            }
+        }
         let mem = states * VISITED_ENTRY_BYTES + queue_bytes;
         peak = peak.max(mem);
         if states.is_multiple_of(16_384)

@@ -4,16 +4,18 @@
 //! It never prints. Entry points: [`check`], [`check_with_progress`], [`replay`].
 
 pub mod explore;
+pub mod hunt;
 pub mod lints;
 pub mod model;
+mod portfolio;
 pub mod report;
 pub mod rules;
 
 pub use explore::Progress;
 pub use model::stuck::wait_for_dot;
 pub use report::{
-    Actor, Finding, Incomplete, Label, Party, PartyStatus, Report, Schedule, Stats, TraceStep,
-    Verdict, WaitFor,
+    Actor, Finding, FoundBy, Incomplete, Label, Party, PartyStatus, Report, Schedule, Stats,
+    TraceStep, Verdict, WaitFor,
 };
 pub use rules::{Class, Rule, Severity};
 
@@ -40,7 +42,17 @@ pub struct CheckOptions {
     /// other actors can still do (on by default; turning it off never changes findings, only
     /// the state count).
     pub partial_order: bool,
+    /// Run every search to its end. Otherwise the search stops [`AFTER_FINDINGS`] states after
+    /// its first error (the verdict is decided), and a search that has not decided after
+    /// [`portfolio::PAUSE_AT`] states pauses for the bug-hunting portfolio (random schedules,
+    /// `hunt_time` at most), which ends it when it confirms an error.
+    pub exhaustive: bool,
+    /// Wall-clock budget of the portfolio.
+    pub hunt_time: std::time::Duration,
 }
+
+/// States a non-exhaustive search explores after its first error, collecting more findings.
+pub const AFTER_FINDINGS: u64 = 5_000;
 
 impl Default for CheckOptions {
     fn default() -> Self {
@@ -54,6 +66,8 @@ impl Default for CheckOptions {
             max_time: Some(std::time::Duration::from_secs(600)),
             symmetry: true,
             partial_order: true,
+            exhaustive: false,
+            hunt_time: std::time::Duration::from_secs(2),
         }
     }
 }
@@ -92,8 +106,22 @@ pub fn check_with_progress(
             max_states: options.max_states,
             max_memory_bytes: options.max_memory_bytes,
             max_time: options.max_time,
+            after_findings: (!options.exhaustive).then_some(AFTER_FINDINGS),
+            pause_at: (!options.exhaustive).then_some(portfolio::PAUSE_AT),
         };
-        let out = explore::explore(&search, &limits, progress);
+        let mut portfolio = portfolio::Portfolio::new(program, options);
+        let mut hook = || {
+            portfolio.pause().then(|| {
+                (
+                    format!(
+                        "stopped: {} confirmed an error; --exhaustive searches every interleaving",
+                        portfolio.hunted.summary()
+                    ),
+                    "the exhaustive search's first states, then random schedules".to_string(),
+                )
+            })
+        };
+        let out = explore::explore(&search, &limits, progress, Some(&mut hook));
         stats = Stats {
             states: out.states,
             transitions: out.transitions,
@@ -101,9 +129,14 @@ pub fn check_with_progress(
             peak_memory_bytes: out.peak_memory_bytes,
         };
         if let Some((reason, covered)) = &out.incomplete {
+            let mut covered = covered.clone();
+            let h = &portfolio.hunted;
+            if h.walks > 0 && !h.decided() {
+                covered.push_str(&format!("; {} found no error", h.summary()));
+            }
             incomplete = Some(Incomplete {
                 reason: reason.clone(),
-                covered: covered.clone(),
+                covered,
             });
         }
         for f in &out.found {
@@ -111,13 +144,16 @@ pub fn check_with_progress(
             if let Some(a) = f.action {
                 path.push(a);
             }
-            findings.push(rebuild(
-                &m,
-                &raw_init,
-                &path,
-                f.action.is_some(),
-                &f.finding,
-            ));
+            findings.push(rebuild(&m, &raw_init, &path, f.action.is_some(), &f.finding).finding);
+        }
+        // Findings of the portfolio that the search did not reach (it stopped early).
+        for f in portfolio.hunted.findings {
+            if !findings
+                .iter()
+                .any(|g| g.rule.code == f.rule.code && g.span == f.span)
+            {
+                findings.push(f);
+            }
         }
     }
     findings.extend(lints::run(program));
@@ -149,6 +185,7 @@ fn finish(f: MFinding, trace: Vec<TraceStep>, schedule: Schedule) -> Finding {
         trace,
         waits_for: f.waits_for,
         schedule,
+        found_by: FoundBy::Search,
     }
 }
 
@@ -204,7 +241,13 @@ fn replay_step(
 
 /// Rebuild the trace of a finding by replaying its canonical path from the real initial
 /// state; the finding is regenerated on the real states so that it names the real threads.
-fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFinding) -> Finding {
+struct Rebuilt {
+    finding: Finding,
+    /// The replay raised the finding again (else `finding` is the search's own).
+    regenerated: bool,
+}
+
+fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFinding) -> Rebuilt {
     let mut s = init.clone();
     let mut steps = Vec::new();
     let mut schedule = Vec::new();
@@ -234,9 +277,29 @@ fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFindi
     }
     let same = last_found
         .into_iter()
-        .find(|g| g.rule.code == f.rule.code && g.span == f.span)
-        .unwrap_or_else(|| f.clone());
-    finish(same, model::trace::fold(m, steps), Schedule(schedule))
+        .find(|g| g.rule.code == f.rule.code && g.span == f.span);
+    let regenerated = same.is_some();
+    Rebuilt {
+        finding: finish(
+            same.unwrap_or_else(|| f.clone()),
+            model::trace::fold(m, steps),
+            Schedule(schedule),
+        ),
+        regenerated,
+    }
+}
+
+/// [`rebuild`] that reports the finding only if the replay raises it again (rule and
+/// statement): for paths that did not come from the exhaustive search.
+pub(crate) fn rebuild_strict(
+    m: &PhaseModel,
+    init: &State,
+    path: &[u32],
+    by_step: bool,
+    f: &MFinding,
+) -> Option<Finding> {
+    let out = rebuild(m, init, path, by_step, f);
+    out.regenerated.then_some(out.finding)
 }
 
 /// Result of `--replay`.

@@ -77,6 +77,28 @@ pub struct Finding {
     pub waits_for: Vec<WaitFor>,
     /// The trace as scheduling choices (replayable with `--replay`).
     pub schedule: Schedule,
+    /// How the trace was found.
+    pub found_by: FoundBy,
+}
+
+/// Where a finding's trace comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FoundBy {
+    /// The breadth-first search: a shortest interleaving.
+    Search,
+    /// A random schedule of the bug-hunting portfolio, shortened and replayed.
+    RandomSchedule,
+}
+
+impl FoundBy {
+    /// How a report introduces the trace.
+    pub fn trace_title(self) -> &'static str {
+        match self {
+            FoundBy::Search => "shortest interleaving",
+            FoundBy::RandomSchedule => "a random schedule, shortened",
+        }
+    }
 }
 
 impl Finding {

@@ -36,6 +36,8 @@ pub fn run(args: &VerifyArgs) -> Exit {
         max_time: args.max_time.0,
         symmetry: !args.no_symmetry,
         partial_order: !args.no_por,
+        exhaustive: args.exhaustive,
+        ..CheckOptions::default()
     };
     let mut dot_written = false;
     for path in &args.files {

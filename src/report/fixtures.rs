@@ -9,8 +9,8 @@ use super::files::{self, FileResult, Outcome, Summary};
 use crate::cli::Exit;
 use checker::rules;
 use checker::{
-    Actor, Finding, Incomplete, Label, Party, PartyStatus, Report, Schedule, Severity, Stats,
-    TraceStep, Verdict, WaitFor,
+    Actor, Finding, FoundBy, Incomplete, Label, Party, PartyStatus, Report, Schedule, Severity,
+    Stats, TraceStep, Verdict, WaitFor,
 };
 use protocols::{SourceFile, Span};
 
@@ -51,6 +51,7 @@ fn finding(rule: &'static checker::Rule, severity: Severity, message: &str, at: 
         trace: Vec::new(),
         waits_for: Vec::new(),
         schedule: Schedule::default(),
+        found_by: FoundBy::Search,
     }
 }
 

@@ -75,7 +75,7 @@ fn finding(out: &mut String, file: &SourceFile, f: &Finding, color: bool, replay
     };
     let _ = handler.render_report(out, &diag);
     if !f.trace.is_empty() {
-        out.push_str("  trace (shortest interleaving):\n");
+        let _ = writeln!(out, "  trace ({}):", f.found_by.trace_title());
         let wname = f.trace.iter().map(|s| s.thread.len()).max().unwrap_or(0);
         let wop = f.trace.iter().map(|s| s.op.len()).max().unwrap_or(0);
         for (i, s) in f.trace.iter().enumerate() {

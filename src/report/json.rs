@@ -1,7 +1,7 @@
 //! The JSON contract of `verify --format json` (schema 1):
 //! `{"schema":1,"file","protocol","params":{..},"verdict","findings":[{"rule","code","class",
 //! "severity","message","span":{line,column,end_line,end_column},"labels","help","trace":[{thread,
-//! line,op,state,repeat}],"waits_for":[..],"schedule"}],"stats":{states,transitions,elapsed_ms,
+//! line,op,state,repeat}],"waits_for":[..],"schedule","found_by"}],"stats":{states,transitions,elapsed_ms,
 //! peak_memory_bytes},"incomplete":null|{reason,covered}}`. tests/cli_verify.rs pins it.
 
 use checker::{Finding, Report};
@@ -44,6 +44,7 @@ fn finding(file: &SourceFile, f: &Finding) -> Value {
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "schedule": f.schedule.to_string(),
+        "found_by": f.found_by,
     })
 }
 

@@ -145,7 +145,7 @@ fn code_flow(file: &SourceFile, program: &Program, f: &Finding) -> Value {
             None => threads.push((&step.thread, vec![tfl])),
         }
     }
-    let mut message = format!("the shortest interleaving ({} steps)", f.trace.len());
+    let mut message = format!("the {} ({} steps)", f.found_by.trace_title(), f.trace.len());
     if let Some(cmd) = replay_command(file, program, f) {
         message.push_str(&format!("; replay: {cmd}"));
     }

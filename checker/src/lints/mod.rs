@@ -15,7 +15,7 @@ pub mod unified_pipeline;
 pub mod wait_prior_over_8;
 pub mod warp_entanglement;
 
-use crate::report::{Finding, Label, Schedule};
+use crate::report::{Finding, FoundBy, Label, Schedule};
 use crate::rules::Rule;
 use protocols::Span;
 use protocols::ir::Program;
@@ -51,6 +51,7 @@ pub(crate) fn finding(
         trace: Vec::new(),
         waits_for: Vec::new(),
         schedule: Schedule::default(),
+        found_by: FoundBy::Search,
     }
 }
 

@@ -129,6 +129,9 @@ pub struct PhaseModel<'p> {
     pub buf_obj: Vec<u32>,
     /// Per class: its thread indices, ascending.
     pub classes: Vec<Vec<u32>>,
+    /// Run-ahead results of the partial-order reduction, reused across states
+    /// (`exec::footprint`).
+    pub run_cache: exec::RunCache,
 }
 
 /// A model error (division by zero, overflow, index out of range).
@@ -379,6 +382,7 @@ impl<'p> PhaseModel<'p> {
             bar_obj,
             buf_obj,
             classes: Vec::new(),
+            run_cache: exec::RunCache::default(),
         };
         let _ = nthread_pipes;
         // Threads, names and roles.

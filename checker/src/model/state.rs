@@ -266,7 +266,8 @@ impl<T: Clone + std::hash::Hash> Shared<T> {
         std::sync::Arc::strong_count(&this.0)
     }
 
-    fn cached_hash(&self) -> u64 {
+    /// The value's fingerprint, computed once per shared value.
+    pub fn cached_hash(&self) -> u64 {
         *self
             .0
             .1

@@ -10,8 +10,11 @@
 //! `test_wait` result or token of a barrier that may still move, fork), which is run ahead here
 //! without changing the state: it stops at the first wait on a stuck phase that does not
 //! already pass. Summing the arrivals those runs (and in-flight cp.async arrive-ons) can still
-//! make on a barrier gives an upper bound; a barrier whose bound reaches its pending count, or
-//! that someone may re-initialize, is not stuck after all. Repeat until nothing changes.
+//! make on a barrier gives an upper bound; a barrier whose bound reaches its pending count
+//! while its transaction count can still reach zero (a thread may change it, or the TMA copies
+//! in flight carry at least the outstanding bytes: they only lower it), or that someone may
+//! re-initialize, is not stuck after all. Repeat until nothing changes. The candidate can also
+//! be an in-flight event: then every thread runs and that event is left out.
 //!
 //! Why the result can be trusted: take any execution from the state in which `t` takes no
 //! step, and its first step that leaves the computed footprints (a frozen thread moves, a
@@ -56,9 +59,19 @@ pub struct Frozen {
     pub remote: bool,
 }
 
+/// Runs already made, across the states of one search: a run depends only on the thread's
+/// own state and index, which barrier phases are assumed stuck, and the phase and validity of
+/// every barrier, so successive states (which change one or two threads) reuse almost all of
+/// them. Keyed by (thread index, thread fingerprint, fingerprint of the barrier context).
+#[derive(Default)]
+pub struct RunCache(std::sync::Mutex<std::collections::HashMap<(u32, u64, u64), Run>>);
+
+/// Entries kept before the cache is emptied (a run is a few dozen bytes).
+const RUN_CACHE_LIMIT: usize = 1 << 20;
+
 /// One thread's run: what it may still do.
 #[derive(Clone, Default)]
-struct Run {
+pub struct Run {
     arrivals: Vec<(u32, u32)>,
     bars: Vec<(u32, u8)>,
     bufs: Vec<(u32, u8)>,
@@ -89,6 +102,9 @@ pub struct Threads {
     blocked_on: Vec<Option<u32>>,
     /// Per thread: same class and same state as the thread before it (so its run is the same).
     twin_of_prev: Vec<bool>,
+    /// Runs already made in this state, per thread, with the stuck set they assumed: another
+    /// candidate often starts from the same assumption.
+    runs: std::cell::RefCell<Vec<Option<(std::rc::Rc<[bool]>, Run)>>>,
 }
 
 impl Threads {
@@ -110,21 +126,59 @@ impl Threads {
         Threads {
             blocked_on,
             twin_of_prev,
+            runs: std::cell::RefCell::new(vec![None; n]),
         }
     }
 }
 
 /// The footprints of every actor but `t` in `s` (see the module doc).
-pub fn frozen(m: &PhaseModel, s: &State, known: &Threads, t: u32) -> Frozen {
+///
+/// `t` is the candidate thread (`u32::MAX` when the candidate is the in-flight event
+/// `skip_event`, which then is left out instead).
+pub fn frozen(
+    m: &PhaseModel,
+    s: &State,
+    known: &Threads,
+    t: u32,
+    skip_event: Option<usize>,
+) -> Frozen {
     let nb = s.bars.len();
+    // Bytes the in-flight TMA copies (the candidate's aside) can still complete per barrier.
+    let mut event_tx = vec![0i64; nb];
+    for (i, e) in s.events.iter().enumerate() {
+        if let Event::Tma { bar, bytes, .. } = *e
+            && Some(i) != skip_event
+        {
+            event_tx[bar as usize] += i64::from(bytes);
+        }
+    }
     let mut f = Frozen {
-        stuck: s.bars.iter().map(|b| b.valid && b.pending > 0).collect(),
+        stuck: s
+            .bars
+            .iter()
+            .map(|b| b.valid && (b.pending > 0 || b.tx != 0))
+            .collect(),
         bar: vec![0; nb],
         arrivals: vec![0; nb],
         buf: vec![0; m.buf_names.len()],
         remote: false,
     };
+    let mut global = m.run_cache.0.lock().unwrap_or_else(|e| e.into_inner());
+    if global.len() > RUN_CACHE_LIMIT {
+        global.clear();
+    }
     loop {
+        let stuck: std::rc::Rc<[bool]> = f.stuck.clone().into();
+        let context = {
+            let ctx: Vec<(bool, bool, u32)> = s
+                .bars
+                .iter()
+                .zip(stuck.iter())
+                .map(|(b, &st)| (st, b.valid, b.phase))
+                .collect();
+            crate::explore::fingerprint(&ctx)
+        };
+        let mut cache = known.runs.borrow_mut();
         f.bar.iter_mut().for_each(|x| *x = 0);
         f.arrivals.iter_mut().for_each(|x| *x = 0);
         f.buf.iter_mut().for_each(|x| *x = 0);
@@ -141,27 +195,50 @@ pub fn frozen(m: &PhaseModel, s: &State, known: &Threads, t: u32) -> Frozen {
             }
             let run = match prev.take() {
                 Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
-                _ => simulate(m, s, u, &f.stuck),
+                _ => match &cache[u as usize] {
+                    Some((assumed, r)) if **assumed == *stuck => r.clone(),
+                    _ => {
+                        let key = (u, s.threads[u as usize].cached_hash(), context);
+                        let r = match global.get(&key) {
+                            Some(r) => r.clone(),
+                            None => {
+                                let r = simulate(m, s, u, &stuck);
+                                global.insert(key, r.clone());
+                                r
+                            }
+                        };
+                        cache[u as usize] = Some((stuck.clone(), r.clone()));
+                        r
+                    }
+                },
             };
             add(m, s, u, &run, &mut f);
             prev = Some((u, run));
         }
-        for e in &s.events {
+        for (i, e) in s.events.iter().enumerate() {
+            if Some(i) == skip_event {
+                continue;
+            }
             match *e {
-                Event::Tma { buf, bar, .. } => {
-                    f.bar[bar as usize] |= B_TX;
-                    f.buf[buf as usize] |= X_WRITE;
-                }
+                // Its bytes are in `event_tx`; `f.bar`'s B_TX stays the threads' own.
+                Event::Tma { buf, .. } => f.buf[buf as usize] |= X_WRITE,
                 Event::CpArrive { bar, .. } => {
                     f.bar[bar as usize] |= B_ARRIVE;
                     f.arrivals[bar as usize] = f.arrivals[bar as usize].saturating_add(1);
                 }
             }
         }
+        drop(cache);
         let mut changed = false;
         for b in 0..nb {
+            let bs = &s.bars[b];
+            // The transaction count can reach zero: a thread may still change it, it is zero,
+            // or the copies in flight carry enough bytes (they only lower it).
+            let tx_ok = f.bar[b] & B_TX != 0
+                || bs.tx == 0
+                || (bs.tx > 0 && event_tx[b] >= i64::from(bs.tx));
             if f.stuck[b]
-                && (i64::from(f.arrivals[b]) >= i64::from(s.bars[b].pending)
+                && ((i64::from(f.arrivals[b]) >= i64::from(bs.pending) && tx_ok)
                     || f.bar[b] & B_INIT != 0)
             {
                 f.stuck[b] = false;

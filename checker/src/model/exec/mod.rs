@@ -14,12 +14,13 @@ use protocols::Span;
 use protocols::ir::{MemScope, ObjRef, ObjectKind, Op, PipelineKind};
 
 mod enabled;
-mod pipeline;
 mod footprint;
+mod pipeline;
 mod por;
 mod rendezvous;
 
 pub use enabled::*;
+pub use footprint::RunCache;
 pub use pipeline::PipeRef;
 pub use por::ample;
 

@@ -1,8 +1,8 @@
 //! Partial-order reduction: which enabled thread step may be taken alone (docs/design.md,
 //! "Partial-order reduction").
 
-use super::*;
 use super::super::code::Instr;
+use super::*;
 
 /// Partial-order reduction: the first enabled thread step that is independent of everything
 /// any other actor can still do (docs/design.md, "Partial-order reduction"):
@@ -20,7 +20,11 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
     }
     let n = m.nthreads();
     let threads = || actions.iter().copied().take_while(|&a| a < n);
-    if let Some(t) = threads().find(|&t| safe(m, s, t)) {
+    // The static rule is cheap per candidate but looks at every thread: only the first few.
+    if let Some(t) = threads()
+        .take(MAX_STATIC_CANDIDATES)
+        .find(|&t| safe(m, s, t))
+    {
         return Some(t);
     }
     // Barrier-aware: what the others can still do while the candidate stands still
@@ -37,13 +41,35 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
         }
         tried += 1;
         let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
-        let f = footprint::frozen(m, s, known, t);
+        let f = footprint::frozen(m, s, known, t, None);
         if safe_given(m, s, t, &f) {
             return Some(t);
         }
     }
+    // In-flight TMA copies: the landing is one step of its own.
+    for &a in actions.iter().filter(|&&a| a >= n) {
+        if tried == MAX_DYNAMIC_CANDIDATES {
+            break;
+        }
+        let i = (a - n) as usize;
+        let Event::Tma {
+            buf, bar, issuer, ..
+        } = s.events[i]
+        else {
+            continue;
+        };
+        tried += 1;
+        let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
+        let f = footprint::frozen(m, s, known, u32::MAX, Some(i));
+        if safe_landing(m, s, i, buf, bar, issuer, &f) {
+            return Some(a);
+        }
+    }
     None
 }
+
+/// How many candidates per state get the static rule.
+const MAX_STATIC_CANDIDATES: usize = 4;
 
 /// How many candidates per state get the footprint analysis.
 const MAX_DYNAMIC_CANDIDATES: usize = 4;
@@ -182,6 +208,47 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
 fn local_buf(m: &PhaseModel, t: u32, x: u32) -> bool {
     let b = m.buf_block[x as usize];
     b == u32::MAX || b == m.block_of(t)
+}
+
+/// Is the landing of in-flight TMA copy `i` (async write of `x`, transaction bytes on `b`)
+/// independent of everything the threads and the other events can do before it?
+fn safe_landing(
+    m: &PhaseModel,
+    s: &State,
+    i: usize,
+    x: u32,
+    b: u32,
+    issuer: u32,
+    f: &footprint::Frozen,
+) -> bool {
+    let bs = &s.bars[b as usize];
+    // A copy into a peer block also depends on whether that block still runs.
+    if m.bar_block[b as usize] != m.block_of(issuer) || !bs.valid {
+        return false;
+    }
+    // The buffer: nobody else may touch it, and no thread keeps an access to it that the
+    // race flags would weigh against this write.
+    let others_on_buf = s
+        .events
+        .iter()
+        .enumerate()
+        .any(|(j, e)| j != i && matches!(*e, Event::Tma { buf, .. } if buf == x))
+        || s.threads.iter().any(|th| {
+            th.cp.iter().any(|c| c.buf == x)
+                || th.bulk.iter().any(|c| c.0 == x)
+                || th.acc.iter().any(|a| a.buf == x)
+        });
+    if others_on_buf || f.buf[x as usize] != 0 {
+        return false;
+    }
+    // The barrier: the other events may only lower its transaction count too (then every
+    // order completes the phase at the last landing, if at all); no thread may touch it.
+    let other_arrivals = s
+        .events
+        .iter()
+        .enumerate()
+        .any(|(j, e)| j != i && matches!(*e, Event::CpArrive { bar, .. } if bar == b));
+    f.bar[b as usize] == 0 && !other_arrivals
 }
 
 /// `check_vis` would accept a use of `b` by `t` now (and so at any later point: visibility

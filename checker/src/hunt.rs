@@ -1,0 +1,265 @@
+//! The bug-hunting portfolio: random schedules through a [`Model`], beside the exhaustive
+//! search, so that a hazard in a protocol too large to search completely is still found at
+//! once. Like the explorer it knows nothing of the `.phase` language.
+//!
+//! Three kinds of walk take turns (walk `i` uses kind `i % 3`):
+//! - **uniform**: every enabled action equally likely;
+//! - **waves with laggards**: one or two actors are held back (scheduled only when nothing
+//!   else can move) from a random point of their own on, and the others move in waves: after
+//!   an actor steps, another enabled actor at the same statement goes next when there is one.
+//!   A laggard is how most phase bugs show (a consumer still reading when the slot is
+//!   refilled; an arrival that lands in the next phase), and waves fold into short traces;
+//! - **priorities** (PCT, Burckhardt et al. 2010): a random priority per actor, the highest
+//!   enabled one runs; at a few random steps the running actor drops to the lowest priority.
+//!
+//! A walk stops at a dead end (deadlock, undefined behaviour) or after `max_steps`. Every
+//! finding is kept with the path that reached it (the actions from the initial state); the
+//! caller replays and shortens it through the unreduced semantics before reporting it.
+//! `ok` never comes from here: random schedules prove nothing.
+//!
+//! Walks run in rounds of a fixed size on every core (rayon); each walk's random stream is
+//! fixed by its index, and results are merged in walk order, so the hits of a round do not
+//! depend on timing. Only how many rounds run before the time budget ends does.
+
+use crate::explore::{Model, Step};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// What the hunter needs to know of a model beyond [`Model`].
+pub trait Walkable: Model {
+    /// Number of actors that are threads (actions below it name a thread; others are events).
+    fn threads(&self) -> u32;
+    /// The statement an action executes (actions with the same label form a wave).
+    fn label(&self, state: &Self::State, action: u32) -> u64;
+}
+
+/// Limits of one hunt.
+#[derive(Clone, Debug)]
+pub struct HuntOptions {
+    /// Walks per round (run in parallel).
+    pub walks_per_round: u32,
+    /// Index of the first round (walks of round `r` are `r * walks_per_round ..`): a hunt in
+    /// several parts goes on where the last one stopped.
+    pub first_round: u32,
+    /// Stop after this many rounds.
+    pub max_rounds: u32,
+    /// Steps per walk.
+    pub max_steps: u32,
+    /// Wall-clock budget: no new round starts after it.
+    pub time: Duration,
+    /// Stop after the first round that found something.
+    pub stop_at_first_hit: bool,
+}
+
+impl Default for HuntOptions {
+    fn default() -> Self {
+        HuntOptions {
+            walks_per_round: 8,
+            first_round: 0,
+            max_rounds: 64,
+            max_steps: 200_000,
+            time: Duration::from_secs(2),
+            stop_at_first_hit: true,
+        }
+    }
+}
+
+/// A finding of a walk and the path (actions from the initial state) that reached it.
+pub struct Hit<F> {
+    pub finding: F,
+    pub path: Vec<u32>,
+    /// Found by the last action of `path` (else by the state it reached).
+    pub by_step: bool,
+    /// Index of the walk.
+    pub walk: u64,
+}
+
+/// What a hunt did.
+pub struct Hunt<F> {
+    /// Per finding key and kind of walk, the hit with the shortest path (the caller picks
+    /// the one whose trace reads best).
+    pub hits: Vec<Hit<F>>,
+    pub walks: u64,
+    pub steps: u64,
+    pub elapsed: Duration,
+}
+
+/// SplitMix64: small, fast, and fully determined by its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+}
+
+/// Run the portfolio.
+pub fn hunt<M>(model: &M, options: &HuntOptions) -> Hunt<M::Finding>
+where
+    M: Walkable + Sync,
+    M::Finding: Send,
+{
+    use rayon::prelude::*;
+    let start = Instant::now();
+    let mut best: BTreeMap<(M::Key, u64), Hit<M::Finding>> = BTreeMap::new();
+    let mut walks = 0u64;
+    let mut steps = 0u64;
+    let first = u64::from(options.first_round);
+    for round in first..first + u64::from(options.max_rounds) {
+        if round > first && start.elapsed() >= options.time {
+            break;
+        }
+        let first = round * u64::from(options.walks_per_round);
+        let results: Vec<(Vec<Hit<M::Finding>>, u64)> = (first
+            ..first + u64::from(options.walks_per_round))
+            .into_par_iter()
+            .map(|w| walk(model, w, options.max_steps))
+            .collect();
+        for (hits, n) in results {
+            walks += 1;
+            steps += n;
+            for h in hits {
+                let key = (model.key(&h.finding), h.walk % 3);
+                match best.get(&key) {
+                    Some(old) if old.path.len() <= h.path.len() => {}
+                    _ => {
+                        best.insert(key, h);
+                    }
+                }
+            }
+        }
+        if options.stop_at_first_hit && best.values().any(|h| model.decisive(&h.finding)) {
+            break;
+        }
+    }
+    Hunt {
+        hits: best.into_values().collect(),
+        walks,
+        steps,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// One walk; returns its hits and the number of steps it took.
+fn walk<M: Walkable>(model: &M, index: u64, max_steps: u32) -> (Vec<Hit<M::Finding>>, u64) {
+    let mut rng = Rng::new(index.wrapping_mul(0xD129_0A6B_2F3C_4E5D) ^ 0x5EED);
+    let kind = index % 3;
+    let n = model.threads();
+    // Waves with laggards: who lags, and from which of its own steps on.
+    let mut lag_from: Vec<u32> = vec![u32::MAX; n as usize];
+    if kind == 1 && n > 1 {
+        for _ in 0..1 + rng.below(2) {
+            let t = rng.below(u64::from(n)) as usize;
+            lag_from[t] = rng.below(4) as u32;
+        }
+    }
+    let mut own_steps: Vec<u32> = vec![0; n as usize];
+    // Priorities: a random order; change points drop the running actor to the bottom.
+    let mut priority: Vec<u64> = (0..n).map(|_| rng.next() >> 8).collect();
+    let change_points: Vec<u64> = (0..3).map(|_| rng.below(2 * u64::from(n) + 64)).collect();
+
+    let mut hits = Vec::new();
+    let mut state = model.init_state();
+    let mut path: Vec<u32> = Vec::new();
+    let mut actions = Vec::new();
+    let mut found = Vec::new();
+    let mut last_label: Option<u64> = None;
+    for step in 0..u64::from(max_steps) {
+        actions.clear();
+        model.actions(&state, &mut actions);
+        found.clear();
+        model.check_state(&state, &actions, &mut found);
+        for f in found.drain(..) {
+            hits.push(Hit {
+                finding: f,
+                path: path.clone(),
+                by_step: false,
+                walk: index,
+            });
+        }
+        if actions.is_empty() {
+            return (hits, step);
+        }
+        let a = match kind {
+            0 => actions[rng.below(actions.len() as u64) as usize],
+            1 => {
+                let lagging = |a: u32| a < n && own_steps[a as usize] >= lag_from[a as usize];
+                let normal: Vec<u32> = actions.iter().copied().filter(|&a| !lagging(a)).collect();
+                let pool = if normal.is_empty() { &actions } else { &normal };
+                let wave = last_label
+                    .and_then(|l| pool.iter().copied().find(|&a| model.label(&state, a) == l));
+                wave.unwrap_or_else(|| pool[rng.below(pool.len() as u64) as usize])
+            }
+            _ => {
+                let prio = |a: u32| {
+                    if a < n {
+                        priority[a as usize]
+                    } else {
+                        // Events land at a random priority each step.
+                        rng.clone_seed(a) >> 8
+                    }
+                };
+                let a = *actions
+                    .iter()
+                    .max_by_key(|&&a| (prio(a), std::cmp::Reverse(a)))
+                    .expect("actions is not empty");
+                if change_points.contains(&step) && a < n {
+                    priority[a as usize] = 0;
+                    for p in priority.iter_mut() {
+                        *p = p.saturating_add(1);
+                    }
+                }
+                a
+            }
+        };
+        last_label = Some(model.label(&state, a));
+        if a < n {
+            own_steps[a as usize] += 1;
+        }
+        match model.next(&state, a, &mut found) {
+            Step::Next(next) => {
+                path.push(a);
+                for f in found.drain(..) {
+                    hits.push(Hit {
+                        finding: f,
+                        path: path.clone(),
+                        by_step: true,
+                        walk: index,
+                    });
+                }
+                state = next;
+            }
+            Step::Stop | Step::Bound(_) => {
+                path.push(a);
+                for f in found.drain(..) {
+                    hits.push(Hit {
+                        finding: f,
+                        path: path.clone(),
+                        by_step: true,
+                        walk: index,
+                    });
+                }
+                return (hits, step + 1);
+            }
+        }
+    }
+    (hits, u64::from(max_steps))
+}
+
+impl Rng {
+    /// A value derived from the stream's position and `salt`, without advancing it.
+    fn clone_seed(&self, salt: u32) -> u64 {
+        let mut r = Rng(self.0 ^ u64::from(salt).wrapping_mul(0xA24B_AED4_963E_E407));
+        r.next()
+    }
+}

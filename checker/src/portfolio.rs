@@ -1,0 +1,212 @@
+//! The `.phase` side of the bug-hunting portfolio ([`crate::hunt`]): when the exhaustive
+//! search has visited [`PAUSE_AT`] states without deciding the verdict, it pauses and random
+//! schedules run over the unreduced model (no symmetry, no partial-order reduction: actions are
+//! real threads). Each hit is shortened, then replayed through the plain semantics from the
+//! initial state; only a hit whose replay raises the same finding (rule and statement) is
+//! reported. If an error is confirmed that way, the search stops with verdict `hazard`
+//! (`--exhaustive` goes on to the end); otherwise it resumes, and if it later stops at a limit
+//! the report says how many schedules the portfolio tried.
+
+use crate::explore::{Model, Step};
+use crate::hunt::{self, HuntOptions, Walkable};
+use crate::model::{MFinding, PhaseModel, Search, exec, state::State};
+use crate::{CheckOptions, Finding, Severity};
+use protocols::ir::Program;
+
+/// States the exhaustive search visits before the portfolio runs.
+pub const PAUSE_AT: u64 = 1_000;
+
+/// Replays one shortening may spend per hit.
+const SHORTEN_TRIES: u32 = 32;
+
+impl Walkable for Search<'_, '_> {
+    fn threads(&self) -> u32 {
+        self.model.nthreads()
+    }
+    fn label(&self, s: &State, action: u32) -> u64 {
+        if action >= self.model.nthreads() {
+            return u64::MAX;
+        }
+        let t = action as usize;
+        let kernel = u64::from(self.model.threads[t].kernel);
+        (kernel << 32) | u64::from(s.threads[t].pc)
+    }
+}
+
+/// What the portfolio found and did.
+pub struct Hunted {
+    /// Confirmed findings, each with its replayed trace and schedule.
+    pub findings: Vec<Finding>,
+    pub walks: u64,
+    pub steps: u64,
+    pub elapsed_ms: u64,
+}
+
+impl Hunted {
+    /// An error was confirmed: the verdict is decided.
+    pub fn decided(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+
+    pub fn summary(&self) -> String {
+        format!(
+            "{} random schedules ({} steps, {:.1} s)",
+            self.walks,
+            self.steps,
+            self.elapsed_ms as f64 / 1000.0
+        )
+    }
+}
+
+/// The portfolio of one check: each [`Portfolio::pause`] of the exhaustive search runs twice
+/// as many rounds of walks as the one before (the search itself has grown fourfold since), so
+/// the portfolio's share of the time shrinks as the search grows.
+pub struct Portfolio<'p> {
+    raw: PhaseModel<'p>,
+    /// The initial state; `None` when the first run already stopped (nothing to walk).
+    init: Option<State>,
+    hunt_time: std::time::Duration,
+    pauses: u32,
+    rounds: u32,
+    pub hunted: Hunted,
+}
+
+impl<'p> Portfolio<'p> {
+    pub fn new(program: &'p Program, options: &CheckOptions) -> Self {
+        let mut raw = PhaseModel::new(program, options.max_loop_trips, false);
+        raw.por = false;
+        let (init, _, bound, stop) = raw.initial();
+        Portfolio {
+            raw,
+            init: (bound.is_none() && !stop).then_some(init),
+            hunt_time: options.hunt_time,
+            pauses: 0,
+            rounds: 0,
+            hunted: Hunted {
+                findings: Vec::new(),
+                walks: 0,
+                steps: 0,
+                elapsed_ms: 0,
+            },
+        }
+    }
+
+    /// Run the next part of the hunt; whether an error is now confirmed.
+    pub fn pause(&mut self) -> bool {
+        let Some(init) = &self.init else {
+            return false;
+        };
+        let rounds = 1u32 << self.pauses.min(10);
+        self.pauses += 1;
+        let search = Search {
+            model: &self.raw,
+            init: init.clone(),
+        };
+        let h = hunt::hunt(
+            &search,
+            &HuntOptions {
+                first_round: self.rounds,
+                max_rounds: rounds,
+                time: self.hunt_time,
+                ..HuntOptions::default()
+            },
+        );
+        self.rounds += rounds;
+        let out = &mut self.hunted;
+        out.walks += h.walks;
+        out.steps += h.steps;
+        out.elapsed_ms += h.elapsed.as_millis() as u64;
+        // Per finding, of the confirmed hits (one per kind of walk), the one whose folded
+        // trace is shortest.
+        for hit in h.hits {
+            let key = (hit.finding.rule.code, hit.finding.span);
+            let (path, by_step) = shorten(&search, init, hit.path, hit.by_step, key);
+            // Reported only if the plain semantics raise the finding again on this path.
+            let Some(mut f) = crate::rebuild_strict(&self.raw, init, &path, by_step, &hit.finding)
+            else {
+                continue;
+            };
+            f.found_by = crate::FoundBy::RandomSchedule;
+            let size = |g: &Finding| (g.trace.len(), g.schedule.0.len());
+            match out
+                .findings
+                .iter_mut()
+                .find(|g| g.rule.code == f.rule.code && g.span == f.span)
+            {
+                Some(g) if size(g) <= size(&f) => {}
+                Some(g) => *g = f,
+                None => out.findings.push(f),
+            }
+        }
+        out.decided()
+    }
+}
+
+/// Replay `schedule` from `init`, skipping actions that cannot move; the executed prefix up to
+/// the first step or state that raises `key`, if any.
+fn reaches(
+    search: &Search,
+    init: &State,
+    schedule: &[u32],
+    key: (&'static str, protocols::Span),
+) -> Option<(Vec<u32>, bool)> {
+    let m = search.model;
+    let n = m.nthreads();
+    let hit = |f: &MFinding| (f.rule.code, f.span) == key;
+    let mut s = init.clone();
+    let mut done = Vec::new();
+    let mut found = Vec::new();
+    for &a in schedule {
+        let can = if a < n {
+            exec::enabled(m, &s, a)
+        } else {
+            ((a - n) as usize) < s.events.len()
+        };
+        if !can {
+            continue;
+        }
+        found.clear();
+        let step = m.step_raw(&s, a, &mut found);
+        done.push(a);
+        if found.iter().any(hit) {
+            return Some((done, true));
+        }
+        match step {
+            Step::Next(next) => s = next,
+            _ => return None,
+        }
+    }
+    let mut actions = Vec::new();
+    search.actions(&s, &mut actions);
+    found.clear();
+    search.check_state(&s, &actions, &mut found);
+    found.iter().any(hit).then_some((done, false))
+}
+
+/// Shorten a walk's path: drop ever smaller chunks of it while the replay still reaches the
+/// finding (delta debugging, at most [`SHORTEN_TRIES`] replays). Deterministic.
+fn shorten(
+    search: &Search,
+    init: &State,
+    path: Vec<u32>,
+    by_step: bool,
+    key: (&'static str, protocols::Span),
+) -> (Vec<u32>, bool) {
+    let mut best = (path, by_step);
+    let mut tries = 0;
+    let mut chunk = best.0.len() / 2;
+    while chunk >= 1 && tries < SHORTEN_TRIES {
+        let mut i = 0;
+        while i < best.0.len() && tries < SHORTEN_TRIES {
+            let end = (i + chunk).min(best.0.len());
+            let candidate: Vec<u32> = best.0[..i].iter().chain(&best.0[end..]).copied().collect();
+            tries += 1;
+            match reaches(search, init, &candidate, key) {
+                Some(shorter) if shorter.0.len() < best.0.len() => best = shorter,
+                _ => i += chunk,
+            }
+        }
+        chunk /= 2;
+    }
+    best
+}

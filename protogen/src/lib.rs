@@ -1,0 +1,1824 @@
+//! Random `.phase` protocols for property tests.
+//!
+//! Every strategy here produces the SOURCE TEXT of a small, well-formed protocol: it loads
+//! without errors (`protocols::load`), but it may contain a synchronization bug on purpose
+//! (wrong parity, a count off by one, a missing `arrive_drop`, an early `exit`, a missing wait,
+//! an `expect_tx` that does not match the bytes of the TMA, a missing fence or barrier, ...).
+//! The property tests that use them compare the checker against itself (for example with and
+//! without its state-space reductions), so a protocol does not need to be correct, only
+//! meaningful: the shapes follow real kernels so that the interesting parts of the model (phases,
+//! tokens, transaction bytes, async proxies, named barriers, clusters) are exercised.
+//!
+//! Shapes (one parameter struct each, rendered by its `source` method):
+//!
+//! - [`Ring`]: a warp-specialised producer/consumer ring, one producer thread and `NC`
+//!   consumer threads over `STAGES` stages with `full`/`empty` mbarriers and parity waits
+//!   (computed from the trip counter or tracked CUTLASS-style with `idx`/`phase`), filled by
+//!   plain stores, TMA with transaction bytes or `cp.async` with an mbarrier arrive-on;
+//!   released per thread, by a leader after a named barrier, or one stage late.
+//! - [`Tokens`]: the split arrive/wait loop of the CUDA guide (`let t = arrive b` /
+//!   `wait b token t`, or explicit parity), with an optional neighbour exchange through a
+//!   buffer and an early exit with or without `arrive_drop`.
+//! - [`Rounds`]: rounds of write / barrier / read / barrier synchronised by `syncthreads` or
+//!   named barriers (`bar_sync id, count`, `bar_arrive`).
+//! - [`PingPong`]: two groups taking turns with named barriers (FlashAttention-3 style).
+//! - [`CpAsync`]: Ampere `cp_async` + `commit_group`/`wait_group` multistage loops, or
+//!   `cp_async_arrive` on an mbarrier.
+//! - [`Tma`]: a transaction barrier armed by one elected thread (`elect { }` or `tid == 0`)
+//!   with `arrive_expect_tx` + `tma`, and an optional TMA-store epilogue with
+//!   `fence_proxy_async`.
+//! - [`Cluster`]: two-block clusters: the CUTLASS multicast ring with remote releases, or a
+//!   remote-signal ping between the two blocks.
+//!
+//! Every structural choice (roles, counts, parities, which mutation) is a strategy parameter, so
+//! proptest shrinks a failing case to a small protocol: numbers shrink toward their low end,
+//! enums toward their first (simplest) variant and mutations toward `None`. Thread counts are
+//! small (at most 6 threads in total, at most 3 trips, at most 2 stages in rings) so that an
+//! exhaustive search without reductions finishes in a fraction of a second.
+//!
+//! Entry points: [`protocol`] (a union of every shape), [`ring`], [`tokens`], [`rounds`],
+//! [`pingpong`], [`cp_async`], [`tma`], [`cluster`]; the `*_params` functions give the
+//! parameter structs themselves.
+
+use proptest::option;
+use proptest::prelude::*;
+use std::fmt::Write as _;
+
+// ---------------------------------------------------------------------------------------------
+// Source writer
+// ---------------------------------------------------------------------------------------------
+
+/// A tiny indenting writer for `.phase` source.
+struct Src {
+    text: String,
+    depth: usize,
+}
+
+impl Src {
+    fn new(name: &str) -> Self {
+        let mut s = Src {
+            text: String::new(),
+            depth: 0,
+        };
+        s.line(format!("protocol {name}"));
+        s
+    }
+
+    fn line(&mut self, l: impl AsRef<str>) {
+        let l = l.as_ref();
+        if !l.is_empty() {
+            for _ in 0..self.depth {
+                self.text.push_str("  ");
+            }
+            self.text.push_str(l);
+        }
+        self.text.push('\n');
+    }
+
+    fn blank(&mut self) {
+        self.text.push('\n');
+    }
+
+    fn open(&mut self, header: impl AsRef<str>) {
+        self.line(format!("{} {{", header.as_ref()));
+        self.depth += 1;
+    }
+
+    fn close(&mut self) {
+        self.depth -= 1;
+        self.line("}");
+    }
+
+    fn param(&mut self, name: &str, value: impl std::fmt::Display) {
+        self.line(format!("param {name} = {value}"));
+    }
+
+    fn finish(self) -> String {
+        self.text
+    }
+}
+
+/// `x % n` for a generated index `x` and a non-zero bound `n`.
+fn pick(x: u32, n: u32) -> u32 {
+    x % n.max(1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ring: producer / consumer pipeline
+// ---------------------------------------------------------------------------------------------
+
+/// How the producer fills a stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    /// `write slot[s]` then `arrive full[s]`.
+    Write,
+    /// `arrive_expect_tx full[s], BYTES` + `tma slot[s] -> full[s], BYTES` (`split`: a second
+    /// TMA into `slot_b` with the same bytes; `tma_first`: the copies are issued before the
+    /// arrive, so the transaction count may go negative).
+    Tma { split: bool, tma_first: bool },
+    /// `cp_async slot[s]` + `cp_async_arrive full[s]` (with `noinc` the async arrive-on is the
+    /// stage's arrival; without it the producer arrives as well).
+    CpAsync { noinc: bool },
+}
+
+/// How the consumers track the stage and phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracking {
+    /// `let s = k % STAGES`, parity `(k / STAGES) % 2`.
+    Computed,
+    /// CUTLASS `PipelineState`: `idx` and `phase` locals, advanced at the end of each trip.
+    Explicit,
+}
+
+/// How the consumers release a stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// Every consumer thread arrives on `empty[s]` (count `NC`).
+    PerThread,
+    /// The consumers meet at named barrier 1, then the first one arrives (count 1).
+    Leader,
+    /// CUTLASS mainloop: release the previous stage after reading the current one, and the
+    /// last stage after the loop (count `NC`; always two stages, one would deadlock).
+    Lagged,
+}
+
+/// Deliberate bugs in a [`Ring`]. Trip and thread numbers are taken modulo `K` and `NC`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingBug {
+    /// The producer starts with parity 0 instead of 1 (waits for a release that never comes).
+    ProducerParity,
+    /// The consumers start with parity 1 (pass the first wait at once).
+    ConsumerParity,
+    /// `init empty[s], count + 1`.
+    EmptyCountOver,
+    /// `init empty[s], count - 1`.
+    EmptyCountUnder,
+    /// `init full[s], 2`.
+    FullCountOver,
+    /// The armed bytes are 16 more than the TMA delivers.
+    BytesOver,
+    /// The armed bytes are 16 fewer than the TMA delivers.
+    BytesUnder,
+    /// The consumers skip the `full` wait on this trip.
+    MissingConsumerWait(u32),
+    /// The producer skips the `empty` wait on this trip.
+    MissingProducerWait(u32),
+    /// The consumers release before they read.
+    ReleaseBeforeRead,
+    /// No `syncthreads` after the init.
+    MissingBootstrap,
+    /// No `fence_proxy_async` between the producer's stores and the consumers' `mma`, or
+    /// between the consumers' reads and their release of a stage that a TMA refills.
+    MissingProxyFence,
+    /// The consumers release twice on this trip.
+    DoubleRelease(u32),
+    /// Consumer `.0` exits at trip `.1` without `arrive_drop`.
+    EarlyExit(u32, u32),
+    /// Consumer `.0` leaves at trip `.1` with `arrive_drop` on every `empty` barrier.
+    EarlyExitDrop(u32, u32),
+    /// The consumers read the other stage.
+    WrongStage,
+    /// The leader does not wait at the named barrier of its group ([`Release::Leader`]).
+    MissingConsumerSync,
+}
+
+/// A producer/consumer ring: 1 producer thread (tid 0) and `consumers` consumer threads.
+#[derive(Clone, Debug)]
+pub struct Ring {
+    pub consumers: u32,
+    pub stages: u32,
+    pub trips: u32,
+    pub bytes: u32,
+    pub fill: Fill,
+    /// The consumers read with `mma` (async proxy) instead of `read`.
+    pub mma: bool,
+    pub tracking: Tracking,
+    pub release: Release,
+    /// `producer_tail`: the producer waits for the release of every stage before it leaves.
+    pub tail: bool,
+    /// `fence_mbarrier_init` after the init.
+    pub init_fence: bool,
+    pub bug: Option<RingBug>,
+}
+
+fn ring_bug() -> impl Strategy<Value = RingBug> {
+    prop_oneof![
+        Just(RingBug::ProducerParity),
+        Just(RingBug::ConsumerParity),
+        Just(RingBug::EmptyCountOver),
+        Just(RingBug::EmptyCountUnder),
+        Just(RingBug::FullCountOver),
+        Just(RingBug::BytesOver),
+        Just(RingBug::BytesUnder),
+        (0..3u32).prop_map(RingBug::MissingConsumerWait),
+        (0..3u32).prop_map(RingBug::MissingProducerWait),
+        Just(RingBug::ReleaseBeforeRead),
+        Just(RingBug::MissingBootstrap),
+        Just(RingBug::MissingProxyFence),
+        (0..3u32).prop_map(RingBug::DoubleRelease),
+        (0..3u32, 0..3u32).prop_map(|(w, t)| RingBug::EarlyExit(w, t)),
+        (0..3u32, 0..3u32).prop_map(|(w, t)| RingBug::EarlyExitDrop(w, t)),
+        Just(RingBug::WrongStage),
+        Just(RingBug::MissingConsumerSync),
+    ]
+}
+
+fn fill() -> impl Strategy<Value = Fill> {
+    prop_oneof![
+        Just(Fill::Write),
+        (any::<bool>(), any::<bool>())
+            .prop_map(|(split, tma_first)| Fill::Tma { split, tma_first }),
+        any::<bool>().prop_map(|noinc| Fill::CpAsync { noinc }),
+    ]
+}
+
+fn bytes() -> impl Strategy<Value = u32> {
+    prop_oneof![Just(1024u32), Just(64), Just(16_384)]
+}
+
+/// The parameters of a random [`Ring`].
+pub fn ring_params() -> impl Strategy<Value = Ring> {
+    (
+        (1..=3u32, 1..=2u32, 1..=3u32, bytes()),
+        (
+            fill(),
+            any::<bool>(),
+            prop_oneof![Just(Tracking::Computed), Just(Tracking::Explicit)],
+            prop_oneof![
+                Just(Release::PerThread),
+                Just(Release::Leader),
+                Just(Release::Lagged)
+            ],
+            any::<bool>(),
+            any::<bool>(),
+        ),
+        option::weighted(0.5, ring_bug()),
+    )
+        .prop_map(
+            |(
+                (consumers, stages, trips, bytes),
+                (fill, mma, tracking, release, tail, init_fence),
+                bug,
+            )| Ring {
+                consumers,
+                stages,
+                trips,
+                bytes,
+                fill,
+                mma,
+                tracking,
+                release,
+                tail,
+                init_fence,
+                bug,
+            },
+        )
+}
+
+/// Producer/consumer rings (with a mutation half of the time).
+pub fn ring() -> impl Strategy<Value = String> {
+    ring_params().prop_map(|r| r.source())
+}
+
+impl Ring {
+    fn has(&self, b: RingBug) -> bool {
+        self.bug == Some(b)
+    }
+
+    /// Emit the head of a trip: returns (stage expression, parity expression).
+    fn head(&self, w: &mut Src, producer: bool) -> (&'static str, String) {
+        match self.tracking {
+            Tracking::Computed => {
+                w.line("let s = k % STAGES");
+                let flip = if producer {
+                    !self.has(RingBug::ProducerParity)
+                } else {
+                    self.has(RingBug::ConsumerParity)
+                };
+                let p = if flip {
+                    "((k / STAGES) % 2) ^ 1"
+                } else {
+                    "(k / STAGES) % 2"
+                };
+                ("s", p.to_string())
+            }
+            Tracking::Explicit => ("idx", "phase".to_string()),
+        }
+    }
+
+    fn advance(&self, w: &mut Src) {
+        if self.tracking == Tracking::Explicit {
+            w.line("idx = idx + 1");
+            w.open("if idx == STAGES");
+            w.line("idx = 0");
+            w.line("phase = phase ^ 1");
+            w.close();
+        }
+    }
+
+    fn state_init(&self, w: &mut Src, producer: bool) {
+        if self.tracking == Tracking::Explicit {
+            let start = if producer {
+                !self.has(RingBug::ProducerParity)
+            } else {
+                self.has(RingBug::ConsumerParity)
+            };
+            w.line("let idx = 0");
+            w.line(format!("let phase = {}", u32::from(start)));
+        }
+    }
+
+    fn fill_stage(&self, w: &mut Src, x: &str) {
+        match self.fill {
+            Fill::Write => {
+                w.line(format!("write slot[{x}]"));
+                if self.mma && !self.has(RingBug::MissingProxyFence) {
+                    w.line("fence_proxy_async");
+                }
+                w.line(format!("arrive full[{x}]"));
+            }
+            Fill::Tma { split, tma_first } => {
+                let mut expect = if split { "2 * BYTES" } else { "BYTES" }.to_string();
+                if self.has(RingBug::BytesOver) {
+                    expect.push_str(" + 16");
+                } else if self.has(RingBug::BytesUnder) {
+                    expect.push_str(" - 16");
+                }
+                let arm = format!("arrive_expect_tx full[{x}], {expect}");
+                if !tma_first {
+                    w.line(&arm);
+                }
+                w.line(format!("tma slot[{x}] -> full[{x}], BYTES"));
+                if split {
+                    w.line(format!("tma slot_b[{x}] -> full[{x}], BYTES"));
+                }
+                if tma_first {
+                    w.line(&arm);
+                }
+            }
+            Fill::CpAsync { noinc } => {
+                w.line(format!("cp_async slot[{x}]"));
+                if noinc {
+                    w.line(format!("cp_async_arrive full[{x}] noinc"));
+                } else {
+                    w.line(format!("cp_async_arrive full[{x}]"));
+                    w.line(format!("arrive full[{x}]"));
+                }
+            }
+        }
+    }
+
+    fn release_stage(&self, w: &mut Src, x: &str) {
+        match self.release {
+            Release::PerThread => w.line(format!("arrive empty[{x}]")),
+            Release::Leader => {
+                if !self.has(RingBug::MissingConsumerSync) {
+                    w.line("bar_sync 1, NC");
+                }
+                w.line(format!("if tid == 1 {{ arrive empty[{x}] }}"));
+            }
+            Release::Lagged => {
+                w.open("if k > 0");
+                w.line("arrive empty[rel]");
+                w.line("rel = (rel + 1) % STAGES");
+                w.close();
+            }
+        }
+    }
+
+    /// Render the protocol.
+    pub fn source(&self) -> String {
+        let k = self.trips.max(1);
+        let nc = self.consumers.max(1);
+        let split = matches!(self.fill, Fill::Tma { split: true, .. });
+        let stages = if self.release == Release::Lagged {
+            2
+        } else {
+            self.stages.clamp(1, 2)
+        };
+        let mut w = Src::new("gen_ring");
+        w.param("STAGES", stages);
+        w.param("K", k);
+        w.param("NC", nc);
+        w.param("BYTES", self.bytes.max(32));
+        w.line("block 1 + NC");
+        w.blank();
+        w.line("mbarrier full[STAGES]");
+        w.line("mbarrier empty[STAGES]");
+        w.line("buffer slot[STAGES]");
+        if split {
+            w.line("buffer slot_b[STAGES]");
+        }
+        w.blank();
+
+        let empty_count = match self.release {
+            Release::Leader => "1",
+            _ => "NC",
+        };
+        let empty_count = match self.bug {
+            Some(RingBug::EmptyCountOver) => format!("{empty_count} + 1"),
+            Some(RingBug::EmptyCountUnder) => format!("{empty_count} - 1"),
+            _ => empty_count.to_string(),
+        };
+        let full_count = if self.has(RingBug::FullCountOver) {
+            2
+        } else {
+            1
+        };
+        w.open("if tid == 0");
+        w.open("for s in 0..STAGES");
+        w.line(format!("init full[s], {full_count}"));
+        w.line(format!("init empty[s], {empty_count}"));
+        w.close();
+        if self.init_fence {
+            w.line("fence_mbarrier_init");
+        }
+        w.close();
+        if !self.has(RingBug::MissingBootstrap) {
+            w.line("syncthreads");
+        }
+        w.blank();
+
+        // Producer.
+        w.open("role producer when tid == 0");
+        self.state_init(&mut w, true);
+        w.open("for k in 0..K");
+        let (x, p) = self.head(&mut w, true);
+        let wait = format!("wait empty[{x}] parity {p}");
+        match self.bug {
+            Some(RingBug::MissingProducerWait(t)) => {
+                w.line(format!("if k != {} {{ {wait} }}", pick(t, k)))
+            }
+            _ => w.line(&wait),
+        }
+        self.fill_stage(&mut w, x);
+        self.advance(&mut w);
+        w.close();
+        if self.tail {
+            match self.tracking {
+                Tracking::Computed => {
+                    w.open("for k in K..K + STAGES");
+                    let (x, p) = self.head(&mut w, true);
+                    w.line(format!("wait empty[{x}] parity {p}"));
+                    w.close();
+                }
+                Tracking::Explicit => {
+                    w.open("for j in 0..STAGES");
+                    w.line("wait empty[idx] parity phase");
+                    self.advance(&mut w);
+                    w.close();
+                }
+            }
+        }
+        w.close();
+        w.blank();
+
+        // Consumers.
+        w.open("role consumer when tid >= 1");
+        self.state_init(&mut w, false);
+        if self.release == Release::Lagged {
+            w.line("let rel = 0");
+        }
+        w.open("for k in 0..K");
+        let (x, p) = self.head(&mut w, false);
+        match self.bug {
+            Some(RingBug::EarlyExit(who, t)) => {
+                w.line(format!(
+                    "if tid == {} && k == {} {{ exit }}",
+                    1 + pick(who, nc),
+                    pick(t, k)
+                ));
+            }
+            Some(RingBug::EarlyExitDrop(who, t)) => {
+                w.open(format!(
+                    "if tid == {} && k == {}",
+                    1 + pick(who, nc),
+                    pick(t, k)
+                ));
+                w.line("for j in 0..STAGES { arrive_drop empty[j] }");
+                w.line("exit");
+                w.close();
+            }
+            _ => {}
+        }
+        let wait = format!("wait full[{x}] parity {p}");
+        match self.bug {
+            Some(RingBug::MissingConsumerWait(t)) => {
+                w.line(format!("if k != {} {{ {wait} }}", pick(t, k)))
+            }
+            _ => w.line(&wait),
+        }
+        if self.has(RingBug::ReleaseBeforeRead) {
+            self.release_stage(&mut w, x);
+        }
+        let stage = if self.has(RingBug::WrongStage) {
+            format!("({x} + 1) % STAGES")
+        } else {
+            x.to_string()
+        };
+        let access = if self.mma { "mma" } else { "read" };
+        w.line(format!("{access} slot[{stage}]"));
+        if split {
+            w.line(format!("{access} slot_b[{stage}]"));
+        }
+        // Generic reads of a stage that the async proxy refills: fence before the release.
+        if matches!(self.fill, Fill::Tma { .. })
+            && !self.mma
+            && !self.has(RingBug::MissingProxyFence)
+        {
+            w.line("fence_proxy_async");
+        }
+        if !self.has(RingBug::ReleaseBeforeRead) {
+            self.release_stage(&mut w, x);
+        }
+        if let Some(RingBug::DoubleRelease(t)) = self.bug {
+            w.open(format!("if k == {}", pick(t, k)));
+            self.release_stage(&mut w, x);
+            w.close();
+        }
+        self.advance(&mut w);
+        w.close();
+        if self.release == Release::Lagged {
+            w.line("arrive empty[rel]");
+        }
+        w.close();
+        w.finish()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokens: split arrive / wait loop
+// ---------------------------------------------------------------------------------------------
+
+/// Deliberate bugs in a [`Tokens`] loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenBug {
+    /// On this round, wait with the token of a phase before the loop (parity waits: the
+    /// opposite parity).
+    StaleToken(u32),
+    /// `init bar, NT + 1`.
+    CountOver,
+    /// `init bar, NT - 1`.
+    CountUnder,
+    /// The leaver drops but does not exit (it keeps arriving).
+    DropWithoutExit,
+    /// The leaver exits without `arrive_drop`.
+    ExitWithoutDrop,
+    /// No `syncthreads` after the init.
+    MissingBootstrap,
+    /// The exchange has no second arrive/wait: the next round's write races with the
+    /// neighbour's read.
+    MissingWarGuard,
+}
+
+/// How a [`Tokens`] loop waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitBy {
+    /// `let t = arrive bar` / `wait bar token t`.
+    Token,
+    /// `arrive bar` / `wait bar parity ph` with a tracked phase bit.
+    Parity,
+}
+
+/// The split arrive/wait loop of the CUDA programming guide, `threads` threads, `rounds` trips.
+#[derive(Clone, Debug)]
+pub struct Tokens {
+    pub threads: u32,
+    pub rounds: u32,
+    /// `barrier` (cuda::barrier) instead of `mbarrier`.
+    pub cxx_barrier: bool,
+    /// The barrier is initialised inside `elect { }` instead of `if tid == 0`.
+    pub elect_init: bool,
+    pub wait: WaitBy,
+    /// Each thread writes `data[tid]` before its arrive and reads its neighbour's after the
+    /// wait; a second arrive/wait per round keeps the next write after the neighbour's read.
+    pub exchange: bool,
+    /// (thread, round) of a thread that leaves the loop early with `arrive_drop` + `exit`.
+    pub leaver: Option<(u32, u32)>,
+    pub bug: Option<TokenBug>,
+}
+
+fn token_bug() -> impl Strategy<Value = TokenBug> {
+    prop_oneof![
+        (0..3u32).prop_map(TokenBug::StaleToken),
+        Just(TokenBug::CountOver),
+        Just(TokenBug::CountUnder),
+        Just(TokenBug::DropWithoutExit),
+        Just(TokenBug::ExitWithoutDrop),
+        Just(TokenBug::MissingBootstrap),
+        Just(TokenBug::MissingWarGuard),
+    ]
+}
+
+/// The parameters of a random [`Tokens`] loop.
+pub fn tokens_params() -> impl Strategy<Value = Tokens> {
+    (
+        (2..=4u32, 1..=3u32, any::<bool>(), any::<bool>()),
+        (
+            prop_oneof![Just(WaitBy::Token), Just(WaitBy::Parity)],
+            any::<bool>(),
+            option::of((0..4u32, 0..3u32)),
+        ),
+        option::weighted(0.5, token_bug()),
+    )
+        .prop_map(
+            |((threads, rounds, cxx_barrier, elect_init), (wait, exchange, leaver), bug)| Tokens {
+                threads,
+                rounds,
+                cxx_barrier,
+                elect_init,
+                wait,
+                exchange,
+                leaver,
+                bug,
+            },
+        )
+}
+
+/// Split arrive/wait loops with tokens or parities, early exits and buffer exchanges.
+pub fn tokens() -> impl Strategy<Value = String> {
+    tokens_params().prop_map(|t| t.source())
+}
+
+impl Tokens {
+    fn has(&self, b: TokenBug) -> bool {
+        self.bug == Some(b)
+    }
+
+    /// One arrive/wait pair; `stale` waits on the pre-loop phase instead.
+    fn phase(&self, w: &mut Src, tok: &str, stale: bool) {
+        match self.wait {
+            WaitBy::Token => {
+                w.line(format!("let {tok} = arrive bar"));
+                w.line("compute");
+                let t = if stale { "first" } else { tok };
+                w.line(format!("wait bar token {t}"));
+            }
+            WaitBy::Parity => {
+                w.line("arrive bar");
+                w.line("compute");
+                let p = if stale { "ph ^ 1" } else { "ph" };
+                w.line(format!("wait bar parity {p}"));
+                w.line("ph = ph ^ 1");
+            }
+        }
+    }
+
+    /// Render the protocol.
+    pub fn source(&self) -> String {
+        let nt = self.threads.max(1);
+        let rounds = self.rounds.max(1);
+        let mut w = Src::new("gen_tokens");
+        w.param("NT", nt);
+        w.param("N", rounds);
+        w.line("block NT");
+        w.blank();
+        w.line(if self.cxx_barrier {
+            "barrier bar"
+        } else {
+            "mbarrier bar"
+        });
+        if self.exchange {
+            w.line("buffer data[NT]");
+        }
+        w.blank();
+        let count = match self.bug {
+            Some(TokenBug::CountOver) => "NT + 1",
+            Some(TokenBug::CountUnder) => "NT - 1",
+            _ => "NT",
+        };
+        if self.elect_init {
+            w.line(format!("elect {{ init bar, {count} }}"));
+        } else {
+            w.line(format!("if tid == 0 {{ init bar, {count} }}"));
+        }
+        if !self.has(TokenBug::MissingBootstrap) {
+            w.line("syncthreads");
+        }
+        let stale_round = match self.bug {
+            Some(TokenBug::StaleToken(r)) => Some(pick(r, rounds)),
+            _ => None,
+        };
+        if self.wait == WaitBy::Parity {
+            w.line("let ph = 0");
+        }
+        if stale_round.is_some() && self.wait == WaitBy::Token {
+            w.line("let first = arrive bar");
+            w.line("wait bar token first");
+        }
+        w.blank();
+        w.open("for i in 0..N");
+        let leaver = match (self.leaver, self.bug) {
+            (Some(l), _) => Some(l),
+            (None, Some(TokenBug::DropWithoutExit | TokenBug::ExitWithoutDrop)) => Some((0, 0)),
+            _ => None,
+        };
+        if let Some((who, at)) = leaver {
+            w.open(format!(
+                "if tid == {} && i == {}",
+                pick(who, nt),
+                pick(at, rounds)
+            ));
+            if !self.has(TokenBug::ExitWithoutDrop) {
+                w.line("arrive_drop bar");
+            }
+            if !self.has(TokenBug::DropWithoutExit) {
+                w.line("exit");
+            }
+            w.close();
+        }
+        if self.exchange {
+            w.line("write data[tid]");
+        }
+        match stale_round {
+            Some(r) => {
+                w.open(format!("if i == {r}"));
+                self.phase(&mut w, "t", true);
+                w.close();
+                w.open("else");
+                self.phase(&mut w, "t", false);
+                w.close();
+            }
+            None => self.phase(&mut w, "t", false),
+        }
+        if self.exchange {
+            w.line("read data[(tid + 1) % NT]");
+        }
+        if self.exchange && !self.has(TokenBug::MissingWarGuard) {
+            self.phase(&mut w, "u", false);
+        }
+        w.close();
+        w.finish()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounds: syncthreads and named barriers
+// ---------------------------------------------------------------------------------------------
+
+/// A block-level barrier of a [`Rounds`] protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sync {
+    /// `syncthreads`.
+    Syncthreads,
+    /// `bar_sync ID, NT` (`counted`) or `bar_sync ID`.
+    Named { id: u32, counted: bool },
+}
+
+/// Who writes and who reads in a [`Rounds`] protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exchange {
+    /// Every thread writes `data[tid]` and reads its neighbour's slot.
+    AllToAll,
+    /// Thread 0 writes `data[0]`, the others read it; the writer only `bar_arrive`s on the
+    /// first barrier and the readers only `bar_arrive` on the second (when it is named).
+    Broadcast,
+}
+
+/// Deliberate bugs in a [`Rounds`] protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundsBug {
+    /// The second barrier is missing (write-after-read race with the next round).
+    MissingSecond,
+    /// The first barrier is missing.
+    MissingFirst,
+    /// Thread `.0` reaches the first barrier at a different statement.
+    Divergent(u32),
+    /// The named barrier counts one thread more than the block.
+    CountOver,
+    /// The named barrier counts one thread fewer than the block.
+    CountUnder,
+    /// Thread `.0` exits after the first round.
+    EarlyExit(u32),
+}
+
+/// Rounds of write / barrier / read / barrier.
+#[derive(Clone, Debug)]
+pub struct Rounds {
+    pub threads: u32,
+    pub rounds: u32,
+    pub exchange: Exchange,
+    pub first: Sync,
+    pub second: Sync,
+    pub bug: Option<RoundsBug>,
+}
+
+fn sync() -> impl Strategy<Value = Sync> {
+    prop_oneof![
+        Just(Sync::Syncthreads),
+        (1..=2u32, any::<bool>()).prop_map(|(id, counted)| Sync::Named { id, counted }),
+    ]
+}
+
+fn rounds_bug() -> impl Strategy<Value = RoundsBug> {
+    prop_oneof![
+        Just(RoundsBug::MissingSecond),
+        Just(RoundsBug::MissingFirst),
+        (0..4u32).prop_map(RoundsBug::Divergent),
+        Just(RoundsBug::CountOver),
+        Just(RoundsBug::CountUnder),
+        (0..4u32).prop_map(RoundsBug::EarlyExit),
+    ]
+}
+
+/// The parameters of random [`Rounds`].
+pub fn rounds_params() -> impl Strategy<Value = Rounds> {
+    (
+        2..=4u32,
+        1..=3u32,
+        prop_oneof![Just(Exchange::AllToAll), Just(Exchange::Broadcast)],
+        sync(),
+        sync(),
+        option::weighted(0.5, rounds_bug()),
+    )
+        .prop_map(|(threads, rounds, exchange, first, second, bug)| Rounds {
+            threads,
+            rounds,
+            exchange,
+            first,
+            second,
+            bug,
+        })
+}
+
+/// Rounds synchronised by `syncthreads` and named barriers.
+pub fn rounds() -> impl Strategy<Value = String> {
+    rounds_params().prop_map(|r| r.source())
+}
+
+impl Rounds {
+    fn count(&self) -> &'static str {
+        match self.bug {
+            Some(RoundsBug::CountOver) => "NT + 1",
+            Some(RoundsBug::CountUnder) => "NT - 1",
+            _ => "NT",
+        }
+    }
+
+    /// A barrier; `arrive_only` threads (given as a condition) use `bar_arrive` instead.
+    fn barrier(&self, w: &mut Src, s: Sync, arrive_only: Option<&str>) {
+        match s {
+            Sync::Syncthreads => w.line("syncthreads"),
+            Sync::Named { id, counted } => {
+                let count = if counted {
+                    format!(", {}", self.count())
+                } else {
+                    String::new()
+                };
+                match arrive_only {
+                    Some(cond) => {
+                        w.open(format!("if {cond}"));
+                        w.line(format!("bar_arrive {id}{count}"));
+                        w.close();
+                        w.open("else");
+                        w.line(format!("bar_sync {id}{count}"));
+                        w.close();
+                    }
+                    None => w.line(format!("bar_sync {id}{count}")),
+                }
+            }
+        }
+    }
+
+    /// Render the protocol.
+    pub fn source(&self) -> String {
+        let nt = self.threads.max(2);
+        let mut w = Src::new("gen_rounds");
+        w.param("NT", nt);
+        w.param("K", self.rounds.max(1));
+        w.line("block NT");
+        w.blank();
+        w.line("buffer data[NT]");
+        w.blank();
+        w.open("for k in 0..K");
+        if let Some(RoundsBug::EarlyExit(who)) = self.bug {
+            w.line(format!("if k == 1 && tid == {} {{ exit }}", pick(who, nt)));
+        }
+        let (writer, reader) = match self.exchange {
+            Exchange::AllToAll => (None, None),
+            Exchange::Broadcast => (Some("tid == 0"), Some("tid != 0")),
+        };
+        match writer {
+            None => w.line("write data[tid]"),
+            Some(c) => w.line(format!("if {c} {{ write data[0] }}")),
+        }
+        if !matches!(self.bug, Some(RoundsBug::MissingFirst)) {
+            if let Some(RoundsBug::Divergent(who)) = self.bug {
+                w.open(format!("if tid == {}", pick(who, nt)));
+                self.barrier(&mut w, self.first, writer);
+                w.close();
+                w.open("else");
+                self.barrier(&mut w, self.first, writer);
+                w.close();
+            } else {
+                self.barrier(&mut w, self.first, writer);
+            }
+        }
+        match reader {
+            None => w.line("read data[(tid + 1) % NT]"),
+            Some(c) => w.line(format!("if {c} {{ read data[0] }}")),
+        }
+        if !matches!(self.bug, Some(RoundsBug::MissingSecond)) {
+            // A named second barrier must not reuse the id of a named first one while the
+            // writer may still be arriving on it: keep them apart.
+            let second = match (self.first, self.second) {
+                (Sync::Named { id: a, .. }, Sync::Named { id: b, counted }) if a == b => {
+                    Sync::Named { id: 3 - a, counted }
+                }
+                (_, s) => s,
+            };
+            self.barrier(&mut w, second, reader);
+        }
+        w.close();
+        w.finish()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// PingPong: two groups taking turns with named barriers
+// ---------------------------------------------------------------------------------------------
+
+/// Deliberate bugs in a [`PingPong`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PingPongBug {
+    /// Nobody gives the first turn (deadlock).
+    NoKickoff,
+    /// Both groups give the first turn.
+    DoubleKickoff,
+    /// Both groups wait on the same barrier id.
+    SameBarrier,
+    /// The turn is handed over before the shared work.
+    HandOverEarly,
+}
+
+/// Two groups of `group` threads alternating through named barriers 1 and 2 (FA3 pingpong).
+#[derive(Clone, Debug)]
+pub struct PingPong {
+    pub group: u32,
+    pub turns: u32,
+    /// Each turn is also gated by a `full` mbarrier filled by a TMA from an extra thread.
+    pub with_tma: bool,
+    pub bug: Option<PingPongBug>,
+}
+
+/// The parameters of a random [`PingPong`].
+pub fn pingpong_params() -> impl Strategy<Value = PingPong> {
+    (
+        1..=2u32,
+        1..=3u32,
+        any::<bool>(),
+        option::weighted(
+            0.5,
+            prop_oneof![
+                Just(PingPongBug::NoKickoff),
+                Just(PingPongBug::DoubleKickoff),
+                Just(PingPongBug::SameBarrier),
+                Just(PingPongBug::HandOverEarly),
+            ],
+        ),
+    )
+        .prop_map(|(group, turns, with_tma, bug)| PingPong {
+            group,
+            turns,
+            with_tma,
+            bug,
+        })
+}
+
+/// Named-barrier pingpong between two groups.
+pub fn pingpong() -> impl Strategy<Value = String> {
+    pingpong_params().prop_map(|p| p.source())
+}
+
+impl PingPong {
+    /// Render the protocol.
+    pub fn source(&self) -> String {
+        let mut w = Src::new("gen_pingpong");
+        w.param("G", self.group.max(1));
+        w.param("N", self.turns.max(1));
+        let first = if self.with_tma {
+            w.line("block 1 + 2 * G");
+            1
+        } else {
+            w.line("block 2 * G");
+            0
+        };
+        w.blank();
+        w.line("buffer acc[G]");
+        if self.with_tma {
+            w.line("mbarrier full");
+            w.line("buffer tile");
+            w.blank();
+            w.line("if tid == 0 { init full, 1 }");
+            w.line("syncthreads");
+            w.line("if tid == 0 { arrive_expect_tx full, 1024; tma tile -> full, 1024 }");
+        }
+        w.blank();
+        w.open(format!("role math when tid >= {first}"));
+        w.line(format!("let wg = (tid - {first}) / G"));
+        w.line(format!("let me = (tid - {first}) % G"));
+        match self.bug {
+            Some(PingPongBug::NoKickoff) => {}
+            Some(PingPongBug::DoubleKickoff) => w.line("bar_arrive 1, 2 * G"),
+            _ => w.line("if wg == 1 { bar_arrive 1, 2 * G }"),
+        }
+        if self.with_tma {
+            w.line("wait full parity 0");
+        }
+        w.open("for n in 0..N");
+        if self.with_tma {
+            w.line("read tile");
+        }
+        if self.bug == Some(PingPongBug::SameBarrier) {
+            w.line("bar_sync 1, 2 * G");
+        } else {
+            w.line("bar_sync 1 + wg, 2 * G");
+        }
+        let hand = "bar_arrive 1 + (1 - wg), 2 * G";
+        if self.bug == Some(PingPongBug::HandOverEarly) {
+            w.line(hand);
+            w.line("write acc[me]");
+        } else {
+            w.line("write acc[me]");
+            w.line(hand);
+        }
+        w.line("compute");
+        w.close();
+        w.close();
+        w.finish()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CpAsync: Ampere cp.async groups and mbarrier arrive-on
+// ---------------------------------------------------------------------------------------------
+
+/// Deliberate bugs in a [`CpAsync`] protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpAsyncBug {
+    /// `wait_group` allows one group too many in flight.
+    WaitTooLax,
+    /// The `syncthreads` of the main loop is missing.
+    MissingSync,
+    /// The thread reads before it waits.
+    ReadBeforeWait,
+    /// One arrival too many per phase (mbarrier mode).
+    ExtraArrive,
+    /// The thread's own arrive is missing (mbarrier mode without `noinc`).
+    MissingArrive,
+}
+
+/// How a [`CpAsync`] protocol waits for its copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpWait {
+    /// `commit_group` / `wait_group STAGES - 2` multistage loop.
+    Groups,
+    /// `cp_async_arrive bar [noinc]` + `wait bar parity`.
+    Mbarrier { noinc: bool },
+}
+
+/// `cp.async` copies of `threads` threads over `tiles` tiles.
+#[derive(Clone, Debug)]
+pub struct CpAsync {
+    pub threads: u32,
+    pub stages: u32,
+    pub tiles: u32,
+    pub mode: CpWait,
+    pub bug: Option<CpAsyncBug>,
+}
+
+/// The parameters of a random [`CpAsync`].
+pub fn cp_async_params() -> impl Strategy<Value = CpAsync> {
+    (
+        2..=3u32,
+        2..=3u32,
+        1..=3u32,
+        prop_oneof![
+            Just(CpWait::Groups),
+            any::<bool>().prop_map(|noinc| CpWait::Mbarrier { noinc })
+        ],
+        option::weighted(
+            0.5,
+            prop_oneof![
+                Just(CpAsyncBug::WaitTooLax),
+                Just(CpAsyncBug::MissingSync),
+                Just(CpAsyncBug::ReadBeforeWait),
+                Just(CpAsyncBug::ExtraArrive),
+                Just(CpAsyncBug::MissingArrive),
+            ],
+        ),
+    )
+        .prop_map(|(threads, stages, tiles, mode, bug)| CpAsync {
+            threads,
+            stages,
+            tiles,
+            mode,
+            bug,
+        })
+}
+
+/// `cp_async` with `commit_group`/`wait_group` or an mbarrier arrive-on.
+pub fn cp_async() -> impl Strategy<Value = String> {
+    cp_async_params().prop_map(|c| c.source())
+}
+
+impl CpAsync {
+    fn has(&self, b: CpAsyncBug) -> bool {
+        self.bug == Some(b)
+    }
+
+    /// Render the protocol.
+    pub fn source(&self) -> String {
+        let mut w = Src::new("gen_cp_async");
+        w.param("NT", self.threads.max(1));
+        w.param("STAGES", self.stages.max(2));
+        w.param("K", self.tiles.max(1));
+        w.line("block NT");
+        w.blank();
+        match self.mode {
+            CpWait::Groups => {
+                w.line("buffer tile[STAGES * NT]");
+                w.blank();
+                w.open("for s in 0..STAGES - 1");
+                w.line("cp_async tile[s * NT + tid]");
+                w.line("commit_group");
+                w.close();
+                w.line("wait_group STAGES - 2");
+                w.line("syncthreads");
+                w.open("for k in 0..K");
+                w.line("let w = k + STAGES - 1");
+                w.line("if w < K { cp_async tile[(w % STAGES) * NT + tid] }");
+                w.line("commit_group");
+                let read = "read tile[(k % STAGES) * NT + (tid + 1) % NT]";
+                let lax = if self.has(CpAsyncBug::WaitTooLax) {
+                    "STAGES - 1"
+                } else {
+                    "STAGES - 2"
+                };
+                if self.has(CpAsyncBug::ReadBeforeWait) {
+                    w.line(format!("wait_group {lax}"));
+                    w.line(read);
+                } else {
+                    w.line(read);
+                    w.line(format!("wait_group {lax}"));
+                }
+                if !self.has(CpAsyncBug::MissingSync) {
+                    w.line("syncthreads");
+                }
+                w.close();
+            }
+            CpWait::Mbarrier { noinc } => {
+                w.line("mbarrier bar");
+                w.line("buffer part[NT]");
+                w.blank();
+                let mut count = if noinc { "2 * NT" } else { "NT" }.to_string();
+                if self.has(CpAsyncBug::ExtraArrive) {
+                    count.push_str(" - 1");
+                }
+                w.line(format!("if tid == 0 {{ init bar, {count} }}"));
+                w.line("syncthreads");
+                w.open("for k in 0..K");
+                w.line("cp_async part[tid]");
+                w.line(format!(
+                    "cp_async_arrive bar{}",
+                    if noinc { " noinc" } else { "" }
+                ));
+                if !self.has(CpAsyncBug::MissingArrive) {
+                    w.line("arrive bar");
+                }
+                let read = "read part[(tid + 1) % NT]";
+                if self.has(CpAsyncBug::ReadBeforeWait) {
+                    w.line(read);
+                    w.line("wait bar parity k % 2");
+                } else {
+                    w.line("wait bar parity k % 2");
+                    w.line(read);
+                }
+                if !self.has(CpAsyncBug::MissingSync) {
+                    w.line("syncthreads");
+                }
+                w.close();
+            }
+        }
+        w.finish()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tma: transaction barrier with an elected issuer, optional TMA-store epilogue
+// ---------------------------------------------------------------------------------------------
+
+/// How the issuer arms the transaction barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arm {
+    /// `arrive_expect_tx bar, BYTES` then `tma`.
+    ArriveExpect,
+    /// `tma` then `arrive_expect_tx` (the transaction count goes negative first).
+    TmaFirst,
+    /// `expect_tx bar, BYTES`, `tma`, then a plain `arrive bar`.
+    ExpectThenArrive,
+}
+
+/// Deliberate bugs in a [`Tma`] protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TmaBug {
+    BytesOver,
+    BytesUnder,
+    /// Waits for the wrong phase.
+    ParityFlip,
+    /// The `syncthreads` that keeps the next TMA after every read is missing.
+    MissingWarSync,
+    /// No `fence_proxy_async` between the reads of the tile and its refill by the next TMA,
+    /// nor in the epilogue before the TMA store.
+    MissingProxyFence,
+    /// `init bar, 2` (only one arrival per phase comes).
+    CountOver,
+    /// Every thread arms the barrier (arrivals beyond the count).
+    AllArm,
+    /// No `syncthreads` after the init.
+    MissingBootstrap,
+}
+
+/// A TMA transaction barrier reused for `rounds` loads by `threads` threads.
+#[derive(Clone, Debug)]
+pub struct Tma {
+    pub threads: u32,
+    pub rounds: u32,
+    pub bytes: u32,
+    /// The issuer is chosen by `elect { }` instead of `if tid == 0`.
+    pub elect: bool,
+    pub arm: Arm,
+    /// TMA-store epilogue: every thread writes its slot, fences, syncs; thread 0 stores.
+    pub epilogue: bool,
+    pub bug: Option<TmaBug>,
+}
+
+/// The parameters of a random [`Tma`].
+pub fn tma_params() -> impl Strategy<Value = Tma> {
+    (
+        1..=3u32,
+        1..=3u32,
+        bytes(),
+        any::<bool>(),
+        prop_oneof![
+            Just(Arm::ArriveExpect),
+            Just(Arm::TmaFirst),
+            Just(Arm::ExpectThenArrive)
+        ],
+        any::<bool>(),
+        option::weighted(
+            0.5,
+            prop_oneof![
+                Just(TmaBug::BytesOver),
+                Just(TmaBug::BytesUnder),
+                Just(TmaBug::ParityFlip),
+                Just(TmaBug::MissingWarSync),
+                Just(TmaBug::MissingProxyFence),
+                Just(TmaBug::CountOver),
+                Just(TmaBug::AllArm),
+                Just(TmaBug::MissingBootstrap),
+            ],
+        ),
+    )
+        .prop_map(|(threads, rounds, bytes, elect, arm, epilogue, bug)| Tma {
+            threads,
+            rounds,
+            bytes,
+            elect,
+            arm,
+            epilogue,
+            bug,
+        })
+}
+
+/// Transaction barriers with `arrive_expect_tx` + `tma`, `elect`, TMA stores.
+pub fn tma() -> impl Strategy<Value = String> {
+    tma_params().prop_map(|t| t.source())
+}
+
+impl Tma {
+    fn has(&self, b: TmaBug) -> bool {
+        self.bug == Some(b)
+    }
+
+    /// Render the protocol.
+    pub fn source(&self) -> String {
+        let mut w = Src::new("gen_tma");
+        w.param("NT", self.threads.max(1));
+        w.param("K", self.rounds.max(1));
+        w.param("BYTES", self.bytes.max(32));
+        w.line("block NT");
+        w.blank();
+        w.line("mbarrier bar");
+        w.line("buffer tile");
+        if self.epilogue {
+            w.line("buffer c_smem[NT]");
+        }
+        w.blank();
+        let count = if self.has(TmaBug::CountOver) { 2 } else { 1 };
+        w.open("if tid == 0");
+        w.line(format!("init bar, {count}"));
+        w.line("fence_mbarrier_init");
+        w.close();
+        if !self.has(TmaBug::MissingBootstrap) {
+            w.line("syncthreads");
+        }
+        w.blank();
+        w.open("for k in 0..K");
+        if self.has(TmaBug::AllArm) {
+            w.open("if 1");
+        } else if self.elect {
+            w.open("elect");
+        } else {
+            w.open("if tid == 0");
+        }
+        let expect = match self.bug {
+            Some(TmaBug::BytesOver) => "BYTES + 16",
+            Some(TmaBug::BytesUnder) => "BYTES - 16",
+            _ => "BYTES",
+        };
+        let tma = "tma tile -> bar, BYTES";
+        match self.arm {
+            Arm::ArriveExpect => {
+                w.line(format!("arrive_expect_tx bar, {expect}"));
+                w.line(tma);
+            }
+            Arm::TmaFirst => {
+                w.line(tma);
+                w.line(format!("arrive_expect_tx bar, {expect}"));
+            }
+            Arm::ExpectThenArrive => {
+                w.line(format!("expect_tx bar, {expect}"));
+                w.line(tma);
+                w.line("arrive bar");
+            }
+        }
+        w.close();
+        let parity = if self.has(TmaBug::ParityFlip) {
+            "(k + 1) % 2"
+        } else {
+            "k % 2"
+        };
+        w.line(format!("wait bar parity {parity}"));
+        w.line("read tile");
+        if !self.has(TmaBug::MissingProxyFence) {
+            w.line("fence_proxy_async");
+        }
+        if !self.has(TmaBug::MissingWarSync) {
+            w.line("syncthreads");
+        }
+        w.close();
+        if self.epilogue {
+            w.blank();
+            w.line("write c_smem[tid]");
+            if !self.has(TmaBug::MissingProxyFence) {
+                w.line("fence_proxy_async");
+            }
+            w.line("syncthreads");
+            w.open("if tid == 0");
+            w.line("for j in 0..NT { tma_store c_smem[j] }");
+            w.line("bulk_commit");
+            w.line("bulk_wait_read 0");
+            w.close();
+        }
+        w.finish()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cluster: two blocks
+// ---------------------------------------------------------------------------------------------
+
+/// What the two blocks of a [`Cluster`] do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterShape {
+    /// Each block signals the peer's barrier `b` with a remote arrive every round and waits on
+    /// its own; before the next round the blocks meet again, with a `cluster_sync` or (`ack`)
+    /// a second remote-arrive handshake on `ack`, so no arrive runs ahead of the peer's wait.
+    Signal { ack: bool },
+    /// The CUTLASS multicast ring: each block's producer multicasts half of a tile to both
+    /// blocks (`a_tile`: and loads a tile of its own); consumers release the stage to both
+    /// blocks with remote arrives. The async copies make this the most expensive shape to
+    /// explore, so two stages run one trip and one stage runs at most 3 (2 with `a_tile`).
+    Multicast { stages: u32, a_tile: bool },
+}
+
+/// Deliberate bugs in a [`Cluster`] protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterBug {
+    /// No `cluster_sync` before the exit: a peer may arrive on a barrier of an exited block.
+    MissingFinalSync,
+    /// No `fence_mbarrier_init` after the init.
+    MissingInitFence,
+    /// No cluster barrier after the init.
+    MissingInitSync,
+    /// The barrier counts one arrival fewer than arrive.
+    CountUnder,
+    /// The barrier counts one arrival more than arrive.
+    CountOver,
+    /// The consumers release only their own block's stage (multicast) / signal their own
+    /// block (signal).
+    LocalOnly,
+    /// The producer leaves without waiting for the last releases (multicast).
+    MissingTail,
+    /// No handshake between rounds (signal): an arrive may run a phase ahead of the peer.
+    MissingRoundSync,
+}
+
+/// A two-block cluster.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    pub shape: ClusterShape,
+    /// Threads per block in the signal shape (1 or 2).
+    pub threads: u32,
+    pub rounds: u32,
+    /// `cluster_arrive` + `cluster_wait` instead of `cluster_sync` after the init.
+    pub split_sync: bool,
+    /// Remote arrives carry `scope cluster`.
+    pub cluster_scope: bool,
+    pub bug: Option<ClusterBug>,
+}
+
+/// The parameters of a random [`Cluster`].
+pub fn cluster_params() -> impl Strategy<Value = Cluster> {
+    (
+        prop_oneof![
+            any::<bool>().prop_map(|ack| ClusterShape::Signal { ack }),
+            (1..=2u32, any::<bool>())
+                .prop_map(|(stages, a_tile)| ClusterShape::Multicast { stages, a_tile }),
+        ],
+        1..=2u32,
+        1..=3u32,
+        any::<bool>(),
+        any::<bool>(),
+        option::weighted(
+            0.5,
+            prop_oneof![
+                Just(ClusterBug::MissingFinalSync),
+                Just(ClusterBug::MissingInitFence),
+                Just(ClusterBug::MissingInitSync),
+                Just(ClusterBug::CountUnder),
+                Just(ClusterBug::CountOver),
+                Just(ClusterBug::LocalOnly),
+                Just(ClusterBug::MissingTail),
+                Just(ClusterBug::MissingRoundSync),
+            ],
+        ),
+    )
+        .prop_map(
+            |(shape, threads, rounds, split_sync, cluster_scope, bug)| Cluster {
+                shape,
+                threads,
+                rounds,
+                split_sync,
+                cluster_scope,
+                bug,
+            },
+        )
+}
+
+/// Two-block clusters with remote arrives and multicast TMA.
+pub fn cluster() -> impl Strategy<Value = String> {
+    cluster_params().prop_map(|c| c.source())
+}
+
+impl Cluster {
+    fn has(&self, b: ClusterBug) -> bool {
+        self.bug == Some(b)
+    }
+
+    fn bootstrap(&self, w: &mut Src, inits: &[(&str, String)]) {
+        w.open("if tid == 0");
+        for (bar, count) in inits {
+            w.line(format!("init {bar}, {count}"));
+        }
+        if !self.has(ClusterBug::MissingInitFence) {
+            w.line("fence_mbarrier_init");
+        }
+        w.close();
+        if !self.has(ClusterBug::MissingInitSync) {
+            if self.split_sync {
+                w.line("cluster_arrive");
+                w.line("cluster_wait");
+            } else {
+                w.line("cluster_sync");
+            }
+        }
+    }
+
+    fn count(&self, base: &str) -> String {
+        match self.bug {
+            Some(ClusterBug::CountUnder) => format!("{base} - 1"),
+            Some(ClusterBug::CountOver) => format!("{base} + 1"),
+            _ => base.to_string(),
+        }
+    }
+
+    fn scope(&self) -> &'static str {
+        if self.cluster_scope {
+            " scope cluster"
+        } else {
+            ""
+        }
+    }
+
+    /// Render the protocol.
+    pub fn source(&self) -> String {
+        let rounds = self.rounds.max(1);
+        match self.shape {
+            ClusterShape::Signal { ack } => {
+                let mut w = Src::new("gen_cluster_signal");
+                w.param("NT", self.threads.clamp(1, 2));
+                w.param("K", rounds);
+                w.line("block NT");
+                w.line("cluster 2");
+                w.blank();
+                w.line("mbarrier b");
+                if ack {
+                    w.line("mbarrier ack");
+                }
+                w.blank();
+                let mut inits = vec![("b", self.count("NT"))];
+                if ack {
+                    inits.push(("ack", "NT".to_string()));
+                }
+                self.bootstrap(&mut w, &inits);
+                w.open("for k in 0..K");
+                let peer = if self.has(ClusterBug::LocalOnly) {
+                    "cta"
+                } else {
+                    "1 - cta"
+                };
+                w.line(format!("arrive b @ ({peer}){}", self.scope()));
+                w.line("wait b parity k % 2");
+                if !self.has(ClusterBug::MissingRoundSync) {
+                    if ack {
+                        w.line(format!("arrive ack @ (1 - cta){}", self.scope()));
+                        w.line("wait ack parity k % 2");
+                    } else {
+                        w.line("cluster_sync");
+                    }
+                }
+                w.close();
+                if !self.has(ClusterBug::MissingFinalSync) {
+                    w.line("cluster_sync");
+                }
+                w.finish()
+            }
+            ClusterShape::Multicast { stages, a_tile } => {
+                let stages = stages.clamp(1, 2);
+                let cap = match (stages, a_tile) {
+                    (2, _) => 1,
+                    (_, true) => 2,
+                    _ => 3,
+                };
+                let mut w = Src::new("gen_cluster_multicast");
+                w.param("STAGES", stages);
+                w.param("K", rounds.min(cap));
+                if a_tile {
+                    w.param("A_BYTES", 1024);
+                }
+                w.param("B_BYTES", 2048);
+                w.line("block 2");
+                w.line("cluster 2");
+                w.blank();
+                w.line("mbarrier full[STAGES]");
+                w.line("mbarrier empty[STAGES]");
+                if a_tile {
+                    w.line("buffer smem_a[STAGES]");
+                }
+                w.line("buffer smem_b[STAGES * 2]");
+                w.blank();
+                w.open("if tid == 0");
+                w.open("for s in 0..STAGES");
+                w.line("init full[s], 1");
+                w.line(format!("init empty[s], {}", self.count("2")));
+                w.close();
+                if !self.has(ClusterBug::MissingInitFence) {
+                    w.line("fence_mbarrier_init");
+                }
+                w.close();
+                if !self.has(ClusterBug::MissingInitSync) {
+                    if self.split_sync {
+                        w.line("cluster_arrive");
+                        w.line("cluster_wait");
+                    } else {
+                        w.line("cluster_sync");
+                    }
+                }
+                w.blank();
+                w.open("role producer when tid == 0");
+                w.line("let idx = 0");
+                w.line("let phase = 1");
+                let advance = |w: &mut Src| {
+                    w.line("idx = idx + 1");
+                    w.open("if idx == STAGES");
+                    w.line("idx = 0");
+                    w.line("phase = phase ^ 1");
+                    w.close();
+                };
+                w.open("for k in 0..K");
+                w.line("wait empty[idx] parity phase");
+                if a_tile {
+                    w.line("arrive_expect_tx full[idx], A_BYTES + B_BYTES");
+                    w.line("tma smem_a[idx] -> full[idx], A_BYTES");
+                } else {
+                    w.line("arrive_expect_tx full[idx], B_BYTES");
+                }
+                w.line("tma smem_b[idx * 2 + cta] -> full[idx], B_BYTES / 2 multicast 0b11");
+                advance(&mut w);
+                w.close();
+                if !self.has(ClusterBug::MissingTail) {
+                    w.open("for s in 0..STAGES");
+                    w.line("wait empty[idx] parity phase");
+                    advance(&mut w);
+                    w.close();
+                }
+                w.close();
+                w.open("role consumer when tid == 1");
+                w.line("let idx = 0");
+                w.line("let phase = 0");
+                w.open("for k in 0..K");
+                w.line("wait full[idx] parity phase");
+                if a_tile {
+                    w.line("mma smem_a[idx]");
+                }
+                w.line("mma smem_b[idx * 2]");
+                w.line("mma smem_b[idx * 2 + 1]");
+                if self.has(ClusterBug::LocalOnly) {
+                    w.line(format!("arrive empty[idx] @ cta{}", self.scope()));
+                } else {
+                    w.line(format!(
+                        "for dst in 0..ncta {{ arrive empty[idx] @ dst{} }}",
+                        self.scope()
+                    ));
+                }
+                advance(&mut w);
+                w.close();
+                w.close();
+                if !self.has(ClusterBug::MissingFinalSync) {
+                    w.line("cluster_sync");
+                }
+                w.finish()
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Union
+// ---------------------------------------------------------------------------------------------
+
+/// Any generated protocol: rings (weighted up, the most common real shape) and every other shape.
+pub fn protocol() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => ring(),
+        2 => tokens(),
+        2 => rounds(),
+        1 => pingpong(),
+        1 => cp_async(),
+        2 => tma(),
+        2 => cluster(),
+    ]
+}
+
+/// A one-line summary of a generated source (its protocol name and size), for test logs.
+pub fn summary(src: &str) -> String {
+    let name = src
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("protocol "))
+        .unwrap_or("?");
+    let mut s = String::new();
+    let _ = write!(s, "{name} ({} lines)", src.lines().count());
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    fn load(src: &str) -> Result<(), String> {
+        let f = protocols::SourceFile::new("gen.phase", src);
+        protocols::load(&f, &[]).map(|_| ()).map_err(|e| {
+            let msgs: Vec<_> = e.errors.iter().map(|x| x.message.clone()).collect();
+            format!("{msgs:?}\n{src}")
+        })
+    }
+
+    fn runner() -> TestRunner {
+        TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+        )
+    }
+
+    fn all_load<S: Strategy<Value = String>>(s: S, n: usize) {
+        let mut r = runner();
+        for _ in 0..n {
+            let src = s.new_tree(&mut r).unwrap().current();
+            if let Err(e) = load(&src) {
+                panic!("generated protocol does not load: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn generated_protocols_load() {
+        all_load(protocol(), 2000);
+    }
+
+    #[test]
+    fn every_shape_loads() {
+        all_load(ring(), 300);
+        all_load(tokens(), 300);
+        all_load(rounds(), 300);
+        all_load(pingpong(), 200);
+        all_load(cp_async(), 200);
+        all_load(tma(), 300);
+        all_load(cluster(), 300);
+    }
+
+    /// Shrinking never leaves the well-formed space: walk a few trees all the way down.
+    #[test]
+    fn shrunk_protocols_load() {
+        let mut r = runner();
+        let s = protocol();
+        for _ in 0..50 {
+            let mut tree = s.new_tree(&mut r).unwrap();
+            for _ in 0..200 {
+                load(&tree.current()).unwrap();
+                if !tree.simplify() {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_mutation_is_rendered() {
+        // Each bug variant changes the text of at least one base protocol.
+        let base = Ring {
+            consumers: 2,
+            stages: 2,
+            trips: 3,
+            bytes: 1024,
+            fill: Fill::Write,
+            mma: true,
+            tracking: Tracking::Computed,
+            release: Release::Leader,
+            tail: true,
+            init_fence: false,
+            bug: None,
+        };
+        let plain = base.source();
+        for bug in [
+            RingBug::ProducerParity,
+            RingBug::ConsumerParity,
+            RingBug::EmptyCountOver,
+            RingBug::EmptyCountUnder,
+            RingBug::FullCountOver,
+            RingBug::MissingConsumerWait(1),
+            RingBug::MissingProducerWait(1),
+            RingBug::ReleaseBeforeRead,
+            RingBug::MissingBootstrap,
+            RingBug::MissingProxyFence,
+            RingBug::DoubleRelease(1),
+            RingBug::EarlyExit(1, 1),
+            RingBug::EarlyExitDrop(1, 1),
+            RingBug::WrongStage,
+            RingBug::MissingConsumerSync,
+        ] {
+            let src = Ring {
+                bug: Some(bug),
+                ..base.clone()
+            }
+            .source();
+            assert_ne!(src, plain, "{bug:?} changes nothing");
+            load(&src).unwrap();
+        }
+        let tma = Ring {
+            fill: Fill::Tma {
+                split: true,
+                tma_first: false,
+            },
+            ..base.clone()
+        };
+        for bug in [RingBug::BytesOver, RingBug::BytesUnder] {
+            let src = Ring {
+                bug: Some(bug),
+                ..tma.clone()
+            }
+            .source();
+            assert_ne!(src, tma.source());
+            load(&src).unwrap();
+        }
+    }
+
+    #[test]
+    fn summary_names_the_protocol() {
+        assert_eq!(summary("protocol x\nblock 1\n"), "x (2 lines)");
+    }
+}
