@@ -19,7 +19,8 @@
 //!
 //! Walks run in rounds of a fixed size on every core (rayon); each walk's random stream is
 //! fixed by its index, and results are merged in walk order, so the hits of a round do not
-//! depend on timing. Only how many rounds run before the time budget ends does.
+//! depend on timing, unless a walk runs past the time budget and is cut short. How many
+//! rounds run before the budget ends does depend on timing.
 
 use crate::explore::{Model, Step};
 use std::collections::BTreeMap;
@@ -45,7 +46,8 @@ pub struct HuntOptions {
     pub max_rounds: u32,
     /// Steps per walk.
     pub max_steps: u32,
-    /// Wall-clock budget: no new round starts after it.
+    /// Wall-clock budget: no new round starts after it, and a walk still running then
+    /// stops where it is (a walk at hundreds of threads can take seconds).
     pub time: Duration,
     /// Stop after the first round that found something.
     pub stop_at_first_hit: bool,
@@ -123,7 +125,7 @@ where
         let results: Vec<(Vec<Hit<M::Finding>>, u64)> = (first
             ..first + u64::from(options.walks_per_round))
             .into_par_iter()
-            .map(|w| walk(model, w, options.max_steps))
+            .map(|w| walk(model, w, options.max_steps, start + options.time))
             .collect();
         for (hits, n) in results {
             walks += 1;
@@ -151,7 +153,12 @@ where
 }
 
 /// One walk; returns its hits and the number of steps it took.
-fn walk<M: Walkable>(model: &M, index: u64, max_steps: u32) -> (Vec<Hit<M::Finding>>, u64) {
+fn walk<M: Walkable>(
+    model: &M,
+    index: u64,
+    max_steps: u32,
+    deadline: Instant,
+) -> (Vec<Hit<M::Finding>>, u64) {
     let mut rng = Rng::new(index.wrapping_mul(0xD129_0A6B_2F3C_4E5D) ^ 0x5EED);
     let kind = index % 3;
     let n = model.threads();
@@ -175,6 +182,9 @@ fn walk<M: Walkable>(model: &M, index: u64, max_steps: u32) -> (Vec<Hit<M::Findi
     let mut found = Vec::new();
     let mut last_label: Option<u64> = None;
     for step in 0..u64::from(max_steps) {
+        if step % 64 == 63 && Instant::now() >= deadline {
+            return (hits, step);
+        }
         actions.clear();
         model.actions(&state, &mut actions);
         found.clear();

@@ -110,8 +110,12 @@ pub fn check_with_progress(
             pause_at: (!options.exhaustive).then_some(portfolio::PAUSE_AT),
         };
         let mut portfolio = portfolio::Portfolio::new(program, options);
+        // Each pause hunts for about half as long as the search has run so far (half a second at
+        // least: a walk at a few hundred threads takes that long), so the portfolio never
+        // costs much more than the search itself.
         let mut hook = || {
-            portfolio.pause().then(|| {
+            let budget = (start.elapsed() / 2).max(std::time::Duration::from_millis(500));
+            portfolio.pause(budget).then(|| {
                 (
                     format!(
                         "stopped: {} confirmed an error; --exhaustive searches every interleaving",

@@ -91,8 +91,9 @@ impl<'p> Portfolio<'p> {
         }
     }
 
-    /// Run the next part of the hunt; whether an error is now confirmed.
-    pub fn pause(&mut self) -> bool {
+    /// Run the next part of the hunt for about `budget` (at most the check's `hunt_time`);
+    /// whether an error is now confirmed.
+    pub fn pause(&mut self, budget: std::time::Duration) -> bool {
         let Some(init) = &self.init else {
             return false;
         };
@@ -107,7 +108,7 @@ impl<'p> Portfolio<'p> {
             &HuntOptions {
                 first_round: self.rounds,
                 max_rounds: rounds,
-                time: self.hunt_time,
+                time: budget.min(self.hunt_time),
                 ..HuntOptions::default()
             },
         );

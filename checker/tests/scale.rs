@@ -15,7 +15,11 @@ fn load(path: &str) -> protocols::ir::Program {
 /// Every error's schedule, replayed from the initial state without reductions, raises the
 /// same rule at the same statement.
 fn assert_replays(program: &protocols::ir::Program, report: &checker::Report) {
-    for f in report.findings.iter().filter(|f| f.severity == Severity::Error) {
+    for f in report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+    {
         let r = checker::replay(program, &CheckOptions::default(), &f.schedule)
             .unwrap_or_else(|e| panic!("{} does not replay: {e}", f.rule.name));
         assert!(

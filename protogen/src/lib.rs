@@ -29,15 +29,20 @@
 //!   `fence_proxy_async`.
 //! - [`Cluster`]: two-block clusters: the CUTLASS multicast ring with remote releases, or a
 //!   remote-signal ping between the two blocks.
+//! - [`Pipe`]: `cuda::pipeline` loops, block scope (partitioned, one producer) or thread scope
+//!   (`consumer_wait_prior`).
 //!
 //! Every structural choice (roles, counts, parities, which mutation) is a strategy parameter, so
 //! proptest shrinks a failing case to a small protocol: numbers shrink toward their low end,
 //! enums toward their first (simplest) variant and mutations toward `None`. Thread counts are
-//! small (at most 6 threads in total, at most 3 trips, at most 2 stages in rings) so that an
-//! exhaustive search without reductions finishes in a fraction of a second.
+//! small (at most 5 threads in total, at most 3 trips, at most 2 stages in rings) so that an
+//! exhaustive search without reductions finishes in a fraction of a second: in samples of a few
+//! thousand per shape the largest explores under 10 000 states (about 0.1 s in a release
+//! build); the bugs that let threads run ahead (surplus arrivals, skipped waits) get fewer trips
+//! or threads to stay there.
 //!
 //! Entry points: [`protocol`] (a union of every shape), [`ring`], [`tokens`], [`rounds`],
-//! [`pingpong`], [`cp_async`], [`tma`], [`cluster`]; the `*_params` functions give the
+//! [`pingpong`], [`cp_async`], [`tma`], [`cluster`], [`pipe`]; the `*_params` functions give the
 //! parameter structs themselves.
 
 use proptest::option;
@@ -389,7 +394,14 @@ impl Ring {
     /// Render the protocol.
     pub fn source(&self) -> String {
         let k = self.trips.max(1);
-        let nc = self.consumers.max(1);
+        // Consumers that do not wait run ahead of the producer and of each other: the state
+        // space grows fast with their number, so those bugs get at most 2 consumers.
+        let nc = match self.bug {
+            Some(RingBug::ConsumerParity | RingBug::MissingConsumerWait(_)) => {
+                self.consumers.clamp(1, 2)
+            }
+            _ => self.consumers.max(1),
+        };
         let split = matches!(self.fill, Fill::Tma { split: true, .. });
         let stages = if self.release == Release::Lagged {
             2
@@ -666,8 +678,20 @@ impl Tokens {
 
     /// Render the protocol.
     pub fn source(&self) -> String {
+        // Surplus arrivals (a count too low, a drop without exit) complete phases early and let
+        // the threads drift apart: the state space grows fast with the rounds and the exchange,
+        // so those bugs get at most 2 rounds and no exchange (a stale token: at most 2 rounds).
+        let surplus = matches!(
+            self.bug,
+            Some(TokenBug::CountUnder | TokenBug::DropWithoutExit)
+        );
         let nt = self.threads.max(1);
-        let rounds = self.rounds.max(1);
+        let rounds = if surplus || matches!(self.bug, Some(TokenBug::StaleToken(_))) {
+            self.rounds.clamp(1, 2)
+        } else {
+            self.rounds.max(1)
+        };
+        let exchange = self.exchange && !surplus;
         let mut w = Src::new("gen_tokens");
         w.param("NT", nt);
         w.param("N", rounds);
@@ -678,7 +702,7 @@ impl Tokens {
         } else {
             "mbarrier bar"
         });
-        if self.exchange {
+        if exchange {
             w.line("buffer data[NT]");
         }
         w.blank();
@@ -727,7 +751,7 @@ impl Tokens {
             }
             w.close();
         }
-        if self.exchange {
+        if exchange {
             w.line("write data[tid]");
         }
         match stale_round {
@@ -741,10 +765,10 @@ impl Tokens {
             }
             None => self.phase(&mut w, "t", false),
         }
-        if self.exchange {
+        if exchange {
             w.line("read data[(tid + 1) % NT]");
         }
-        if self.exchange && !self.has(TokenBug::MissingWarGuard) {
+        if exchange && !self.has(TokenBug::MissingWarGuard) {
             self.phase(&mut w, "u", false);
         }
         w.close();
@@ -1129,10 +1153,17 @@ impl CpAsync {
 
     /// Render the protocol.
     pub fn source(&self) -> String {
+        // A count one too low lets the threads drift a phase apart; the state space grows fast
+        // with the tiles, so that bug gets at most 2.
+        let tiles = if self.has(CpAsyncBug::ExtraArrive) {
+            self.tiles.clamp(1, 2)
+        } else {
+            self.tiles.max(1)
+        };
         let mut w = Src::new("gen_cp_async");
         w.param("NT", self.threads.max(1));
         w.param("STAGES", self.stages.max(2));
-        w.param("K", self.tiles.max(1));
+        w.param("K", tiles);
         w.line("block NT");
         w.blank();
         match self.mode {
@@ -1303,9 +1334,16 @@ impl Tma {
 
     /// Render the protocol.
     pub fn source(&self) -> String {
+        // Every thread arming the barrier completes phases early and lets the threads run
+        // apart: at most 2 rounds for that bug.
+        let rounds = if self.has(TmaBug::AllArm) {
+            self.rounds.clamp(1, 2)
+        } else {
+            self.rounds.max(1)
+        };
         let mut w = Src::new("gen_tma");
         w.param("NT", self.threads.max(1));
-        w.param("K", self.rounds.max(1));
+        w.param("K", rounds);
         w.param("BYTES", self.bytes.max(32));
         w.line("block NT");
         w.blank();
@@ -1399,7 +1437,8 @@ pub enum ClusterShape {
     /// The CUTLASS multicast ring: each block's producer multicasts half of a tile to both
     /// blocks (`a_tile`: and loads a tile of its own); consumers release the stage to both
     /// blocks with remote arrives. The async copies make this the most expensive shape to
-    /// explore, so two stages run one trip and one stage runs at most 3 (2 with `a_tile`).
+    /// explore, so two stages run one trip (without `a_tile`) and one stage runs at most 3
+    /// trips (2 with `a_tile`).
     Multicast { stages: u32, a_tile: bool },
 }
 
@@ -1524,7 +1563,12 @@ impl Cluster {
 
     /// Render the protocol.
     pub fn source(&self) -> String {
-        let rounds = self.rounds.max(1);
+        // A count one too low lets a block run a phase ahead: at most 2 rounds for that bug.
+        let rounds = if self.has(ClusterBug::CountUnder) {
+            self.rounds.clamp(1, 2)
+        } else {
+            self.rounds.max(1)
+        };
         match self.shape {
             ClusterShape::Signal { ack } => {
                 let mut w = Src::new("gen_cluster_signal");
@@ -1567,6 +1611,7 @@ impl Cluster {
             }
             ClusterShape::Multicast { stages, a_tile } => {
                 let stages = stages.clamp(1, 2);
+                let a_tile = a_tile && stages == 1;
                 let cap = match (stages, a_tile) {
                     (2, _) => 1,
                     (_, true) => 2,
@@ -1666,6 +1711,169 @@ impl Cluster {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Pipe: cuda::pipeline, block scope (partitioned) and thread scope
+// ---------------------------------------------------------------------------------------------
+
+/// Deliberate bugs in a [`Pipe`] protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipeBug {
+    /// The consumer releases the stage before it reads it.
+    ReleaseBeforeRead,
+    /// The consumer skips `consumer_wait` on this batch.
+    MissingWait(u32),
+    /// A consumer calls `producer_acquire` (role misuse of a partitioned pipeline).
+    ConsumerAcquires,
+    /// Consumer `.0` quits (and exits) at batch `.1`.
+    EarlyQuit(u32, u32),
+    /// Thread scope: `consumer_wait_prior` allows one batch too many in flight.
+    WaitPriorTooLax,
+}
+
+/// A `cuda::pipeline`: block scope with one producer thread and `consumers` consumer threads,
+/// or (`thread_scope`) a per-thread pipeline of `batches` batches drained with
+/// `consumer_wait_prior`.
+#[derive(Clone, Debug)]
+pub struct Pipe {
+    pub thread_scope: bool,
+    pub consumers: u32,
+    pub stages: u32,
+    pub batches: u32,
+    /// Every role ends with `quit`.
+    pub quit: bool,
+    pub bug: Option<PipeBug>,
+}
+
+/// The parameters of a random [`Pipe`].
+pub fn pipe_params() -> impl Strategy<Value = Pipe> {
+    (
+        any::<bool>(),
+        1..=2u32,
+        1..=2u32,
+        1..=3u32,
+        any::<bool>(),
+        option::weighted(
+            0.5,
+            prop_oneof![
+                Just(PipeBug::ReleaseBeforeRead),
+                (0..3u32).prop_map(PipeBug::MissingWait),
+                Just(PipeBug::ConsumerAcquires),
+                (0..2u32, 0..3u32).prop_map(|(w, b)| PipeBug::EarlyQuit(w, b)),
+                Just(PipeBug::WaitPriorTooLax),
+            ],
+        ),
+    )
+        .prop_map(
+            |(thread_scope, consumers, stages, batches, quit, bug)| Pipe {
+                thread_scope,
+                consumers,
+                stages,
+                batches,
+                quit,
+                bug,
+            },
+        )
+}
+
+/// `cuda::pipeline` producer/consumer loops.
+pub fn pipe() -> impl Strategy<Value = String> {
+    pipe_params().prop_map(|p| p.source())
+}
+
+impl Pipe {
+    /// Render the protocol.
+    pub fn source(&self) -> String {
+        let nb = self.batches.max(1);
+        if self.thread_scope {
+            let mut w = Src::new("gen_pipeline_thread");
+            w.param("NT", self.consumers.clamp(1, 2) + 1);
+            w.param("NB", nb);
+            w.line("block NT");
+            w.blank();
+            w.line("pipeline tp thread");
+            w.line("buffer buf[NB * NT]");
+            w.blank();
+            w.open("for b in 0..NB");
+            w.line("memcpy_async buf[b * NT + tid] -> tp");
+            w.line("producer_commit tp");
+            w.close();
+            w.open("for b in 0..NB");
+            let prior = if self.bug == Some(PipeBug::WaitPriorTooLax) {
+                "NB - b"
+            } else {
+                "NB - 1 - b"
+            };
+            match self.bug {
+                Some(PipeBug::MissingWait(x)) => w.line(format!(
+                    "if b != {} {{ consumer_wait_prior tp, {prior} }}",
+                    pick(x, nb)
+                )),
+                _ => w.line(format!("consumer_wait_prior tp, {prior}")),
+            }
+            w.line("read buf[b * NT + tid]");
+            w.close();
+            if self.quit {
+                w.line("quit tp");
+            }
+            return w.finish();
+        }
+        let nc = self.consumers.clamp(1, 2);
+        let mut w = Src::new("gen_pipeline_block");
+        w.param("STAGES", self.stages.clamp(1, 2));
+        w.param("NB", nb);
+        w.param("NC", nc);
+        w.line("block 1 + NC");
+        w.blank();
+        w.line("pipeline pipe stages STAGES producers 1 consumers NC");
+        w.line("buffer chunk[STAGES]");
+        w.blank();
+        w.open("role producer when tid == 0");
+        w.open("for b in 0..NB");
+        w.line("producer_acquire pipe");
+        w.line("memcpy_async chunk[b % STAGES] -> pipe");
+        w.line("producer_commit pipe");
+        w.close();
+        if self.quit {
+            w.line("quit pipe");
+        }
+        w.close();
+        w.open("role consumer when tid >= 1");
+        w.open("for b in 0..NB");
+        if let Some(PipeBug::EarlyQuit(who, at)) = self.bug {
+            w.open(format!(
+                "if tid == {} && b == {}",
+                1 + pick(who, nc),
+                pick(at, nb)
+            ));
+            w.line("quit pipe");
+            w.line("exit");
+            w.close();
+        }
+        match self.bug {
+            Some(PipeBug::MissingWait(x)) => {
+                w.line(format!("if b != {} {{ consumer_wait pipe }}", pick(x, nb)))
+            }
+            _ => w.line("consumer_wait pipe"),
+        }
+        if self.bug == Some(PipeBug::ReleaseBeforeRead) {
+            w.line("consumer_release pipe");
+            w.line("read chunk[b % STAGES]");
+        } else {
+            w.line("read chunk[b % STAGES]");
+            w.line("consumer_release pipe");
+        }
+        if self.bug == Some(PipeBug::ConsumerAcquires) {
+            w.line("if b == 0 { producer_acquire pipe }");
+        }
+        w.close();
+        if self.quit {
+            w.line("quit pipe");
+        }
+        w.close();
+        w.finish()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Union
 // ---------------------------------------------------------------------------------------------
 
@@ -1679,6 +1887,7 @@ pub fn protocol() -> impl Strategy<Value = String> {
         1 => cp_async(),
         2 => tma(),
         2 => cluster(),
+        1 => pipe(),
     ]
 }
 
@@ -1739,6 +1948,7 @@ mod tests {
         all_load(cp_async(), 200);
         all_load(tma(), 300);
         all_load(cluster(), 300);
+        all_load(pipe(), 200);
     }
 
     /// Shrinking never leaves the well-formed space: walk a few trees all the way down.

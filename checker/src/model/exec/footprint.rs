@@ -36,6 +36,12 @@ pub const B_ARRIVE: u8 = 1;
 pub const B_TX: u8 = 2;
 pub const B_WAIT: u8 = 4;
 pub const B_INIT: u8 = 8;
+/// An arrive-on not preceded, on its path, by a wait of the same thread that passed on the
+/// same barrier: it may read the "previous phase observed" flag that another wait sets.
+pub const B_ARRIVE_FIRST: u8 = 16;
+/// A wait that passes and is not followed, on its path, by an arrive of the same thread on
+/// the same barrier (so it is not ordered before a completion that needs that arrive).
+pub const B_WAIT_LATE: u8 = 32;
 /// Buffer flags.
 pub const X_READ: u8 = 1;
 pub const X_WRITE: u8 = 2;
@@ -57,7 +63,17 @@ pub struct Frozen {
     pub buf: Vec<u8>,
     /// Some other actor may still address a peer block.
     pub remote: bool,
+    /// Per named-barrier slot (`block * 16 + id`): its current use cannot complete without `t`.
+    pub named_stuck: Vec<bool>,
+    /// Per slot: an upper bound on the other threads' arrivals (saturating).
+    pub named_arrivals: Vec<u32>,
+    /// Per slot: the thread count their arrivals name, if they all name one (`None`: nobody
+    /// arrives; `Some(-1)`: different counts, or unknown).
+    pub named_count: Vec<Option<i64>>,
 }
+
+/// Named-barrier slots per block.
+const NAMED: u32 = 16;
 
 /// Runs already made, across the states of one search: a run depends only on the thread's
 /// own state and index, which barrier phases are assumed stuck, and the phase and validity of
@@ -76,6 +92,9 @@ pub struct Run {
     bars: Vec<(u32, u8)>,
     bufs: Vec<(u32, u8)>,
     remote: bool,
+    /// Arrivals on named-barrier slots (largest over paths) and the counts they name.
+    named: Vec<(u32, u32)>,
+    named_counts: Vec<(u32, i64)>,
     /// The run could not be followed: use the static reach.
     unknown: bool,
 }
@@ -94,6 +113,9 @@ fn flag(v: &mut Vec<(u32, u8)>, k: u32, f: u8) {
     }
 }
 
+/// A run and the stuck sets it assumed.
+type AssumedRun = (std::rc::Rc<[bool]>, Run);
+
 /// What is known of each thread of a state before any candidate is chosen: shared by every
 /// candidate of one state.
 pub struct Threads {
@@ -102,9 +124,10 @@ pub struct Threads {
     blocked_on: Vec<Option<u32>>,
     /// Per thread: same class and same state as the thread before it (so its run is the same).
     twin_of_prev: Vec<bool>,
-    /// Runs already made in this state, per thread, with the stuck set they assumed: another
-    /// candidate often starts from the same assumption.
-    runs: std::cell::RefCell<Vec<Option<(std::rc::Rc<[bool]>, Run)>>>,
+    /// Runs already made in this state, per thread, with the stuck sets they assumed (barrier
+    /// phases, then named-barrier uses): another candidate often starts from the same
+    /// assumption.
+    runs: std::cell::RefCell<Vec<Option<AssumedRun>>>,
 }
 
 impl Threads {
@@ -162,13 +185,20 @@ pub fn frozen(
         arrivals: vec![0; nb],
         buf: vec![0; m.buf_names.len()],
         remote: false,
+        // Every named-barrier use, current or next, is assumed stuck at first, like phases.
+        named_stuck: vec![true; s.named.len()],
+        named_arrivals: vec![0; s.named.len()],
+        named_count: vec![None; s.named.len()],
     };
     let mut global = m.run_cache.0.lock().unwrap_or_else(|e| e.into_inner());
     if global.len() > RUN_CACHE_LIMIT {
         global.clear();
     }
     loop {
-        let stuck: std::rc::Rc<[bool]> = f.stuck.clone().into();
+        let stuck: Vec<bool> = f.stuck.clone();
+        let named_stuck = f.named_stuck.clone();
+        // Everything a run assumes, for the per-state cache.
+        let assumed: std::rc::Rc<[bool]> = stuck.iter().chain(&named_stuck).copied().collect();
         let context = {
             let ctx: Vec<(bool, bool, u32)> = s
                 .bars
@@ -176,13 +206,15 @@ pub fn frozen(
                 .zip(stuck.iter())
                 .map(|(b, &st)| (st, b.valid, b.phase))
                 .collect();
-            crate::explore::fingerprint(&ctx)
+            crate::explore::fingerprint(&(ctx, &f.named_stuck))
         };
         let mut cache = known.runs.borrow_mut();
         f.bar.iter_mut().for_each(|x| *x = 0);
         f.arrivals.iter_mut().for_each(|x| *x = 0);
         f.buf.iter_mut().for_each(|x| *x = 0);
         f.remote = false;
+        f.named_arrivals.iter_mut().for_each(|x| *x = 0);
+        f.named_count.iter_mut().for_each(|x| *x = None);
         // The run of the thread just before, for its twins.
         let mut prev: Option<(u32, Run)> = None;
         for u in 0..m.nthreads() {
@@ -193,21 +225,27 @@ pub fn frozen(
             if known.blocked_on[u as usize].is_some_and(|b| f.stuck[b as usize]) {
                 continue;
             }
+            // Arrived at a named barrier whose use is stuck.
+            if let Mode::Sync(SyncKind::Named { id }) = s.threads[u as usize].mode
+                && f.named_stuck[(m.block_of(u) * NAMED + u32::from(id)) as usize]
+            {
+                continue;
+            }
             let run = match prev.take() {
                 Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
                 _ => match &cache[u as usize] {
-                    Some((assumed, r)) if **assumed == *stuck => r.clone(),
+                    Some((was, r)) if **was == *assumed => r.clone(),
                     _ => {
                         let key = (u, s.threads[u as usize].cached_hash(), context);
                         let r = match global.get(&key) {
                             Some(r) => r.clone(),
                             None => {
-                                let r = simulate(m, s, u, &stuck);
+                                let r = simulate(m, s, u, &stuck, &named_stuck);
                                 global.insert(key, r.clone());
                                 r
                             }
                         };
-                        cache[u as usize] = Some((stuck.clone(), r.clone()));
+                        cache[u as usize] = Some((assumed.clone(), r.clone()));
                         r
                     }
                 },
@@ -230,18 +268,33 @@ pub fn frozen(
         }
         drop(cache);
         let mut changed = false;
-        for b in 0..nb {
-            let bs = &s.bars[b];
+        for (b, (bs, &in_flight)) in s.bars.iter().zip(&event_tx).enumerate() {
             // The transaction count can reach zero: a thread may still change it, it is zero,
             // or the copies in flight carry enough bytes (they only lower it).
             let tx_ok = f.bar[b] & B_TX != 0
                 || bs.tx == 0
-                || (bs.tx > 0 && event_tx[b] >= i64::from(bs.tx));
+                || (bs.tx > 0 && in_flight >= i64::from(bs.tx));
             if f.stuck[b]
                 && ((i64::from(f.arrivals[b]) >= i64::from(bs.pending) && tx_ok)
                     || f.bar[b] & B_INIT != 0)
             {
                 f.stuck[b] = false;
+                changed = true;
+            }
+        }
+        for slot in 0..s.named.len() {
+            // The count of the use in progress, else the one the arrivals name; different or
+            // whole-block counts: not stuck.
+            let need = match (s.named[slot].count, f.named_count[slot]) {
+                (c, _) if c > 0 => u32::from(c),
+                (_, None) => u32::MAX,
+                (_, Some(c)) if c > 0 => c as u32,
+                _ => 0,
+            };
+            if f.named_stuck[slot]
+                && named_present(m, s, slot as u32).saturating_add(f.named_arrivals[slot]) >= need
+            {
+                f.named_stuck[slot] = false;
                 changed = true;
             }
         }
@@ -256,8 +309,13 @@ pub fn frozen(
 /// never moves.
 fn blocked_at(m: &PhaseModel, s: &State, u: u32) -> Option<u32> {
     let th = &s.threads[u as usize];
-    if th.mode != Mode::Ready || th.aw.is_some() {
+    if th.mode != Mode::Ready {
         return None;
+    }
+    // The second half of `arrive_and_wait`: waiting for the phase it arrived in.
+    if let Some((b, phase)) = th.aw {
+        let bs = &s.bars[b as usize];
+        return (bs.valid && bs.phase == phase).then_some(b);
     }
     let Instr::Op { op, .. } = &m.code_of(u).instrs[th.pc as usize] else {
         return None;
@@ -267,6 +325,19 @@ fn blocked_at(m: &PhaseModel, s: &State, u: u32) -> Option<u32> {
     };
     let b = peek_bar(m, s, u, bar)?;
     (s.bars[b as usize].valid && !enabled(m, s, u)).then_some(b)
+}
+
+/// Arrivals a named-barrier slot has now: `bar_arrive`s plus threads waiting at `bar_sync`.
+pub fn named_present(m: &PhaseModel, s: &State, slot: u32) -> u32 {
+    let block = slot / NAMED;
+    let id = (slot % NAMED) as u8;
+    let (k, c) = m.blocks[block as usize];
+    let ki = &m.kernels[k as usize];
+    let first = ki.first_thread + c * ki.block;
+    let waiting = (first..first + ki.block)
+        .filter(|&t| s.threads[t as usize].mode == Mode::Sync(SyncKind::Named { id }))
+        .count() as u32;
+    u32::from(s.named[slot as usize].arrived) + waiting
 }
 
 /// Fold one run into the footprints.
@@ -284,7 +355,7 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
                 f.arrivals[b] = u32::MAX;
             }
             if has(&r.waits[pc], obj, same) {
-                f.bar[b] |= B_WAIT;
+                f.bar[b] |= B_WAIT | B_WAIT_LATE;
             }
         }
         for x in 0..f.buf.len() {
@@ -300,7 +371,23 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
             }
         }
         f.remote |= r.remote[pc];
+        for id in 0..NAMED {
+            let slot = (own * NAMED + id) as usize;
+            f.named_arrivals[slot] = u32::MAX;
+            f.named_count[slot] = Some(-1);
+        }
         return;
+    }
+    for &(slot, n) in &run.named {
+        f.named_arrivals[slot as usize] = f.named_arrivals[slot as usize].saturating_add(n);
+    }
+    for &(slot, c) in &run.named_counts {
+        let cur = &mut f.named_count[slot as usize];
+        *cur = match *cur {
+            None => Some(c),
+            Some(x) if x == c => Some(x),
+            _ => Some(-1),
+        };
     }
     for &(b, n) in &run.arrivals {
         f.arrivals[b as usize] = f.arrivals[b as usize].saturating_add(n);
@@ -321,6 +408,12 @@ struct Path {
     /// Locals whose value depends on a barrier that may still move (bit per slot).
     tainted: u64,
     arrivals: Vec<(u32, u32)>,
+    /// Barriers a wait of this path passed on.
+    observed: Vec<u32>,
+    /// Barriers a wait of this path passed on since its last arrive on them.
+    waits_since_arrive: Vec<u32>,
+    /// Arrivals on named-barrier slots.
+    named: Vec<(u32, u32)>,
 }
 
 enum Next {
@@ -346,7 +439,7 @@ fn mentions(e: &Expr, tainted: u64) -> bool {
 }
 
 /// Run `u` ahead from its state (see the module doc).
-fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool]) -> Run {
+fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool], named_stuck: &[bool]) -> Run {
     let th = &s.threads[u as usize];
     let code = m.code_of(u);
     let mut run = Run::default();
@@ -356,15 +449,27 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool]) -> Run {
         locals: th.locals.to_vec(),
         tainted: 0,
         arrivals: Vec::new(),
+        observed: Vec::new(),
+        waits_since_arrive: Vec::new(),
+        named: Vec::new(),
     };
     match th.mode {
-        Mode::Ready => {
-            if th.aw.is_some() {
-                run.unknown = true;
-                return run;
+        Mode::Ready => match th.aw {
+            // The second half of `arrive_and_wait` (its arrival is made): it blocks for good on
+            // a stuck phase that has not completed, else it passes.
+            Some((b, phase)) => {
+                let bs = &s.bars[b as usize];
+                if bs.valid && bs.phase == phase && stuck[b as usize] {
+                    return run;
+                }
+                flag(&mut run.bars, b, B_WAIT);
+                let mut p = path(th.pc + 1);
+                p.observed.push(b);
+                p.waits_since_arrive.push(b);
+                start.push(p);
             }
-            start.push(path(th.pc));
-        }
+            None => start.push(path(th.pc)),
+        },
         Mode::Sync(_) => match code.instrs[th.pc as usize] {
             // Arrived at an `elect`: either lane of the outcome.
             Instr::Elect { skip, .. } => {
@@ -419,6 +524,9 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool]) -> Run {
                                 locals: p.locals.clone(),
                                 tainted: p.tainted,
                                 arrivals: p.arrivals.clone(),
+                                observed: p.observed.clone(),
+                                waits_since_arrive: p.waits_since_arrive.clone(),
+                                named: p.named.clone(),
                             });
                             p.pc += 1;
                             Next::Go
@@ -486,13 +594,18 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool]) -> Run {
                             locals: p.locals.clone(),
                             tainted: p.tainted,
                             arrivals: p.arrivals.clone(),
+                            observed: p.observed.clone(),
+                            waits_since_arrive: p.waits_since_arrive.clone(),
+                            named: p.named.clone(),
                         });
                         p.pc += 1;
                         Next::Go
                     }
                 }
                 Instr::Exit { .. } | Instr::End { .. } => Next::End,
-                Instr::Op { op, .. } => op_step(m, s, u, op, stuck, &mut p, &mut run),
+                Instr::Op { op, .. } => {
+                    op_step(m, s, u, op, (stuck, named_stuck), &mut p, &mut run)
+                }
             };
             match next {
                 Next::Go => {}
@@ -501,6 +614,15 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool]) -> Run {
                     run.unknown = true;
                     return run;
                 }
+            }
+        }
+        for &b in &p.waits_since_arrive {
+            flag(&mut run.bars, b, B_WAIT_LATE);
+        }
+        for (slot, n) in p.named {
+            match run.named.iter_mut().find(|e| e.0 == slot) {
+                Some(e) => e.1 = e.1.max(n),
+                None => run.named.push((slot, n)),
             }
         }
         // A thread follows one path: its arrivals are bounded by the largest path's.
@@ -520,7 +642,7 @@ fn op_step(
     s: &State,
     u: u32,
     op: &Op,
-    stuck: &[bool],
+    (stuck, named_stuck): (&[bool], &[bool]),
     p: &mut Path,
     run: &mut Run,
 ) -> Next {
@@ -562,7 +684,13 @@ fn op_step(
     };
     let arrive = |p: &mut Path, run: &mut Run, b: u32, n: u32, f: u8| {
         bump(&mut p.arrivals, b, n);
-        flag(&mut run.bars, b, B_ARRIVE | f);
+        p.waits_since_arrive.retain(|&x| x != b);
+        let first = if p.observed.contains(&b) {
+            0
+        } else {
+            B_ARRIVE_FIRST
+        };
+        flag(&mut run.bars, b, B_ARRIVE | first | f);
     };
     match op {
         Op::Arrive { count, token, .. } => {
@@ -605,6 +733,8 @@ fn op_step(
                 }
             }
             flag(&mut run.bars, b, B_WAIT);
+            p.observed.push(b);
+            p.waits_since_arrive.push(b);
         }
         Op::WaitToken { token, .. } => {
             let b = ids[0];
@@ -622,10 +752,25 @@ fn op_step(
                 return Next::End;
             }
             flag(&mut run.bars, b, B_WAIT);
+            p.observed.push(b);
+            p.waits_since_arrive.push(b);
+        }
+        Op::ArriveAndWait { .. } => {
+            let b = ids[0];
+            arrive(p, run, b, 1, 0);
+            let bs = &s.bars[b as usize];
+            // It waits for the phase it arrived in, which a stuck barrier never completes.
+            if bs.valid && stuck[b as usize] {
+                return Next::End;
+            }
+            flag(&mut run.bars, b, B_WAIT);
+            p.observed.push(b);
+            p.waits_since_arrive.push(b);
         }
         Op::TestWait { parity, result, .. } => {
             let b = ids[0];
             flag(&mut run.bars, b, B_WAIT);
+            p.waits_since_arrive.push(b);
             let bs = &s.bars[b as usize];
             if bs.valid && stuck[b as usize] {
                 let Some(par) = eval(parity, p) else {
@@ -654,19 +799,43 @@ fn op_step(
         Op::Write { .. } | Op::Store { .. } | Op::StoreRelease { .. } | Op::CpAsync { .. } => {
             flag(&mut run.bufs, ids[0], X_WRITE)
         }
-        Op::ArriveAndWait { .. }
-        | Op::ProducerAcquire { .. }
+        Op::ProducerAcquire { .. }
         | Op::ProducerCommit { .. }
         | Op::ConsumerWait { .. }
         | Op::ConsumerRelease { .. }
         | Op::ConsumerWaitPrior { .. }
         | Op::MemcpyAsync { .. }
         | Op::Quit { .. } => return Next::Unknown,
+        // Named barriers: an arrival on the slot; a `bar_sync` on a stuck use blocks for good.
+        Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+            let Some(idv) = eval(id, p) else {
+                return Next::Unknown;
+            };
+            let c = match count {
+                Some(c) => match eval(c, p) {
+                    Some(v) => v,
+                    None => return Next::Unknown,
+                },
+                None => 0,
+            };
+            if !(0..i64::from(NAMED)).contains(&idv) {
+                return Next::Unknown;
+            }
+            let slot = own * NAMED + idv as u32;
+            match p.named.iter_mut().find(|e| e.0 == slot) {
+                Some(e) => e.1 = e.1.saturating_add(1),
+                None => p.named.push((slot, 1)),
+            }
+            if !run.named_counts.contains(&(slot, c)) {
+                run.named_counts.push((slot, c));
+            }
+            if matches!(op, Op::BarSync { .. }) && named_stuck[slot as usize] {
+                return Next::End;
+            }
+        }
         // Rendezvous, fences, groups, compute: assumed to pass (an upper bound); they touch
         // no barrier object or buffer that the reduction asks about.
         Op::SyncThreads
-        | Op::BarSync { .. }
-        | Op::BarArrive { .. }
         | Op::SyncWarp
         | Op::ClusterSync
         | Op::ClusterArrive

@@ -77,7 +77,7 @@ const MAX_DYNAMIC_CANDIDATES: usize = 4;
 /// Operations the footprint rule can take alone.
 fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
     let th = &s.threads[t as usize];
-    if th.mode != Mode::Ready || th.aw.is_some() {
+    if th.mode != Mode::Ready {
         return false;
     }
     matches!(
@@ -94,7 +94,10 @@ fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
                     | Op::WaitToken { .. }
                     | Op::TestWait { .. }
                     | Op::Arrive { .. }
-                    | Op::ArriveExpectTx { .. },
+                    | Op::ArriveExpectTx { .. }
+                    | Op::ArriveAndWait { .. }
+                    | Op::BarSync { count: Some(_), .. }
+                    | Op::BarArrive { .. },
                 ..
             }
     )
@@ -130,84 +133,136 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 let Some(b) = peek_bar(m, s, t, bar) else {
                     return false;
                 };
-                let bs = &s.bars[b as usize];
-                let others = f.bar[b as usize];
-                // The wait reads the phase (fixed while the barrier is stuck) and marks the
-                // previous phase observed, which an arrive of another thread reads.
-                m.bar_block[b as usize] == m.block_of(t)
-                    && bs.valid
-                    && vis_ok(bs, t, false)
-                    && !targeted(s, b)
-                    && others & B_INIT == 0
-                    && (f.stuck[b as usize] || others & (B_ARRIVE | B_TX) == 0)
-                    && (bs.consumed || bs.phase == 0 || others & B_ARRIVE == 0)
+                wait_alone(m, s, t, b, f)
             }
-            Op::Arrive { bar, .. } | Op::ArriveExpectTx { bar, .. } => {
+            // Its second half: a wait for the phase it arrived in (it marks it observed).
+            Op::ArriveAndWait { .. } if th.aw.is_some() => {
+                let Some((b, _)) = th.aw else { return false };
+                wait_alone(m, s, t, b, f)
+            }
+            Op::Arrive { bar, .. } | Op::ArriveExpectTx { bar, .. } | Op::ArriveAndWait { bar } => {
                 let Some(b) = peek_bar(m, s, t, bar) else {
                     return false;
                 };
-                let n = match op {
-                    Op::Arrive { count: Some(c), .. } => match m.eval(c, t, &th.locals) {
-                        Ok(v) => v,
-                        Err(_) => return false,
-                    },
-                    _ => 1,
-                };
-                let bs = &s.bars[b as usize];
-                // An arrive into a peer block also depends on whether that block still runs
-                // (remote-cta-exited): never taken alone.
-                if m.bar_block[b as usize] != m.block_of(t) {
-                    return false;
-                }
-                let remote = false;
-                let others = f.bar[b as usize];
-                let tx = matches!(op, Op::ArriveExpectTx { .. });
-                // The release of the arrive settles this thread's kept accesses: nobody may
-                // still access those buffers (else the race flags would depend on the order).
-                let kept_quiet = th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
-                let base = bs.valid
-                    && vis_ok(bs, t, remote)
-                    && !targeted(s, b)
-                    && n >= 1
-                    && i64::from(bs.pending) >= n
-                    && kept_quiet;
-                if !base {
-                    return false;
-                }
-                if others == 0 {
-                    // Nobody else can touch the barrier before this thread moves.
-                    return true;
-                }
-                let total = i64::from(f.arrivals[b as usize]) + n;
-                let pending = i64::from(bs.pending);
-                // No order of this arrive and the others' arrives lands one in the next phase
-                // (no over-arrival: every arrive sees the same phase and returns the same
-                // token)...
-                others & B_INIT == 0
-                    && total <= pending
-                    && if total < pending {
-                        // ...and the phase completes in no order, so nothing the others read
-                        // changes: the wait flag only if nobody can observe the phase now.
-                        (bs.consumed || bs.phase == 0 || others & B_WAIT == 0)
-                            && !(tx && others & B_TX != 0)
-                    } else {
-                        // ...or it completes with the last arrive, whichever that is: then
-                        // nobody else may wait on it (the completion flips the parity their
-                        // waits read) or change its transaction count (the completing step).
-                        others & (B_WAIT | B_TX) == 0
-                    }
+                arrive_alone(m, s, t, op, b, f)
             }
+            Op::BarSync {
+                id,
+                count: Some(count),
+            }
+            | Op::BarArrive {
+                id,
+                count: Some(count),
+            } => named_alone(m, s, t, id, count, f),
             _ => false,
         },
         _ => false,
     }
 }
 
-/// Buffer instance `x` is in `t`'s own block or global (a peer block's buffer also depends on
-/// whether that block still runs).
-fn local_buf(m: &PhaseModel, t: u32, x: u32) -> bool {
-    let b = m.buf_block[x as usize];
-    b == u32::MAX || b == m.block_of(t)
+/// A wait of `t` on `b` that passes now (see [`safe_given`]).
+fn wait_alone(m: &PhaseModel, s: &State, t: u32, b: u32, f: &footprint::Frozen) -> bool {
+    use footprint::*;
+    let bs = &s.bars[b as usize];
+    let others = f.bar[b as usize];
+    // The wait reads the phase (fixed while the barrier is stuck) and marks the previous phase
+    // observed, which an arrive of another thread reads unless that thread's own wait on the
+    // (stuck, so unchanged) phase comes first.
+    m.bar_block[b as usize] == m.block_of(t)
+        && bs.valid
+        && vis_ok(bs, t, false)
+        && !targeted(s, b)
+        && others & B_INIT == 0
+        && (f.stuck[b as usize] || others & (B_ARRIVE | B_TX) == 0)
+        && (bs.consumed || bs.phase == 0 || others & B_ARRIVE_FIRST == 0)
+}
+
+/// An arrive of `t` on `b` (`arrive`, `arrive_expect_tx`, the first half of
+/// `arrive_and_wait`; see [`safe_given`]).
+fn arrive_alone(m: &PhaseModel, s: &State, t: u32, op: &Op, b: u32, f: &footprint::Frozen) -> bool {
+    use footprint::*;
+    let th = &s.threads[t as usize];
+    let n = match op {
+        Op::Arrive { count: Some(c), .. } => match m.eval(c, t, &th.locals) {
+            Ok(v) => v,
+            Err(_) => return false,
+        },
+        _ => 1,
+    };
+    let bs = &s.bars[b as usize];
+    // An arrive into a peer block also depends on whether that block still runs
+    // (remote-cta-exited): never taken alone.
+    if m.bar_block[b as usize] != m.block_of(t) {
+        return false;
+    }
+    let others = f.bar[b as usize];
+    let tx = matches!(op, Op::ArriveExpectTx { .. });
+    // The release of the arrive settles this thread's kept accesses: nobody may still access
+    // those buffers (else the race flags would depend on the order).
+    let kept_quiet = th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
+    let base = bs.valid
+        && vis_ok(bs, t, false)
+        && !targeted(s, b)
+        && n >= 1
+        && i64::from(bs.pending) >= n
+        && kept_quiet;
+    if !base {
+        return false;
+    }
+    if others == 0 {
+        // Nobody else can touch the barrier before this thread moves.
+        return true;
+    }
+    let total = i64::from(f.arrivals[b as usize]) + n;
+    let pending = i64::from(bs.pending);
+    // No order of this arrive and the others' arrives lands one in the next phase (no
+    // over-arrival: every arrive sees the same phase and returns the same token)...
+    others & B_INIT == 0
+        && total <= pending
+        && if total < pending {
+            // ...and the phase completes in no order, so nothing the others read changes:
+            // the observed flag only if nobody can observe the phase now.
+            (bs.consumed || bs.phase == 0 || others & B_WAIT == 0) && !(tx && others & B_TX != 0)
+        } else {
+            // ...or it completes with the last arrive, whichever that is: then nobody else may
+            // wait on it after the completion (which flips the parity their waits read) or
+            // change its transaction count (the completing step). A wait that comes before the
+            // same thread's own arrive on it precedes the completion, which needs every
+            // arrive counted here.
+            others & (B_WAIT_LATE | B_TX) == 0
+        }
+}
+
+/// An arrival of `t` on a named barrier with a thread count: the arrivals on the slot commute
+/// when they all name the same count, and either none completes the use in any order, or the
+/// use completes exactly with the last of them (every arrival counted is needed): then the
+/// same threads are released whichever arrives last, and no arrival can belong to the next
+/// use, so nobody's re-arrival check depends on the order.
+fn named_alone(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    id: &protocols::ir::Expr,
+    count: &protocols::ir::Expr,
+    f: &footprint::Frozen,
+) -> bool {
+    let th = &s.threads[t as usize];
+    let (Ok(idv), Ok(c)) = (m.eval(id, t, &th.locals), m.eval(count, t, &th.locals)) else {
+        return false;
+    };
+    if !(0..16).contains(&idv) || !(1..=1024).contains(&c) {
+        return false;
+    }
+    let slot = m.block_of(t) * 16 + idv as u32;
+    let cur = s.named[slot as usize];
+    let present = footprint::named_present(m, s, slot);
+    // The same count as the use in progress and as every other arrival; no arrival of this
+    // thread pending on it (a re-arrival, whose verdict depends on the completion).
+    let same_count = (cur.count == 0 && present == 0 || i64::from(cur.count) == c)
+        && f.named_count[slot as usize].is_none_or(|x| x == c);
+    let kept_quiet = th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
+    let total = i64::from(present) + 1 + i64::from(f.named_arrivals[slot as usize]);
+    same_count && th.named_arrived & (1 << idv) == 0 && kept_quiet && total <= c
 }
 
 /// Is the landing of in-flight TMA copy `i` (async write of `x`, transaction bytes on `b`)
@@ -249,6 +304,13 @@ fn safe_landing(
         .enumerate()
         .any(|(j, e)| j != i && matches!(*e, Event::CpArrive { bar, .. } if bar == b));
     f.bar[b as usize] == 0 && !other_arrivals
+}
+
+/// Buffer instance `x` is in `t`'s own block or global (a peer block's buffer also depends on
+/// whether that block still runs).
+fn local_buf(m: &PhaseModel, t: u32, x: u32) -> bool {
+    let b = m.buf_block[x as usize];
+    b == u32::MAX || b == m.block_of(t)
 }
 
 /// `check_vis` would accept a use of `b` by `t` now (and so at any later point: visibility
