@@ -456,3 +456,28 @@ fn generated_protocol_stats() {
         }
     }
 }
+
+/// Whole-block named barriers (no count): thread 1 `bar_arrive`s twice while thread 0's
+/// `bar_sync` (once eager) has not arrived; the partial-order reduction lost
+/// `named-barrier-rearrive`. Found by the 10 000-case run (`PHASECHECK_GEN_CASES=10000`).
+#[test]
+fn regression_por_whole_block_named_barrier() {
+    regression(
+        "protocol gen_rounds
+param NT = 2
+param K = 2
+block NT
+buffer data[NT]
+for k in 0..K {
+  if tid == 0 { write data[0] }
+  if tid != 0 { read data[0] }
+  if tid != 0 {
+    bar_arrive 1
+  }
+  else {
+    bar_sync 1
+  }
+}
+",
+    );
+}

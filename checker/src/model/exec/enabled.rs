@@ -31,16 +31,16 @@ pub fn token_check(tok: i64, bar: u32, phase: u32) -> TokenWait {
     }
 }
 
-/// Operations run eagerly inside the step that reaches them. A named barrier with a count is
-/// not: which arrival completes a use, and whether a `bar_arrive` thread arrives again before
-/// that (`named-barrier-rearrive`), or a use with another count starts, depends on the order of
-/// the arrivals, so each is a step of its own. Whole-block barriers are eager: every live
-/// thread takes part, so no arrival can come from a later use.
+/// Operations run eagerly inside the step that reaches them. Named barriers (`bar_sync`,
+/// `bar_arrive`) are not: which arrival completes a use, and whether a `bar_arrive` thread
+/// (which does not block) arrives again before that (`named-barrier-rearrive`), or a use with
+/// another count starts, depends on the order of the arrivals, so each is a step of its own.
+/// `syncthreads` is eager: every live thread takes part and each blocks, so no arrival can
+/// come from a later use.
 pub fn is_eager(op: &Op) -> bool {
     matches!(
         op,
         Op::SyncThreads
-            | Op::BarSync { count: None, .. }
             | Op::SyncWarp
             | Op::ClusterSync
             | Op::ClusterArrive

@@ -2,10 +2,10 @@
 //!
 //! A step is one visible operation of one thread (or one async event), followed by the local
 //! code of every thread it released, run eagerly up to their next visible operation.
-//! Rendezvous arrivals (`syncthreads`, `bar_sync` without a count, `syncwarp`, `elect`,
+//! Rendezvous arrivals (`syncthreads`, `syncwarp`, `elect`,
 //! `cluster_sync`, `cluster_arrive`), `compute` and `fence_mbarrier_init` are eager too: they
 //! commute with every other thread's step (see docs/design.md, "Eager steps"). Named barriers
-//! with a count are steps of their own.
+//! (`bar_sync`, `bar_arrive`) are steps of their own.
 
 use super::code::Instr;
 use super::state::*;
