@@ -16,8 +16,9 @@ use protocols::ir::Program;
 /// States the exhaustive search visits before the portfolio runs.
 pub const PAUSE_AT: u64 = 1_000;
 
-/// Replays one shortening may spend per hit.
+/// Replays one shortening may spend per hit, and steps all of them together.
 const SHORTEN_TRIES: u32 = 32;
+const SHORTEN_STEPS: usize = 40_000;
 
 impl Walkable for Search<'_, '_> {
     fn threads(&self) -> u32 {
@@ -117,27 +118,54 @@ impl<'p> Portfolio<'p> {
         out.walks += h.walks;
         out.steps += h.steps;
         out.elapsed_ms += h.elapsed.as_millis() as u64;
-        // Per finding, of the confirmed hits (one per kind of walk), the one whose folded
-        // trace is shortest.
-        for hit in h.hits {
-            let key = (hit.finding.rule.code, hit.finding.span);
-            let (path, by_step) = shorten(&search, init, hit.path, hit.by_step, key);
-            // Reported only if the plain semantics raise the finding again on this path.
-            let Some(mut f) = crate::rebuild_strict(&self.raw, init, &path, by_step, &hit.finding)
-            else {
-                continue;
-            };
-            f.found_by = crate::FoundBy::RandomSchedule;
-            let size = |g: &Finding| (g.trace.len(), g.schedule.0.len());
-            match out
-                .findings
-                .iter_mut()
-                .find(|g| g.rule.code == f.rule.code && g.span == f.span)
-            {
-                Some(g) if size(g) <= size(&f) => {}
-                Some(g) => *g = f,
-                None => out.findings.push(f),
+        // Per finding: of its hits (one per kind of walk), the one whose replayed, folded trace
+        // is shortest; that one is shortened (replays are the cost) and replayed again.
+        let mut hits = h.hits;
+        hits.sort_by_key(|h| (h.finding.rule.code, h.finding.span, h.path.len()));
+        let mut i = 0;
+        while i < hits.len() {
+            let key = (hits[i].finding.rule.code, hits[i].finding.span);
+            let end = i + hits[i..]
+                .iter()
+                .take_while(|h| (h.finding.rule.code, h.finding.span) == key)
+                .count();
+            let mut best: Option<(Finding, usize)> = None;
+            for (j, hit) in hits[i..end].iter().enumerate() {
+                // Reported only if the plain semantics raise the finding again on this path.
+                let Some(f) =
+                    crate::rebuild_strict(&self.raw, init, &hit.path, hit.by_step, &hit.finding)
+                else {
+                    continue;
+                };
+                if best
+                    .as_ref()
+                    .is_none_or(|(b, _)| f.trace.len() < b.trace.len())
+                {
+                    best = Some((f, i + j));
+                }
             }
+            if let Some((mut f, j)) = best {
+                let hit = &hits[j];
+                let (path, by_step) = shorten(&search, init, hit.path.clone(), hit.by_step, key);
+                if let Some(g) =
+                    crate::rebuild_strict(&self.raw, init, &path, by_step, &hit.finding)
+                    && g.trace.len() <= f.trace.len()
+                {
+                    f = g;
+                }
+                f.found_by = crate::FoundBy::RandomSchedule;
+                let size = |g: &Finding| (g.trace.len(), g.schedule.0.len());
+                match out
+                    .findings
+                    .iter_mut()
+                    .find(|g| g.rule.code == f.rule.code && g.span == f.span)
+                {
+                    Some(g) if size(g) <= size(&f) => {}
+                    Some(g) => *g = f,
+                    None => out.findings.push(f),
+                }
+            }
+            i = end;
         }
         out.decided()
     }
@@ -185,7 +213,8 @@ fn reaches(
 }
 
 /// Shorten a walk's path: drop ever smaller chunks of it while the replay still reaches the
-/// finding (delta debugging, at most [`SHORTEN_TRIES`] replays). Deterministic.
+/// finding (delta debugging, at most [`SHORTEN_TRIES`] replays and [`SHORTEN_STEPS`] replayed
+/// steps). Deterministic.
 fn shorten(
     search: &Search,
     init: &State,
@@ -195,13 +224,16 @@ fn shorten(
 ) -> (Vec<u32>, bool) {
     let mut best = (path, by_step);
     let mut tries = 0;
+    let mut steps = 0;
+    let budget = |tries: u32, steps: usize| tries < SHORTEN_TRIES && steps < SHORTEN_STEPS;
     let mut chunk = best.0.len() / 2;
-    while chunk >= 1 && tries < SHORTEN_TRIES {
+    while chunk >= 1 && budget(tries, steps) {
         let mut i = 0;
-        while i < best.0.len() && tries < SHORTEN_TRIES {
+        while i < best.0.len() && budget(tries, steps) {
             let end = (i + chunk).min(best.0.len());
             let candidate: Vec<u32> = best.0[..i].iter().chain(&best.0[end..]).copied().collect();
             tries += 1;
+            steps += candidate.len();
             match reaches(search, init, &candidate, key) {
                 Some(shorter) if shorter.0.len() < best.0.len() => best = shorter,
                 _ => i += chunk,

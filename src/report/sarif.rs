@@ -251,10 +251,16 @@ pub fn render(results: &[FileResult], exit_code: u8) -> Value {
                         .map(|f| result(&r.file, program, f, rules)),
                 );
                 if let Some(inc) = &report.incomplete {
+                    // A search that stopped after finding errors decided its verdict: a note.
+                    let (level, id) = if report.verdict == checker::Verdict::Hazard {
+                        ("note", "stopped-early")
+                    } else {
+                        ("warning", "inconclusive")
+                    };
                     notifications.push(notification(
                         &r.file,
-                        "warning",
-                        "inconclusive",
+                        level,
+                        id,
                         format!(
                             "search stopped early: {}; covered: {}",
                             inc.reason, inc.covered

@@ -271,9 +271,8 @@ pub fn frozen(
         for (b, (bs, &in_flight)) in s.bars.iter().zip(&event_tx).enumerate() {
             // The transaction count can reach zero: a thread may still change it, it is zero,
             // or the copies in flight carry enough bytes (they only lower it).
-            let tx_ok = f.bar[b] & B_TX != 0
-                || bs.tx == 0
-                || (bs.tx > 0 && in_flight >= i64::from(bs.tx));
+            let tx_ok =
+                f.bar[b] & B_TX != 0 || bs.tx == 0 || (bs.tx > 0 && in_flight >= i64::from(bs.tx));
             if f.stuck[b]
                 && ((i64::from(f.arrivals[b]) >= i64::from(bs.pending) && tx_ok)
                     || f.bar[b] & B_INIT != 0)
