@@ -190,6 +190,12 @@ pub fn frozen(
         named_arrivals: vec![0; s.named.len()],
         named_count: vec![None; s.named.len()],
     };
+    // The block of the thread that stands still: a `syncthreads` there cannot complete.
+    let still_block = if t == u32::MAX {
+        u32::MAX
+    } else {
+        m.block_of(t)
+    };
     let mut global = m.run_cache.0.lock().unwrap_or_else(|e| e.into_inner());
     if global.len() > RUN_CACHE_LIMIT {
         global.clear();
@@ -206,7 +212,7 @@ pub fn frozen(
                 .zip(stuck.iter())
                 .map(|(b, &st)| (st, b.valid, b.phase))
                 .collect();
-            crate::explore::fingerprint(&(ctx, &f.named_stuck))
+            crate::explore::fingerprint(&(ctx, &f.named_stuck, still_block))
         };
         let mut cache = known.runs.borrow_mut();
         f.bar.iter_mut().for_each(|x| *x = 0);
@@ -225,11 +231,14 @@ pub fn frozen(
             if known.blocked_on[u as usize].is_some_and(|b| f.stuck[b as usize]) {
                 continue;
             }
-            // Arrived at a named barrier whose use is stuck.
-            if let Mode::Sync(SyncKind::Named { id }) = s.threads[u as usize].mode
-                && f.named_stuck[(m.block_of(u) * NAMED + u32::from(id)) as usize]
-            {
-                continue;
+            // Arrived at a named barrier whose use is stuck, or at a `syncthreads` of the block
+            // of the thread standing still (which has not arrived).
+            if let Mode::Sync(SyncKind::Named { id }) = s.threads[u as usize].mode {
+                let slot = m.block_of(u) * NAMED + u32::from(id);
+                let whole_block = s.named[slot as usize].count == 0;
+                if f.named_stuck[slot as usize] || (whole_block && m.block_of(u) == still_block) {
+                    continue;
+                }
             }
             let run = match prev.take() {
                 Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
@@ -240,7 +249,7 @@ pub fn frozen(
                         let r = match global.get(&key) {
                             Some(r) => r.clone(),
                             None => {
-                                let r = simulate(m, s, u, &stuck, &named_stuck);
+                                let r = simulate(m, s, u, (&stuck, &named_stuck, still_block));
                                 global.insert(key, r.clone());
                                 r
                             }
@@ -261,7 +270,7 @@ pub fn frozen(
                 // Its bytes are in `event_tx`; `f.bar`'s B_TX stays the threads' own.
                 Event::Tma { buf, .. } => f.buf[buf as usize] |= X_WRITE,
                 Event::CpArrive { bar, .. } => {
-                    f.bar[bar as usize] |= B_ARRIVE;
+                    f.bar[bar as usize] |= B_ARRIVE | B_ARRIVE_FIRST;
                     f.arrivals[bar as usize] = f.arrivals[bar as usize].saturating_add(1);
                 }
             }
@@ -438,7 +447,12 @@ fn mentions(e: &Expr, tainted: u64) -> bool {
 }
 
 /// Run `u` ahead from its state (see the module doc).
-fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool], named_stuck: &[bool]) -> Run {
+/// What a run assumes: the stuck barrier phases, the stuck named-barrier uses, and the block
+/// whose `syncthreads` cannot complete (that of the thread standing still, if any).
+type Assumption<'a> = (&'a [bool], &'a [bool], u32);
+
+fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
+    let (stuck, _, _) = assumed;
     let th = &s.threads[u as usize];
     let code = m.code_of(u);
     let mut run = Run::default();
@@ -602,9 +616,7 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, stuck: &[bool], named_stuck: &[bo
                     }
                 }
                 Instr::Exit { .. } | Instr::End { .. } => Next::End,
-                Instr::Op { op, .. } => {
-                    op_step(m, s, u, op, (stuck, named_stuck), &mut p, &mut run)
-                }
+                Instr::Op { op, .. } => op_step(m, s, u, op, assumed, &mut p, &mut run),
             };
             match next {
                 Next::Go => {}
@@ -641,7 +653,7 @@ fn op_step(
     s: &State,
     u: u32,
     op: &Op,
-    (stuck, named_stuck): (&[bool], &[bool]),
+    (stuck, named_stuck, still_block): Assumption,
     p: &mut Path,
     run: &mut Run,
 ) -> Next {
@@ -713,7 +725,12 @@ fn op_step(
                 }
             }
         }
-        Op::ArriveDrop { .. } | Op::CpAsyncArrive { .. } => arrive(p, run, ids[0], 1, 0),
+        Op::ArriveDrop { .. } | Op::CpAsyncArrive { noinc: true, .. } => {
+            arrive(p, run, ids[0], 1, 0)
+        }
+        // Raises the pending count now, with the in-flight arrive-on that lowers it again
+        // later: pending never ends up lower than before, so it counts as no arrival.
+        Op::CpAsyncArrive { noinc: false, .. } => arrive(p, run, ids[0], 0, 0),
         Op::ArriveExpectTx { .. } => arrive(p, run, ids[0], 1, B_TX),
         Op::ExpectTx { .. } | Op::CompleteTx { .. } => flag(&mut run.bars, ids[0], B_TX),
         Op::Init { .. } | Op::Inval { .. } => flag(&mut run.bars, ids[0], B_INIT),
@@ -832,8 +849,11 @@ fn op_step(
                 return Next::End;
             }
         }
-        // Rendezvous, fences, groups, compute: assumed to pass (an upper bound); they touch
-        // no barrier object or buffer that the reduction asks about.
+        // Every live thread of the block takes part in a `syncthreads`, the one standing still
+        // too: in its block it never completes.
+        Op::SyncThreads if own == still_block => return Next::End,
+        // Other rendezvous, fences, groups, compute: assumed to pass (an upper bound); they
+        // touch no barrier object or buffer that the reduction asks about.
         Op::SyncThreads
         | Op::SyncWarp
         | Op::ClusterSync

@@ -46,26 +46,60 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
             return Some(t);
         }
     }
-    // In-flight TMA copies: the landing is one step of its own.
+    // In-flight events (a TMA copy landing, a cp.async arrive-on): each is one step.
     for &a in actions.iter().filter(|&&a| a >= n) {
         if tried == MAX_DYNAMIC_CANDIDATES {
             break;
         }
-        let i = (a - n) as usize;
-        let Event::Tma {
-            buf, bar, issuer, ..
-        } = s.events[i]
-        else {
-            continue;
-        };
         tried += 1;
+        let i = (a - n) as usize;
         let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
         let f = footprint::frozen(m, s, known, u32::MAX, Some(i));
-        if safe_landing(m, s, i, buf, bar, issuer, &f) {
+        let alone = match s.events[i] {
+            Event::Tma {
+                buf, bar, issuer, ..
+            } => safe_landing(m, s, i, buf, bar, issuer, &f),
+            Event::CpArrive {
+                thread, bar, upto, ..
+            } => cp_arrive_alone(m, s, i, thread, bar, upto, &f),
+        };
+        if alone {
             return Some(a);
         }
     }
     None
+}
+
+/// The arrive-on of in-flight `cp_async_arrive` `i` (of `thread`, on `b`, after the thread's
+/// copies before `upto`): those copies complete (their writes leave the in-flight set), then
+/// one arrival on `b`, as an arrive of a thread with nothing kept (see [`arrive_alone`]).
+fn cp_arrive_alone(
+    m: &PhaseModel,
+    s: &State,
+    i: usize,
+    thread: u32,
+    b: u32,
+    upto: u32,
+    f: &footprint::Frozen,
+) -> bool {
+    let bs = &s.bars[b as usize];
+    let copies_quiet = s.threads[thread as usize]
+        .cp
+        .iter()
+        .filter(|c| c.seq < upto)
+        .all(|c| f.buf[c.buf as usize] == 0 && !in_flight_access_by_others(s, thread, c.buf));
+    // Other arrive-ons are in the footprints; TMA landings on the barrier are not.
+    let others_on_bar = s
+        .events
+        .iter()
+        .enumerate()
+        .any(|(j, e)| j != i && matches!(*e, Event::Tma { bar, .. } if bar == b));
+    m.bar_block[b as usize] == m.block_of(thread)
+        && bs.valid
+        && bs.pending >= 1
+        && copies_quiet
+        && !others_on_bar
+        && arrival_commutes(bs, 1, false, f, b)
 }
 
 /// How many candidates per state get the static rule.
@@ -97,7 +131,15 @@ fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
                     | Op::ArriveExpectTx { .. }
                     | Op::ArriveAndWait { .. }
                     | Op::BarSync { count: Some(_), .. }
-                    | Op::BarArrive { .. },
+                    | Op::BarArrive { .. }
+                    | Op::CpAsync { .. }
+                    | Op::CommitGroup
+                    | Op::WaitGroup { .. }
+                    | Op::TmaStore { .. }
+                    | Op::BulkCommit
+                    | Op::BulkWaitRead { .. }
+                    | Op::FenceProxyAsync
+                    | Op::CpAsyncArrive { .. },
                 ..
             }
     )
@@ -154,6 +196,44 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 id,
                 count: Some(count),
             } => named_alone(m, s, t, id, count, f),
+            // Group counters are the thread's own.
+            Op::CommitGroup | Op::BulkCommit => true,
+            // `cp_async_arrive`: raises the pending count now (unless `noinc`) and puts an
+            // arrive-on in flight. On a phase nobody else can complete, the raise commutes
+            // with their arrivals, and the phase the waits read does not move.
+            Op::CpAsyncArrive { bar, .. } => {
+                let Some(b) = peek_bar(m, s, t, bar) else {
+                    return false;
+                };
+                let bs = &s.bars[b as usize];
+                m.bar_block[b as usize] == m.block_of(t)
+                    && bs.valid
+                    && vis_ok(bs, t, false)
+                    && f.stuck[b as usize]
+                    && f.bar[b as usize] & B_INIT == 0
+                    && i64::from(bs.pending) + 1 < super::MAX_COUNT
+            }
+            // An async copy's write (cp.async) or read (bulk store) in flight from now on.
+            Op::CpAsync { dst: buf } | Op::TmaStore { src: buf } => {
+                let Some(x) = peek_bar(m, s, t, buf) else {
+                    return false;
+                };
+                let others = f.buf[x as usize];
+                let conflict = if matches!(op, Op::CpAsync { .. }) {
+                    others != 0 || in_flight_access(s, x)
+                } else {
+                    others & X_WRITE != 0 || in_flight_write(s, x)
+                };
+                local_buf(m, t, x) && !conflict
+            }
+            // Completing the thread's own copies makes them kept accesses (race flags), and a
+            // proxy fence marks the kept accesses fenced: nobody else may touch those buffers.
+            Op::WaitGroup { .. } | Op::BulkWaitRead { .. } | Op::FenceProxyAsync => {
+                let quiet = |x: u32| f.buf[x as usize] == 0 && !in_flight_access_by_others(s, t, x);
+                th.cp.iter().all(|c| quiet(c.buf))
+                    && th.bulk.iter().all(|b| quiet(b.0))
+                    && th.acc.iter().all(|a| quiet(a.buf))
+            }
             _ => false,
         },
         _ => false,
@@ -180,7 +260,6 @@ fn wait_alone(m: &PhaseModel, s: &State, t: u32, b: u32, f: &footprint::Frozen) 
 /// An arrive of `t` on `b` (`arrive`, `arrive_expect_tx`, the first half of
 /// `arrive_and_wait`; see [`safe_given`]).
 fn arrive_alone(m: &PhaseModel, s: &State, t: u32, op: &Op, b: u32, f: &footprint::Frozen) -> bool {
-    use footprint::*;
     let th = &s.threads[t as usize];
     let n = match op {
         Op::Arrive { count: Some(c), .. } => match m.eval(c, t, &th.locals) {
@@ -195,7 +274,6 @@ fn arrive_alone(m: &PhaseModel, s: &State, t: u32, op: &Op, b: u32, f: &footprin
     if m.bar_block[b as usize] != m.block_of(t) {
         return false;
     }
-    let others = f.bar[b as usize];
     let tx = matches!(op, Op::ArriveExpectTx { .. });
     // The release of the arrive settles this thread's kept accesses: nobody may still access
     // those buffers (else the race flags would depend on the order).
@@ -209,8 +287,16 @@ fn arrive_alone(m: &PhaseModel, s: &State, t: u32, op: &Op, b: u32, f: &footprin
     if !base {
         return false;
     }
+    arrival_commutes(bs, n, tx, f, b)
+}
+
+/// An arrival of `n` on `b` (with transaction bytes when `tx`) commutes with everything the
+/// others can still do to `b` (their footprints `f`).
+fn arrival_commutes(bs: &Bar, n: i64, tx: bool, f: &footprint::Frozen, b: u32) -> bool {
+    use footprint::*;
+    let others = f.bar[b as usize];
     if others == 0 {
-        // Nobody else can touch the barrier before this thread moves.
+        // Nobody else can touch the barrier before this arrival.
         return true;
     }
     let total = i64::from(f.arrivals[b as usize]) + n;
@@ -319,11 +405,12 @@ fn vis_ok(b: &Bar, t: u32, remote: bool) -> bool {
     b.init_by == t || b.vis >= 3 || (!remote && b.vis >= 2)
 }
 
-/// Some in-flight event signals barrier `b`.
+/// Some in-flight TMA copy signals barrier `b` (in-flight cp.async arrive-ons are in the
+/// footprints, as arrivals).
 fn targeted(s: &State, b: u32) -> bool {
-    s.events.iter().any(|e| match *e {
-        Event::Tma { bar, .. } | Event::CpArrive { bar, .. } => bar == b,
-    })
+    s.events
+        .iter()
+        .any(|e| matches!(*e, Event::Tma { bar, .. } if bar == b))
 }
 
 /// An in-flight TMA or cp.async writes buffer `x`.
@@ -332,6 +419,16 @@ fn in_flight_write(s: &State, x: u32) -> bool {
         .iter()
         .any(|e| matches!(*e, Event::Tma { buf, .. } if buf == x))
         || s.threads.iter().any(|th| th.cp.iter().any(|c| c.buf == x))
+}
+
+/// An in-flight TMA, or another thread's cp.async or bulk store, touches buffer `x`.
+fn in_flight_access_by_others(s: &State, t: u32, x: u32) -> bool {
+    s.events
+        .iter()
+        .any(|e| matches!(*e, Event::Tma { buf, .. } if buf == x))
+        || s.threads.iter().enumerate().any(|(u, th)| {
+            u as u32 != t && (th.cp.iter().any(|c| c.buf == x) || th.bulk.iter().any(|b| b.0 == x))
+        })
 }
 
 /// An in-flight TMA, cp.async or bulk store touches buffer `x`.
