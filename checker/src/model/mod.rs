@@ -132,6 +132,10 @@ pub struct PhaseModel<'p> {
     /// Run-ahead results of the partial-order reduction, reused across states
     /// (`exec::footprint`).
     pub run_cache: exec::RunCache,
+    /// States where the footprint rule was tried, and where it found a step to take alone
+    /// (it tries fewer candidates where it rarely succeeds).
+    pub por_tries: std::sync::atomic::AtomicU64,
+    pub por_hits: std::sync::atomic::AtomicU64,
 }
 
 /// A model error (division by zero, overflow, index out of range).
@@ -383,6 +387,8 @@ impl<'p> PhaseModel<'p> {
             buf_obj,
             classes: Vec::new(),
             run_cache: exec::RunCache::default(),
+            por_tries: std::sync::atomic::AtomicU64::new(0),
+            por_hits: std::sync::atomic::AtomicU64::new(0),
         };
         let _ = nthread_pipes;
         // Threads, names and roles.
@@ -728,6 +734,10 @@ impl explore::Model for Search<'_, '_> {
     }
     fn key(&self, f: &MFinding) -> Self::Key {
         (f.rule.code, f.span)
+    }
+    /// Errors decide the verdict; a warning-level finding does not stop a search early.
+    fn decisive(&self, f: &MFinding) -> bool {
+        f.rule.default_severity == crate::rules::Severity::Error
     }
     fn state_bytes(&self, s: &State) -> usize {
         s.approx_bytes()

@@ -124,6 +124,8 @@ pub struct Threads {
     blocked_on: Vec<Option<u32>>,
     /// Per thread: same class and same state as the thread before it (so its run is the same).
     twin_of_prev: Vec<bool>,
+    /// Per named-barrier slot: the arrivals it has now ([`named_present`]).
+    named_present: Vec<u32>,
     /// Runs already made in this state, per thread, with the stuck sets they assumed (barrier
     /// phases, then named-barrier uses): another candidate often starts from the same
     /// assumption.
@@ -146,9 +148,16 @@ impl Threads {
             }
             blocked_on[u] = blocked_at(m, s, u as u32);
         }
+        let mut named_present: Vec<u32> = s.named.iter().map(|x| u32::from(x.arrived)).collect();
+        for (u, th) in s.threads.iter().enumerate() {
+            if let Mode::Sync(SyncKind::Named { id }) = th.mode {
+                named_present[(m.block_of(u as u32) * NAMED + u32::from(id)) as usize] += 1;
+            }
+        }
         Threads {
             blocked_on,
             twin_of_prev,
+            named_present,
             runs: std::cell::RefCell::new(vec![None; n]),
         }
     }
@@ -300,7 +309,7 @@ pub fn frozen(
                 _ => 0,
             };
             if f.named_stuck[slot]
-                && named_present(m, s, slot as u32).saturating_add(f.named_arrivals[slot]) >= need
+                && known.named_present[slot].saturating_add(f.named_arrivals[slot]) >= need
             {
                 f.named_stuck[slot] = false;
                 changed = true;
@@ -849,6 +858,18 @@ fn op_step(
                 return Next::End;
             }
         }
+        // Completing the thread's copies in flight turns them into kept accesses (race
+        // flags), which an arrive-on in flight that completes them first would not: list them.
+        Op::WaitGroup { .. } => {
+            for c in &s.threads[u as usize].cp {
+                flag(&mut run.bufs, c.buf, X_WRITE);
+            }
+        }
+        Op::BulkWaitRead { .. } => {
+            for c in &s.threads[u as usize].bulk {
+                flag(&mut run.bufs, c.0, X_READ);
+            }
+        }
         // Every live thread of the block takes part in a `syncthreads`, the one standing still
         // too: in its block it never completes.
         Op::SyncThreads if own == still_block => return Next::End,
@@ -864,9 +885,7 @@ fn op_step(
         | Op::Fence { .. }
         | Op::Compute
         | Op::CommitGroup
-        | Op::WaitGroup { .. }
-        | Op::BulkCommit
-        | Op::BulkWaitRead { .. } => {}
+        | Op::BulkCommit => {}
     }
     p.pc += 1;
     Next::Go
