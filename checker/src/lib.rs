@@ -47,8 +47,11 @@ pub struct CheckOptions {
     /// [`portfolio::PAUSE_AT`] states pauses for the bug-hunting portfolio (random schedules,
     /// `hunt_time` at most), which ends it when it confirms an error.
     pub exhaustive: bool,
-    /// Wall-clock budget of the portfolio.
+    /// Wall-clock budget of each pause of the portfolio: about half the time the search has
+    /// taken so far, at least `hunt_min`, at most `hunt_time`. (A walk still running at the
+    /// budget's end stops there; tests that need the walks to finish raise both.)
     pub hunt_time: std::time::Duration,
+    pub hunt_min: std::time::Duration,
 }
 
 /// States a non-exhaustive search explores after its first error, collecting more findings.
@@ -68,6 +71,7 @@ impl Default for CheckOptions {
             partial_order: true,
             exhaustive: false,
             hunt_time: std::time::Duration::from_secs(2),
+            hunt_min: std::time::Duration::from_millis(500),
         }
     }
 }
@@ -114,7 +118,7 @@ pub fn check_with_progress(
         // least: a walk at a few hundred threads takes that long), so the portfolio never
         // costs much more than the search itself.
         let mut hook = || {
-            let budget = (start.elapsed() / 2).max(std::time::Duration::from_millis(500));
+            let budget = (start.elapsed() / 2).max(options.hunt_min);
             portfolio.pause(budget).then(|| {
                 (
                     format!(

@@ -53,7 +53,14 @@ fn full_size_parity_flip_is_a_race() {
 #[test]
 fn full_size_short_count_is_found_by_random_schedules() {
     let p = load("tests/data/double_buffer_count_short.phase");
-    let r = checker::check(&p, &CheckOptions::default());
+    // Walks that are not cut short by a time budget (a debug build is ten times slower): the
+    // outcome depends only on the walks' fixed random streams.
+    let patient = CheckOptions {
+        hunt_time: std::time::Duration::from_secs(600),
+        hunt_min: std::time::Duration::from_secs(600),
+        ..CheckOptions::default()
+    };
+    let r = checker::check(&p, &patient);
     assert_eq!(r.verdict, Verdict::Hazard);
     let race = r
         .findings
