@@ -236,31 +236,19 @@ fn walk<M: Walkable>(
         if a < n {
             own_steps[a as usize] += 1;
         }
-        match model.next(&state, a, &mut found) {
-            Step::Next(next) => {
-                path.push(a);
-                for f in found.drain(..) {
-                    hits.push(Hit {
-                        finding: f,
-                        path: path.clone(),
-                        by_step: true,
-                        walk: index,
-                    });
-                }
-                state = next;
-            }
-            Step::Stop | Step::Bound(_) => {
-                path.push(a);
-                for f in found.drain(..) {
-                    hits.push(Hit {
-                        finding: f,
-                        path: path.clone(),
-                        by_step: true,
-                        walk: index,
-                    });
-                }
-                return (hits, step + 1);
-            }
+        let next = model.next(&state, a, &mut found);
+        path.push(a);
+        for f in found.drain(..) {
+            hits.push(Hit {
+                finding: f,
+                path: path.clone(),
+                by_step: true,
+                walk: index,
+            });
+        }
+        match next {
+            Step::Next(next) => state = next,
+            Step::Stop | Step::Bound(_) => return (hits, step + 1),
         }
     }
     (hits, u64::from(max_steps))

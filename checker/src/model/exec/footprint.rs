@@ -419,6 +419,7 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
 }
 
 /// One path of a run in progress.
+#[derive(Clone)]
 struct Path {
     pc: u32,
     locals: Vec<i64>,
@@ -543,12 +544,7 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
                         } else {
                             stack.push(Path {
                                 pc: *target,
-                                locals: p.locals.clone(),
-                                tainted: p.tainted,
-                                arrivals: p.arrivals.clone(),
-                                observed: p.observed.clone(),
-                                waits_since_arrive: p.waits_since_arrive.clone(),
-                                named: p.named.clone(),
+                                ..p.clone()
                             });
                             p.pc += 1;
                             Next::Go
@@ -613,12 +609,7 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
                     } else {
                         stack.push(Path {
                             pc: *skip,
-                            locals: p.locals.clone(),
-                            tainted: p.tainted,
-                            arrivals: p.arrivals.clone(),
-                            observed: p.observed.clone(),
-                            waits_since_arrive: p.waits_since_arrive.clone(),
-                            named: p.named.clone(),
+                            ..p.clone()
                         });
                         p.pc += 1;
                         Next::Go
