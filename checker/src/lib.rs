@@ -113,12 +113,15 @@ pub fn check_with_progress(
             after_findings: (!options.exhaustive).then_some(AFTER_FINDINGS),
             pause_at: (!options.exhaustive).then_some(portfolio::PAUSE_AT),
         };
-        let mut portfolio = portfolio::Portfolio::new(program, options);
+        // Made at the first pause: most searches finish before one.
+        let mut portfolio: Option<portfolio::Portfolio> = None;
         // Each pause hunts for about half as long as the search has run so far (half a second at
         // least: a walk at a few hundred threads takes that long), so the portfolio never
         // costs much more than the search itself.
         let mut hook = || {
             let budget = (start.elapsed() / 2).max(options.hunt_min);
+            let portfolio =
+                portfolio.get_or_insert_with(|| portfolio::Portfolio::new(program, options));
             portfolio.pause(budget).then(|| {
                 (
                     format!(
@@ -138,8 +141,10 @@ pub fn check_with_progress(
         };
         if let Some((reason, covered)) = &out.incomplete {
             let mut covered = covered.clone();
-            let h = &portfolio.hunted;
-            if h.walks > 0 && !h.decided() {
+            if let Some(h) = portfolio.as_ref().map(|p| &p.hunted)
+                && h.walks > 0
+                && !h.decided()
+            {
                 covered.push_str(&format!("; {} found no error", h.summary()));
             }
             incomplete = Some(Incomplete {
@@ -155,7 +160,7 @@ pub fn check_with_progress(
             findings.push(rebuild(&m, &raw_init, &path, f.action.is_some(), &f.finding).finding);
         }
         // Findings of the portfolio that the search did not reach (it stopped early).
-        for f in portfolio.hunted.findings {
+        for f in portfolio.into_iter().flat_map(|p| p.hunted.findings) {
             if !findings
                 .iter()
                 .any(|g| g.rule.code == f.rule.code && g.span == f.span)

@@ -67,6 +67,8 @@ pub struct Frozen {
     pub named_stuck: Vec<bool>,
     /// Per slot: an upper bound on the other threads' arrivals (saturating).
     pub named_arrivals: Vec<u32>,
+    /// Per slot: the arrivals it has now ([`Threads::new`]).
+    pub named_present: Vec<u32>,
     /// Per slot: the thread count their arrivals name, if they all name one (`None`: nobody
     /// arrives; `Some(-1)`: different counts, or unknown).
     pub named_count: Vec<Option<i64>>,
@@ -113,9 +115,6 @@ fn flag(v: &mut Vec<(u32, u8)>, k: u32, f: u8) {
     }
 }
 
-/// A run and the stuck sets it assumed.
-type AssumedRun = (std::rc::Rc<[bool]>, Run);
-
 /// What is known of each thread of a state before any candidate is chosen: shared by every
 /// candidate of one state.
 pub struct Threads {
@@ -124,12 +123,9 @@ pub struct Threads {
     blocked_on: Vec<Option<u32>>,
     /// Per thread: same class and same state as the thread before it (so its run is the same).
     twin_of_prev: Vec<bool>,
-    /// Per named-barrier slot: the arrivals it has now ([`named_present`]).
+    /// Per named-barrier slot: the arrivals it has now (`bar_arrive`s, and threads waiting at
+    /// its `bar_sync`).
     named_present: Vec<u32>,
-    /// Runs already made in this state, per thread, with the stuck sets they assumed (barrier
-    /// phases, then named-barrier uses): another candidate often starts from the same
-    /// assumption.
-    runs: std::cell::RefCell<Vec<Option<AssumedRun>>>,
 }
 
 impl Threads {
@@ -158,7 +154,6 @@ impl Threads {
             blocked_on,
             twin_of_prev,
             named_present,
-            runs: std::cell::RefCell::new(vec![None; n]),
         }
     }
 }
@@ -197,6 +192,7 @@ pub fn frozen(
         // Every named-barrier use, current or next, is assumed stuck at first, like phases.
         named_stuck: vec![true; s.named.len()],
         named_arrivals: vec![0; s.named.len()],
+        named_present: known.named_present.clone(),
         named_count: vec![None; s.named.len()],
     };
     // The block of the thread that stands still: a `syncthreads` there cannot complete.
@@ -212,8 +208,6 @@ pub fn frozen(
     loop {
         let stuck: Vec<bool> = f.stuck.clone();
         let named_stuck = f.named_stuck.clone();
-        // Everything a run assumes, for the per-state cache.
-        let assumed: std::rc::Rc<[bool]> = stuck.iter().chain(&named_stuck).copied().collect();
         let context = {
             let ctx: Vec<(bool, bool, u32)> = s
                 .bars
@@ -223,7 +217,6 @@ pub fn frozen(
                 .collect();
             crate::explore::fingerprint(&(ctx, &f.named_stuck, still_block))
         };
-        let mut cache = known.runs.borrow_mut();
         f.bar.iter_mut().for_each(|x| *x = 0);
         f.arrivals.iter_mut().for_each(|x| *x = 0);
         f.buf.iter_mut().for_each(|x| *x = 0);
@@ -251,22 +244,17 @@ pub fn frozen(
             }
             let run = match prev.take() {
                 Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
-                _ => match &cache[u as usize] {
-                    Some((was, r)) if **was == *assumed => r.clone(),
-                    _ => {
-                        let key = (u, s.threads[u as usize].cached_hash(), context);
-                        let r = match global.get(&key) {
-                            Some(r) => r.clone(),
-                            None => {
-                                let r = simulate(m, s, u, (&stuck, &named_stuck, still_block));
-                                global.insert(key, r.clone());
-                                r
-                            }
-                        };
-                        cache[u as usize] = Some((assumed.clone(), r.clone()));
-                        r
+                _ => {
+                    let key = (u, s.threads[u as usize].cached_hash(), context);
+                    match global.get(&key) {
+                        Some(r) => r.clone(),
+                        None => {
+                            let r = simulate(m, s, u, (&stuck, &named_stuck, still_block));
+                            global.insert(key, r.clone());
+                            r
+                        }
                     }
-                },
+                }
             };
             add(m, s, u, &run, &mut f);
             prev = Some((u, run));
@@ -284,7 +272,6 @@ pub fn frozen(
                 }
             }
         }
-        drop(cache);
         let mut changed = false;
         for (b, (bs, &in_flight)) in s.bars.iter().zip(&event_tx).enumerate() {
             // The transaction count can reach zero: a thread may still change it, it is zero,
@@ -309,7 +296,7 @@ pub fn frozen(
                 _ => 0,
             };
             if f.named_stuck[slot]
-                && known.named_present[slot].saturating_add(f.named_arrivals[slot]) >= need
+                && f.named_present[slot].saturating_add(f.named_arrivals[slot]) >= need
             {
                 f.named_stuck[slot] = false;
                 changed = true;
@@ -342,19 +329,6 @@ fn blocked_at(m: &PhaseModel, s: &State, u: u32) -> Option<u32> {
     };
     let b = peek_bar(m, s, u, bar)?;
     (s.bars[b as usize].valid && !enabled(m, s, u)).then_some(b)
-}
-
-/// Arrivals a named-barrier slot has now: `bar_arrive`s plus threads waiting at `bar_sync`.
-pub fn named_present(m: &PhaseModel, s: &State, slot: u32) -> u32 {
-    let block = slot / NAMED;
-    let id = (slot % NAMED) as u8;
-    let (k, c) = m.blocks[block as usize];
-    let ki = &m.kernels[k as usize];
-    let first = ki.first_thread + c * ki.block;
-    let waiting = (first..first + ki.block)
-        .filter(|&t| s.threads[t as usize].mode == Mode::Sync(SyncKind::Named { id }))
-        .count() as u32;
-    u32::from(s.named[slot as usize].arrived) + waiting
 }
 
 /// Fold one run into the footprints.

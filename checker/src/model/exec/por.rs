@@ -4,16 +4,11 @@
 use super::super::code::Instr;
 use super::*;
 
-/// Partial-order reduction: the first enabled thread step that is independent of everything
-/// any other actor can still do (docs/design.md, "Partial-order reduction"):
-/// - a read (or `mma`) of a buffer no other live thread can still write and no in-flight copy
-///   writes;
-/// - a write of a buffer no other live thread can still read or write and no in-flight
-///   operation touches;
-/// - a passing wait on a barrier no other live thread can still signal, init or invalidate
-///   and no in-flight event targets;
-/// - a visible `exit`/end when no other live thread can still address a peer block and no
-///   in-flight copy crosses blocks.
+/// Partial-order reduction: an enabled action that is independent of everything any other
+/// actor can do before its thread moves (docs/design.md, "Reductions"), taken alone. First the
+/// static rule ([`safe`]: nothing another live thread's code can reach conflicts), then the
+/// footprint rule ([`safe_given`] for thread steps, [`safe_landing`] and [`cp_arrive_alone`]
+/// for in-flight events: what the others' run-ahead footprints allow).
 pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
     if !m.por {
         return None;
@@ -105,7 +100,7 @@ fn cp_arrive_alone(
         .cp
         .iter()
         .filter(|c| c.seq < upto)
-        .all(|c| f.buf[c.buf as usize] == 0 && !in_flight_access_by_others(s, thread, c.buf));
+        .all(|c| quiet(s, f, thread, c.buf));
     // Other arrive-ons are in the footprints; TMA landings on the barrier are not.
     let others_on_bar = s
         .events
@@ -169,13 +164,7 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
     use footprint::*;
     let th = &s.threads[t as usize];
     match &m.code_of(t).instrs[th.pc as usize] {
-        Instr::Exit { .. } | Instr::End { .. } => {
-            let crossing = s.events.iter().any(|e| match *e {
-                Event::Tma { bar, issuer, .. } => m.bar_block[bar as usize] != m.block_of(issuer),
-                Event::CpArrive { .. } => false,
-            });
-            !crossing && !f.remote
-        }
+        Instr::Exit { .. } | Instr::End { .. } => !copy_crosses_blocks(m, s) && !f.remote,
         Instr::Op { op, .. } => match op {
             Op::Read { buf } | Op::Load { global: buf } | Op::Mma { buf } => {
                 let Some(x) = peek_bar(m, s, t, buf) else {
@@ -248,7 +237,7 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
             // proxy fence marks the kept accesses fenced: nobody else may touch those buffers.
             // (An arrive-on of this thread in flight also completes its copies: not alone.)
             Op::WaitGroup { .. } | Op::BulkWaitRead { .. } | Op::FenceProxyAsync => {
-                let quiet = |x: u32| f.buf[x as usize] == 0 && !in_flight_access_by_others(s, t, x);
+                let quiet = |x: u32| quiet(s, f, t, x);
                 let own_arrive_on = s
                     .events
                     .iter()
@@ -365,7 +354,7 @@ fn named_alone(
     }
     let slot = m.block_of(t) * 16 + idv as u32;
     let cur = s.named[slot as usize];
-    let present = footprint::named_present(m, s, slot);
+    let present = f.named_present[slot as usize];
     // The same count as the use in progress and as every other arrival; no arrival of this
     // thread pending on it (a re-arrival, whose verdict depends on the completion).
     let same_count = (cur.count == 0 && present == 0 || i64::from(cur.count) == c)
@@ -445,6 +434,20 @@ fn in_flight_write(s: &State, x: u32) -> bool {
         || s.threads.iter().any(|th| th.cp.iter().any(|c| c.buf == x))
 }
 
+/// Some TMA copy in flight lands in another block than its issuer's.
+fn copy_crosses_blocks(m: &PhaseModel, s: &State) -> bool {
+    s.events.iter().any(|e| match *e {
+        Event::Tma { bar, issuer, .. } => m.bar_block[bar as usize] != m.block_of(issuer),
+        Event::CpArrive { .. } => false,
+    })
+}
+
+/// Nobody but thread `t` may touch buffer `x` before `t` moves: no footprint, nothing in flight
+/// but `t`'s own copies.
+fn quiet(s: &State, f: &footprint::Frozen, t: u32, x: u32) -> bool {
+    f.buf[x as usize] == 0 && !in_flight_access_by_others(s, t, x)
+}
+
 /// An in-flight TMA, or another thread's cp.async or bulk store, touches buffer `x`.
 fn in_flight_access_by_others(s: &State, t: u32, x: u32) -> bool {
     s.events
@@ -488,11 +491,7 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
     let th = &s.threads[t as usize];
     match &m.code_of(t).instrs[th.pc as usize] {
         Instr::Exit { .. } | Instr::End { .. } => {
-            let crossing = s.events.iter().any(|e| match *e {
-                Event::Tma { bar, issuer, .. } => m.bar_block[bar as usize] != m.block_of(issuer),
-                Event::CpArrive { .. } => false,
-            });
-            !crossing && !others_reach(m, s, t, u32::MAX, |r, pc, _| r.remote[pc])
+            !copy_crosses_blocks(m, s) && !others_reach(m, s, t, u32::MAX, |r, pc, _| r.remote[pc])
         }
         Instr::Op { op, .. } => match op {
             Op::Read { buf } | Op::Load { global: buf } | Op::Mma { buf } => {
@@ -500,13 +499,8 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
                 };
-                let in_flight = s
-                    .events
-                    .iter()
-                    .any(|e| matches!(*e, Event::Tma { buf, .. } if buf == x))
-                    || s.threads.iter().any(|th| th.cp.iter().any(|c| c.buf == x));
                 let block = buf_block(m, x);
-                !in_flight
+                !in_flight_write(s, x)
                     && !others_reach(m, s, t, block, |r, pc, own| has(&r.writes[pc], obj, own))
             }
             Op::Write { buf } | Op::Store { global: buf } => {
@@ -514,15 +508,8 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
                 };
-                let in_flight = s
-                    .events
-                    .iter()
-                    .any(|e| matches!(*e, Event::Tma { buf, .. } if buf == x))
-                    || s.threads.iter().any(|th| {
-                        th.cp.iter().any(|c| c.buf == x) || th.bulk.iter().any(|b| b.0 == x)
-                    });
                 let block = buf_block(m, x);
-                !in_flight
+                !in_flight_access(s, x)
                     && !others_reach(m, s, t, block, |r, pc, own| {
                         has(&r.writes[pc], obj, own) || has(&r.reads[pc], obj, own)
                     })
