@@ -219,6 +219,14 @@ fn reductions_agree_on_generated_rings() {
     run_property(protogen::ring(), cases.max(1));
 }
 
+/// `cuda::pipeline` protocols (partitioned with one or two producers, unified, thread scope,
+/// with and without `quit`), which the footprint rule follows step by step: a third run.
+#[test]
+fn reductions_agree_on_generated_pipelines() {
+    let cases = env_u64("PHASECHECK_GEN_CASES").map_or(DEFAULT_CASES / 2, |n| n as u32 / 2);
+    run_property(protogen::pipe(), cases.max(1));
+}
+
 // ---------- disagreements the property found (fixed; kept as regression tests) ----------
 //
 // Root cause as far as seen from outside: `bar_sync` / `bar_arrive` are "eager" operations

@@ -1729,12 +1729,17 @@ pub enum PipeBug {
     WaitPriorTooLax,
 }
 
-/// A `cuda::pipeline`: block scope with one producer thread and `consumers` consumer threads,
-/// or (`thread_scope`) a per-thread pipeline of `batches` batches drained with
-/// `consumer_wait_prior`.
+/// A `cuda::pipeline`: block scope with `producers` producer threads and `consumers` consumer
+/// threads (partitioned) or every thread both (`unified`), or (`thread_scope`) a per-thread
+/// pipeline of `batches` batches drained with `consumer_wait_prior`.
 #[derive(Clone, Debug)]
 pub struct Pipe {
     pub thread_scope: bool,
+    /// Block scope: 1 or 2 producer threads.
+    pub producers: u32,
+    /// Block scope: every thread produces and consumes (the producer and consumer counts are
+    /// the block size).
+    pub unified: bool,
     pub consumers: u32,
     pub stages: u32,
     pub batches: u32,
@@ -1746,7 +1751,7 @@ pub struct Pipe {
 /// The parameters of a random [`Pipe`].
 pub fn pipe_params() -> impl Strategy<Value = Pipe> {
     (
-        any::<bool>(),
+        (any::<bool>(), 1..=2u32, any::<bool>()),
         1..=2u32,
         1..=2u32,
         1..=3u32,
@@ -1763,8 +1768,10 @@ pub fn pipe_params() -> impl Strategy<Value = Pipe> {
         ),
     )
         .prop_map(
-            |(thread_scope, consumers, stages, batches, quit, bug)| Pipe {
+            |((thread_scope, producers, unified), consumers, stages, batches, quit, bug)| Pipe {
                 thread_scope,
+                producers,
+                unified,
                 consumers,
                 stages,
                 batches,
@@ -1816,32 +1823,37 @@ impl Pipe {
             }
             return w.finish();
         }
+        if self.unified {
+            return self.unified_source(nb);
+        }
         let nc = self.consumers.clamp(1, 2);
+        let np = self.producers.clamp(1, 2);
         let mut w = Src::new("gen_pipeline_block");
         w.param("STAGES", self.stages.clamp(1, 2));
         w.param("NB", nb);
+        w.param("NP", np);
         w.param("NC", nc);
-        w.line("block 1 + NC");
+        w.line("block NP + NC");
         w.blank();
-        w.line("pipeline pipe stages STAGES producers 1 consumers NC");
-        w.line("buffer chunk[STAGES]");
+        w.line("pipeline pipe stages STAGES producers NP consumers NC");
+        w.line("buffer chunk[STAGES * NP]");
         w.blank();
-        w.open("role producer when tid == 0");
+        w.open("role producer when tid < NP");
         w.open("for b in 0..NB");
         w.line("producer_acquire pipe");
-        w.line("memcpy_async chunk[b % STAGES] -> pipe");
+        w.line("memcpy_async chunk[(b % STAGES) * NP + tid] -> pipe");
         w.line("producer_commit pipe");
         w.close();
         if self.quit {
             w.line("quit pipe");
         }
         w.close();
-        w.open("role consumer when tid >= 1");
+        w.open("role consumer when tid >= NP");
         w.open("for b in 0..NB");
         if let Some(PipeBug::EarlyQuit(who, at)) = self.bug {
             w.open(format!(
-                "if tid == {} && b == {}",
-                1 + pick(who, nc),
+                "if tid == NP + {} && b == {}",
+                pick(who, nc),
                 pick(at, nb)
             ));
             w.line("quit pipe");
@@ -1854,11 +1866,13 @@ impl Pipe {
             }
             _ => w.line("consumer_wait pipe"),
         }
+        // Each consumer reads the part of one producer.
+        let read = "read chunk[(b % STAGES) * NP + (tid - NP) % NP]";
         if self.bug == Some(PipeBug::ReleaseBeforeRead) {
             w.line("consumer_release pipe");
-            w.line("read chunk[b % STAGES]");
+            w.line(read);
         } else {
-            w.line("read chunk[b % STAGES]");
+            w.line(read);
             w.line("consumer_release pipe");
         }
         if self.bug == Some(PipeBug::ConsumerAcquires) {
@@ -1869,6 +1883,54 @@ impl Pipe {
             w.line("quit pipe");
         }
         w.close();
+        w.finish()
+    }
+
+    /// A unified block pipeline: every thread fills its part of a stage, then reads a
+    /// neighbour's part of it.
+    fn unified_source(&self, nb: u32) -> String {
+        let nt = self.consumers.clamp(1, 2) + 1;
+        let mut w = Src::new("gen_pipeline_unified");
+        w.param("STAGES", self.stages.clamp(1, 2));
+        w.param("NB", nb);
+        w.param("NT", nt);
+        w.line("block NT");
+        w.blank();
+        w.line("pipeline pipe stages STAGES producers NT consumers NT");
+        w.line("buffer chunk[STAGES * NT]");
+        w.blank();
+        w.open("for b in 0..NB");
+        if let Some(PipeBug::EarlyQuit(who, at)) = self.bug {
+            w.open(format!(
+                "if tid == {} && b == {}",
+                pick(who, nt),
+                pick(at, nb)
+            ));
+            w.line("quit pipe");
+            w.line("exit");
+            w.close();
+        }
+        w.line("producer_acquire pipe");
+        w.line("memcpy_async chunk[(b % STAGES) * NT + tid] -> pipe");
+        w.line("producer_commit pipe");
+        match self.bug {
+            Some(PipeBug::MissingWait(x)) => {
+                w.line(format!("if b != {} {{ consumer_wait pipe }}", pick(x, nb)))
+            }
+            _ => w.line("consumer_wait pipe"),
+        }
+        let read = "read chunk[(b % STAGES) * NT + (tid + 1) % NT]";
+        if self.bug == Some(PipeBug::ReleaseBeforeRead) {
+            w.line("consumer_release pipe");
+            w.line(read);
+        } else {
+            w.line(read);
+            w.line("consumer_release pipe");
+        }
+        w.close();
+        if self.quit {
+            w.line("quit pipe");
+        }
         w.finish()
     }
 }

@@ -27,6 +27,7 @@
 //! depends on a barrier that may move, too many forks or steps) the thread gets its static
 //! reach instead: everything its code can still touch, with unbounded arrivals.
 
+use super::pipeline::{PipeRef, peek_pipe};
 use super::*;
 use crate::model::code::has;
 use protocols::ir::{Expr, ExprKind};
@@ -42,6 +43,10 @@ pub const B_ARRIVE_FIRST: u8 = 16;
 /// A wait that passes and is not followed, on its path, by an arrive of the same thread on
 /// the same barrier (so it is not ordered before a completion that needs that arrive).
 pub const B_WAIT_LATE: u8 = 32;
+/// Reads the barrier's arrival count and transaction count (a block pipeline's `quit` checks
+/// whether a phase it still owes an arrival has begun): every arrival and every change of the
+/// transaction count depends on it.
+pub const B_QUIT: u8 = 64;
 /// Buffer flags.
 pub const X_READ: u8 = 1;
 pub const X_WRITE: u8 = 2;
@@ -97,6 +102,8 @@ pub struct Run {
     /// Arrivals on named-barrier slots (largest over paths) and the counts they name.
     named: Vec<(u32, u32)>,
     named_counts: Vec<(u32, i64)>,
+    /// Block pipeline instances the run may `quit`: (instance, first stage barrier, stages).
+    quits: Vec<(u32, u32, u32)>,
     /// The run could not be followed: use the static reach.
     unknown: bool,
 }
@@ -223,6 +230,8 @@ pub fn frozen(
         f.remote = false;
         f.named_arrivals.iter_mut().for_each(|x| *x = 0);
         f.named_count.iter_mut().for_each(|x| *x = None);
+        // Per block pipeline instance the others may quit: how many of them may.
+        let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
         // The run of the thread just before, for its twins.
         let mut prev: Option<(u32, Run)> = None;
         for u in 0..m.nthreads() {
@@ -257,6 +266,12 @@ pub fn frozen(
                 }
             };
             add(m, s, u, &run, &mut f);
+            for &(inst, bars, stages) in &run.quits {
+                match quits.iter_mut().find(|q| q.0 == inst) {
+                    Some(q) => q.3 += 1,
+                    None => quits.push((inst, bars, stages, 1)),
+                }
+            }
             prev = Some((u, run));
         }
         for (i, e) in s.events.iter().enumerate() {
@@ -269,6 +284,16 @@ pub fn frozen(
                 Event::CpArrive { bar, .. } => {
                     f.bar[bar as usize] |= B_ARRIVE | B_ARRIVE_FIRST;
                     f.arrivals[bar as usize] = f.arrivals[bar as usize].saturating_add(1);
+                }
+            }
+        }
+        // The last `quit` of a block pipeline invalidates its stage barriers (which lets every
+        // wait on them go): possible only if the others may quit as often as the pipeline has
+        // users left.
+        for &(inst, bars, stages, n) in &quits {
+            if n >= s.pipe_refs[inst as usize] {
+                for b in bars..bars + 2 * stages {
+                    f.bar[b as usize] |= B_INIT;
                 }
             }
         }
@@ -324,10 +349,13 @@ fn blocked_at(m: &PhaseModel, s: &State, u: u32) -> Option<u32> {
     let Instr::Op { op, .. } = &m.code_of(u).instrs[th.pc as usize] else {
         return None;
     };
-    let (Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. }) = op else {
-        return None;
+    let b = match op {
+        Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } => peek_bar(m, s, u, bar)?,
+        Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. } => {
+            pipe_wait(m, s, u, op)?.0
+        }
+        _ => return None,
     };
-    let b = peek_bar(m, s, u, bar)?;
     (s.bars[b as usize].valid && !enabled(m, s, u)).then_some(b)
 }
 
@@ -406,6 +434,25 @@ struct Path {
     waits_since_arrive: Vec<u32>,
     /// Arrivals on named-barrier slots.
     named: Vec<(u32, u32)>,
+    /// The thread's state of each pipeline instance it has used (as in [`Thread::pipes`]).
+    pipes: Vec<(u32, PipeThread)>,
+}
+
+impl Path {
+    fn pipe(&mut self, id: u32) -> &mut PipeThread {
+        let pos = match self.pipes.binary_search_by_key(&id, |p| p.0) {
+            Ok(p) => p,
+            Err(p) => {
+                let fresh = PipeThread {
+                    consumed_parity: 1,
+                    ..PipeThread::default()
+                };
+                self.pipes.insert(p, (id, fresh));
+                p
+            }
+        };
+        &mut self.pipes[pos].1
+    }
 }
 
 enum Next {
@@ -449,6 +496,7 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
         observed: Vec::new(),
         waits_since_arrive: Vec::new(),
         named: Vec::new(),
+        pipes: th.pipes.clone(),
     };
     match th.mode {
         Mode::Ready => match th.aw {
@@ -634,10 +682,18 @@ fn op_step(
     // Resolve every object the operation names; any doubt ends the run.
     let own = m.block_of(u);
     let mut ids = [0u32; 2];
+    let mut pipe = None;
     for (i, r) in op.object_refs().into_iter().enumerate() {
         let exprs = r.index.iter().chain(r.cta.iter());
         if exprs.into_iter().any(|e| mentions(e, p.tainted)) {
             return Next::Unknown;
+        }
+        if let Layout::Pipe { .. } | Layout::ThreadPipe { .. } = m.layouts[r.object.0 as usize] {
+            match peek_pipe(m, u, r, &p.locals) {
+                Some(x) => pipe = Some(x),
+                None => return Next::Unknown,
+            }
+            continue;
         }
         let Some(id) = peek_with(m, u, r, &p.locals) else {
             return Next::Unknown;
@@ -645,8 +701,7 @@ fn op_step(
         let block = match m.layouts[r.object.0 as usize] {
             Layout::Bar { .. } => m.bar_block[id as usize],
             Layout::Buf { .. } => m.buf_block[id as usize],
-            // Pipelines are not followed.
-            _ => return Next::Unknown,
+            Layout::Pipe { .. } | Layout::ThreadPipe { .. } => return Next::Unknown,
         };
         if block != u32::MAX && block != own {
             run.remote = true;
@@ -795,7 +850,12 @@ fn op_step(
         | Op::ConsumerRelease { .. }
         | Op::ConsumerWaitPrior { .. }
         | Op::MemcpyAsync { .. }
-        | Op::Quit { .. } => return Next::Unknown,
+        | Op::Quit { .. } => {
+            let Some(pr) = pipe else {
+                return Next::Unknown;
+            };
+            return pipe_step(m, s, u, op, &pr, ids[0], stuck, p, run);
+        }
         // Named barriers: an arrival on the slot; a `bar_sync` on a stuck use blocks for good.
         Op::BarSync { id, count } | Op::BarArrive { id, count } => {
             let Some(idv) = eval(id, p) else {
@@ -854,4 +914,182 @@ fn op_step(
     }
     p.pc += 1;
     Next::Go
+}
+
+/// One `cuda::pipeline` operation of a run (model/exec/mod.rs has the real step): waits on the
+/// stage barriers like `wait`, commits and releases arrive like `arrive`, `memcpy_async` is a
+/// cp.async. A step that would report an error (a role switch, an operation after `quit`, an
+/// invalid stage barrier) cannot be followed.
+#[allow(clippy::too_many_arguments)]
+fn pipe_step(
+    m: &PhaseModel,
+    s: &State,
+    u: u32,
+    op: &Op,
+    pr: &PipeRef,
+    dst: u32,
+    stuck: &[bool],
+    p: &mut Path,
+    run: &mut Run,
+) -> Next {
+    let producer = matches!(
+        op,
+        Op::ProducerAcquire { .. } | Op::ProducerCommit { .. } | Op::MemcpyAsync { .. }
+    );
+    let ps = *p.pipe(pr.id);
+    if ps.quit {
+        return Next::Unknown;
+    }
+    if pr.block.is_some() && !pr.unified && !matches!(op, Op::Quit { .. }) {
+        let want = if producer { 1 } else { 2 };
+        match ps.role {
+            0 => p.pipe(pr.id).role = want,
+            r if r != want => return Next::Unknown,
+            _ => {}
+        }
+    }
+    // A wait on a stage barrier: it ends the path where it blocks for good; otherwise it is a
+    // step that reads the phase. (`enabled` lets it go once the thread has quit any pipeline:
+    // then it reports an error.)
+    let stage_wait = |b: u32, parity: u8, p: &mut Path, run: &mut Run| -> Next {
+        let bs = &s.bars[b as usize];
+        if !bs.valid || p.pipes.iter().any(|x| x.1.quit) {
+            return Next::Unknown;
+        }
+        if stuck[b as usize] && !parity_passes(bs, i64::from(parity)) {
+            return Next::End;
+        }
+        flag(&mut run.bars, b, B_WAIT);
+        p.observed.push(b);
+        p.waits_since_arrive.push(b);
+        Next::Go
+    };
+    let arrive = |p: &mut Path, run: &mut Run, b: u32| -> Next {
+        if !s.bars[b as usize].valid {
+            return Next::Unknown;
+        }
+        bump(&mut p.arrivals, b, 1);
+        p.waits_since_arrive.retain(|&x| x != b);
+        let first = if p.observed.contains(&b) {
+            0
+        } else {
+            B_ARRIVE_FIRST
+        };
+        flag(&mut run.bars, b, B_ARRIVE | first);
+        Next::Go
+    };
+    let next = match (op, pr.block) {
+        (Op::ProducerAcquire { .. }, Some((bars, stages))) => {
+            stage_wait(bars + ps.head % stages, ps.consumed_parity, p, run)
+        }
+        (Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. }, Some((bars, stages))) => {
+            stage_wait(bars + stages + ps.tail % stages, ps.produced_parity, p, run)
+        }
+        // A commit raises the pending count and puts an arrive-on in flight (no arrival, as
+        // for `cp_async_arrive`), then arrives once.
+        (Op::ProducerCommit { .. }, Some((bars, stages))) => {
+            let next = arrive(p, run, bars + stages + ps.head % stages);
+            let ps = p.pipe(pr.id);
+            ps.head += 1;
+            if ps.head == stages {
+                ps.head = 0;
+                ps.consumed_parity ^= 1;
+            }
+            next
+        }
+        (Op::ConsumerRelease { .. }, Some((bars, stages))) => {
+            let next = arrive(p, run, bars + ps.tail % stages);
+            let ps = p.pipe(pr.id);
+            ps.tail += 1;
+            if ps.tail == stages {
+                ps.tail = 0;
+                ps.produced_parity ^= 1;
+            }
+            next
+        }
+        // Quit reads the phase of the stage barriers of its side(s) (does it still owe an
+        // arrival there?) and, where it owes one, their arrival and transaction counts (has
+        // that phase begun?), as `quit_without_obligations` does. A stuck phase stays put
+        // while the candidate stands still, so whether the thread owes an arrival there is
+        // known now; where it does not, the quit commutes with every arrival, the completing
+        // one included (the fresh phase has not begun). The last quit invalidates the
+        // barriers ([`frozen`] counts the quits).
+        (Op::Quit { .. }, Some((bars, stages))) => {
+            for (b, owes) in quit_checks(s, pr, &ps) {
+                if owes || !stuck[b as usize] {
+                    flag(&mut run.bars, b, B_QUIT);
+                }
+            }
+            if !run.quits.iter().any(|q| q.0 == pr.id) {
+                run.quits.push((pr.id, bars, stages));
+            }
+            p.pipe(pr.id).quit = true;
+            Next::Go
+        }
+        (Op::Quit { .. }, None) => {
+            p.pipe(pr.id).quit = true;
+            Next::Go
+        }
+        (Op::MemcpyAsync { .. }, _) => {
+            flag(&mut run.bufs, dst, X_WRITE);
+            Next::Go
+        }
+        // A thread-scope pipeline is the thread's own: its waits complete its own copies
+        // (kept accesses, as for `wait_group`).
+        (Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. }, None) => {
+            for c in &s.threads[u as usize].cp {
+                flag(&mut run.bufs, c.buf, X_WRITE);
+            }
+            let ps = p.pipe(pr.id);
+            if let Op::ConsumerWaitPrior { n, .. } = op {
+                let Some(n) = (!mentions(n, p.tainted))
+                    .then(|| m.eval(n, u, &p.locals).ok())
+                    .flatten()
+                else {
+                    return Next::Unknown;
+                };
+                let ps = p.pipe(pr.id);
+                ps.tail = (i64::from(ps.head) - n.max(0)).max(0) as u32;
+            } else if ps.head > ps.tail {
+                ps.tail += 1;
+            }
+            Next::Go
+        }
+        (Op::ProducerCommit { .. }, None) => {
+            p.pipe(pr.id).head += 1;
+            Next::Go
+        }
+        (Op::ProducerAcquire { .. } | Op::ConsumerRelease { .. }, None) => Next::Go,
+        _ => Next::Unknown,
+    };
+    if let Next::Go = next {
+        p.pc += 1;
+    }
+    next
+}
+
+/// The stage barriers a block pipeline `quit` of a thread in pipeline state `ps` checks
+/// (`quit_without_obligations`: those of its side or sides), each with whether the thread owes
+/// an arrival to its current phase. Where it owes one, the quit reads the arrival and
+/// transaction counts (has that phase begun?).
+pub fn quit_checks(s: &State, pr: &PipeRef, ps: &PipeThread) -> Vec<(u32, bool)> {
+    let Some((bars, stages)) = pr.block else {
+        return Vec::new();
+    };
+    let mut sides = Vec::new();
+    if pr.unified || ps.role == 1 {
+        sides.push((bars + stages, ps.head, ps.consumed_parity ^ 1));
+    }
+    if pr.unified || ps.role == 2 {
+        sides.push((bars, ps.tail, ps.produced_parity));
+    }
+    let mut checks = Vec::new();
+    for (set, pos, laps) in sides {
+        for st in 0..stages {
+            let b = set + st;
+            let arrivals = (u32::from(laps) + u32::from(st < pos)) % 2;
+            checks.push((b, arrivals == s.bars[b as usize].phase % 2));
+        }
+    }
+    checks
 }

@@ -12,6 +12,48 @@ pub struct PipeRef {
     pub unified: bool,
 }
 
+/// The pipeline instance `r` names for thread `t` with the given locals, without side effects
+/// (the footprint simulation and the reduction); `None` where [`Exec::pipe`] would fail or the
+/// reference names a peer block.
+pub fn peek_pipe(m: &PhaseModel, t: u32, r: &ObjRef, locals: &[i64]) -> Option<PipeRef> {
+    if r.cta.is_some() {
+        return None;
+    }
+    let o = m.program.object(r.object);
+    let i = match &r.index {
+        None => 0,
+        Some(e) => m.eval(e, t, locals).ok()?,
+    };
+    if i < 0 || i >= i64::from(o.count()) {
+        return None;
+    }
+    let i = i as u32;
+    match (m.layouts[r.object.0 as usize], &o.kind) {
+        (
+            Layout::Pipe { base, bar_base },
+            ObjectKind::Pipeline(PipelineKind::Block {
+                stages,
+                producers,
+                consumers,
+            }),
+        ) => {
+            let inst = base + m.block_of(t) * o.count() + i;
+            let kernel = &m.kernels[m.threads[t as usize].kernel as usize];
+            Some(PipeRef {
+                id: inst,
+                block: Some((bar_base + (inst - base) * 2 * stages, *stages)),
+                unified: producers == consumers && *producers == kernel.block,
+            })
+        }
+        (Layout::ThreadPipe { base }, _) => Some(PipeRef {
+            id: u32::MAX / 2 + base + i,
+            block: None,
+            unified: true,
+        }),
+        _ => None,
+    }
+}
+
 impl Exec<'_, '_> {
     pub(super) fn pipe(&mut self, t: u32, r: &ObjRef) -> Option<PipeRef> {
         let (i, block) = self.index(t, r)?;

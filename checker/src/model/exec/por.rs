@@ -152,7 +152,14 @@ fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
                     | Op::BulkCommit
                     | Op::BulkWaitRead { .. }
                     | Op::FenceProxyAsync
-                    | Op::CpAsyncArrive { .. },
+                    | Op::CpAsyncArrive { .. }
+                    | Op::ProducerAcquire { .. }
+                    | Op::ProducerCommit { .. }
+                    | Op::ConsumerWait { .. }
+                    | Op::ConsumerWaitPrior { .. }
+                    | Op::ConsumerRelease { .. }
+                    | Op::MemcpyAsync { .. }
+                    | Op::Quit { .. },
                 ..
             }
     )
@@ -212,43 +219,167 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 let Some(b) = peek_bar(m, s, t, bar) else {
                     return false;
                 };
-                let bs = &s.bars[b as usize];
-                m.bar_block[b as usize] == m.block_of(t)
-                    && bs.valid
-                    && vis_ok(bs, t, false)
-                    && f.stuck[b as usize]
-                    && f.bar[b as usize] & B_INIT == 0
-                    && i64::from(bs.pending) + 1 < super::MAX_COUNT
+                // (A quit reads the raised count.)
+                raise_alone(m, s, t, b, f) && f.bar[b as usize] & B_QUIT == 0
             }
             // An async copy's write (cp.async) or read (bulk store) in flight from now on.
             Op::CpAsync { dst: buf } | Op::TmaStore { src: buf } => {
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
                 };
-                let others = f.buf[x as usize];
-                let conflict = if matches!(op, Op::CpAsync { .. }) {
-                    others != 0 || in_flight_access(s, x)
-                } else {
-                    others & X_WRITE != 0 || in_flight_write(s, x)
-                };
-                local_buf(m, t, x) && !conflict
+                copy_alone(m, s, t, x, matches!(op, Op::CpAsync { .. }), f)
             }
-            // Completing the thread's own copies makes them kept accesses (race flags), and a
-            // proxy fence marks the kept accesses fenced: nobody else may touch those buffers.
-            // (An arrive-on of this thread in flight also completes its copies: not alone.)
             Op::WaitGroup { .. } | Op::BulkWaitRead { .. } | Op::FenceProxyAsync => {
-                let quiet = |x: u32| quiet(s, f, t, x);
-                let own_arrive_on = s
-                    .events
-                    .iter()
-                    .any(|e| matches!(*e, Event::CpArrive { thread, .. } if thread == t));
-                !own_arrive_on
-                    && th.cp.iter().all(|c| quiet(c.buf))
-                    && th.bulk.iter().all(|b| quiet(b.0))
-                    && th.acc.iter().all(|a| quiet(a.buf))
+                own_copies_quiet(s, t, f)
             }
+            Op::ProducerAcquire { pipe }
+            | Op::ProducerCommit { pipe }
+            | Op::ConsumerWait { pipe }
+            | Op::ConsumerWaitPrior { pipe, .. }
+            | Op::ConsumerRelease { pipe }
+            | Op::MemcpyAsync { pipe, .. }
+            | Op::Quit { pipe } => pipe_alone(m, s, t, op, pipe, f),
             _ => false,
         },
+        _ => false,
+    }
+}
+
+/// Raising the pending count of `b` by one (a `cp_async_arrive` or a pipeline commit) with an
+/// arrive-on put in flight: on a phase nobody else can complete, the raise commutes with their
+/// arrivals, and the phase the waits read does not move.
+fn raise_alone(m: &PhaseModel, s: &State, t: u32, b: u32, f: &footprint::Frozen) -> bool {
+    let bs = &s.bars[b as usize];
+    m.bar_block[b as usize] == m.block_of(t)
+        && bs.valid
+        && vis_ok(bs, t, false)
+        && f.stuck[b as usize]
+        && f.bar[b as usize] & footprint::B_INIT == 0
+        && i64::from(bs.pending) + 1 < super::MAX_COUNT
+}
+
+/// An async copy of `t` that writes (`write`: cp.async, memcpy_async) or reads (a bulk store)
+/// buffer `x` from now on.
+fn copy_alone(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    x: u32,
+    write: bool,
+    f: &footprint::Frozen,
+) -> bool {
+    let others = f.buf[x as usize];
+    let conflict = if write {
+        others != 0 || in_flight_access(s, x)
+    } else {
+        others & footprint::X_WRITE != 0 || in_flight_write(s, x)
+    };
+    local_buf(m, t, x) && !conflict
+}
+
+/// Completing the thread's own copies makes them kept accesses (race flags), and a proxy fence
+/// marks the kept accesses fenced: nobody else may touch those buffers. (An arrive-on of this
+/// thread in flight also completes its copies: not alone.)
+fn own_copies_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
+    let th = &s.threads[t as usize];
+    let quiet = |x: u32| quiet(s, f, t, x);
+    let own_arrive_on = s
+        .events
+        .iter()
+        .any(|e| matches!(*e, Event::CpArrive { thread, .. } if thread == t));
+    !own_arrive_on
+        && th.cp.iter().all(|c| quiet(c.buf))
+        && th.bulk.iter().all(|b| quiet(b.0))
+        && th.acc.iter().all(|a| quiet(a.buf))
+}
+
+/// A `cuda::pipeline` operation of `t` (model/exec/mod.rs has the step): block pipelines wait
+/// on and arrive at stage barriers, thread-scope ones only move the thread's own counters and
+/// copies. Steps that report an error (after `quit`, a role switch) are not taken alone.
+fn pipe_alone(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    op: &Op,
+    pipe: &protocols::ir::ObjRef,
+    f: &footprint::Frozen,
+) -> bool {
+    let th = &s.threads[t as usize];
+    let Some(pr) = super::pipeline::peek_pipe(m, t, pipe, &th.locals) else {
+        return false;
+    };
+    if th.pipes.iter().any(|p| p.1.quit) {
+        return false;
+    }
+    let ps = th
+        .pipes
+        .iter()
+        .find(|p| p.0 == pr.id)
+        .map(|p| p.1)
+        .unwrap_or(PipeThread {
+            consumed_parity: 1,
+            ..PipeThread::default()
+        });
+    let producer = matches!(
+        op,
+        Op::ProducerAcquire { .. } | Op::ProducerCommit { .. } | Op::MemcpyAsync { .. }
+    );
+    let quit = matches!(op, Op::Quit { .. });
+    if !quit
+        && pr.block.is_some()
+        && !pr.unified
+        && ps.role != 0
+        && ps.role != if producer { 1 } else { 2 }
+    {
+        return false;
+    }
+    let kept_quiet = || th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
+    match (op, pr.block) {
+        // Quits commute with each other (the last one invalidates the stage barriers in
+        // either order); this one must not be the last, and what its check reads must stay
+        // put: the phases where it owes nothing are stuck, and nobody else touches the
+        // barriers where it may owe an arrival.
+        (Op::Quit { .. }, Some((bars, stages))) => {
+            use footprint::*;
+            let untouched = |b: u32| f.bar[b as usize] & (B_ARRIVE | B_TX) == 0;
+            // Where it owes nothing now, the others may at most complete the current phase
+            // (no arrival of theirs lands in the next, no transaction count changes): in the
+            // fresh phase it owes an arrival that has not begun, so it passes either way.
+            let settled = |b: u32| {
+                f.arrivals[b as usize] <= s.bars[b as usize].pending.max(0) as u32
+                    && f.bar[b as usize] & B_TX == 0
+            };
+            s.pipe_refs[pr.id as usize] >= 2
+                && (bars..bars + 2 * stages).all(|b| f.bar[b as usize] & B_INIT == 0)
+                && quit_checks(s, &pr, &ps)
+                    .into_iter()
+                    .all(|(b, owes)| !targeted(s, b) && (untouched(b) || (!owes && settled(b))))
+        }
+        (Op::Quit { .. }, None) => true,
+        (Op::MemcpyAsync { dst, .. }, _) => {
+            peek_bar(m, s, t, dst).is_some_and(|x| copy_alone(m, s, t, x, true, f))
+        }
+        (Op::ProducerAcquire { .. }, Some((bars, stages))) => {
+            wait_alone(m, s, t, bars + ps.head % stages, f)
+        }
+        (Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. }, Some((bars, stages))) => {
+            wait_alone(m, s, t, bars + stages + ps.tail % stages, f)
+        }
+        // A raise and an arrival: the pending count ends where it was (so a quit reads the
+        // same count either way), and an arrive-on is in flight. The arrival's release settles
+        // the thread's kept accesses.
+        (Op::ProducerCommit { .. }, Some((bars, stages))) => {
+            raise_alone(m, s, t, bars + stages + ps.head % stages, f) && kept_quiet()
+        }
+        (Op::ConsumerRelease { .. }, Some((bars, stages))) => {
+            arrive_n_alone(m, s, t, bars + ps.tail % stages, 1, false, f)
+        }
+        (Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. }, None) => own_copies_quiet(s, t, f),
+        // The thread's own counters (a commit closes its own copy group).
+        (
+            Op::ProducerAcquire { .. } | Op::ProducerCommit { .. } | Op::ConsumerRelease { .. },
+            None,
+        ) => true,
         _ => false,
     }
 }
@@ -281,13 +412,26 @@ fn arrive_alone(m: &PhaseModel, s: &State, t: u32, op: &Op, b: u32, f: &footprin
         },
         _ => 1,
     };
-    let bs = &s.bars[b as usize];
+    arrive_n_alone(m, s, t, b, n, matches!(op, Op::ArriveExpectTx { .. }), f)
+}
+
+/// An arrival of `n` by `t` on `b` (with transaction bytes when `tx`): see [`arrive_alone`].
+fn arrive_n_alone(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    b: u32,
+    n: i64,
+    tx: bool,
+    f: &footprint::Frozen,
+) -> bool {
     // An arrive into a peer block also depends on whether that block still runs
     // (remote-cta-exited): never taken alone.
     if m.bar_block[b as usize] != m.block_of(t) {
         return false;
     }
-    let tx = matches!(op, Op::ArriveExpectTx { .. });
+    let th = &s.threads[t as usize];
+    let bs = &s.bars[b as usize];
     // The release of the arrive settles this thread's kept accesses: nobody may still access
     // those buffers (else the race flags would depend on the order).
     let kept_quiet = th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
@@ -316,7 +460,7 @@ fn arrival_commutes(bs: &Bar, n: i64, tx: bool, f: &footprint::Frozen, b: u32) -
     let pending = i64::from(bs.pending);
     // No order of this arrive and the others' arrives lands one in the next phase (no
     // over-arrival: every arrive sees the same phase and returns the same token)...
-    others & B_INIT == 0
+    others & (B_INIT | B_QUIT) == 0
         && total <= pending
         && if total < pending {
             // ...and the phase completes in no order, so nothing the others read changes:
