@@ -2,8 +2,9 @@
 # The scale table of docs/performance.md: each protocol at its real block size, one
 # `phasecheck verify` run per row (release build, default options), with its verdict, states,
 # wall time and peak resident memory. With `spin` and `gcc` installed (apt-get install spin
-# gcc) and SPIN_BASELINE pointing at a SPIN model runner (`run.sh NC K`), the SPIN comparison
-# at 7 consumers is added.
+# gcc), the SPIN comparison at 7 consumers is added: SPIN_BASELINE is the SPIN model runner
+# (`run.sh NC K`), by default bench/spin/run.sh (the double buffer written by hand in Promela);
+# SPIN_BASELINE= (empty) skips it.
 #
 #   scripts/bench-scale.sh            # the table
 #   scripts/bench-scale.sh corpus     # also every corpus file at its declared size
@@ -34,7 +35,8 @@ row "CUTLASS TMA pipeline 128+256, 4 stages, 8 k-tiles" corpus/cutlass/pipeline_
 row "FA3 ping-pong 128+2x128 (named barriers), 384 threads" corpus/production/fa3_pingpong.phase --param PW=128
 row "double buffer 1+7 (SPIN comparison), K=8" checker/tests/data/double_buffer.phase --param NC=7 --param K=8
 
-if [ -n "${SPIN_BASELINE:-}" ] && command -v spin >/dev/null; then
+SPIN_BASELINE=${SPIN_BASELINE-bench/spin/run.sh}
+if [ -n "$SPIN_BASELINE" ] && command -v spin >/dev/null; then
   echo "SPIN, NC=7, K=8:"
   bash "$SPIN_BASELINE" 7 8
 fi

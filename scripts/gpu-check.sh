@@ -6,7 +6,7 @@
 #   PHASECHECK=path/to/phasecheck ROOT=. LOGS=out scripts/gpu-check.sh
 #
 # Parts (each can be skipped with SKIP_<PART>=1):
-#   BENCH    generated double buffer vs shared/bench/gpu/baseline.cuh, one run, as a ratio
+#   BENCH    generated double buffer vs bench/gpu/baseline.cuh, one run, as a ratio
 #   PROBES   gpu-harness/probes/*.phase and probes/raw/*.cu (nvcc): the open questions of docs/gpu.md
 #   CONFIRM  `confirm` on every corpus/hazards/*/fail.phase
 #   FUZZ     `fuzz --seconds $FUZZ_SECONDS` on every corpus file with `expect ok` (JOBS at once)
@@ -19,8 +19,7 @@ cd "$ROOT"
 LOGS=${LOGS:-$ROOT/target/gpu-check}
 FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 JOBS=${JOBS:-4}
-BASELINE=${BASELINE:-shared/bench/gpu/baseline.cuh}
-[ -f "$BASELINE" ] || BASELINE=../shared/bench/gpu/baseline.cuh
+BASELINE=${BASELINE:-bench/gpu/baseline.cuh}
 mkdir -p "$LOGS"
 if [ -z "${PHASECHECK:-}" ]; then
   cargo build --release -q || exit 2

@@ -290,7 +290,7 @@ pub struct FuzzArgs {
     pub gpu: GpuArgs,
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Also time a hand-written kernel (shared/bench/gpu/baseline.cuh) with the same blocks
+    /// Also time a hand-written kernel (bench/gpu/baseline.cuh) with the same blocks
     /// and delays, and print the throughput ratio.
     #[arg(long)]
     pub baseline: Option<PathBuf>,

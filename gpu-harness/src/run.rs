@@ -515,7 +515,7 @@ impl Gpu {
         Ok(sides)
     }
 
-    /// Run the hand-written baseline kernel of `shared/bench/gpu/baseline.cuh` (signature
+    /// Run the hand-written baseline kernel of `bench/gpu/baseline.cuh` (signature
     /// `(unsigned iters, unsigned seed, long long budget, unsigned maxdelay_ns, unsigned* hangs,
     /// unsigned* races, unsigned long long* done)`) and count its barrier phases.
     pub fn run_baseline(
