@@ -81,6 +81,8 @@ pub struct VerifyArgs {
     /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
     pub params: Vec<(String, i64)>,
+    /// Output: diagnostics with traces, or JSON (one object with a `files` array, as `lint`;
+    /// docs/ci.md).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Stop with verdict `inconclusive` after this many distinct states.
@@ -183,6 +185,7 @@ pub enum LintFormat {
 pub struct LintArgs {
     /// Files or folders to check (folders: every .phase file, honouring .gitignore).
     pub paths: Vec<PathBuf>,
+    /// Output format.
     #[arg(long, value_enum, default_value_t = LintFormat::Human)]
     pub format: LintFormat,
     /// Write the output to this file instead of standard output.
@@ -224,6 +227,7 @@ pub enum RulesFormat {
 
 #[derive(Args, Debug)]
 pub struct RulesArgs {
+    /// Output format.
     #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
     pub format: RulesFormat,
 }
@@ -275,6 +279,7 @@ pub struct GpuArgs {
 pub struct FuzzArgs {
     /// The .phase file to fuzz.
     pub file: PathBuf,
+    /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
     pub params: Vec<(String, i64)>,
     /// How long to keep launching rounds.
@@ -288,6 +293,7 @@ pub struct FuzzArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub gpu: GpuArgs,
+    /// Output: a summary for people, or one JSON object (also when no GPU can be used).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Also time a hand-written kernel (shared/bench/gpu/baseline.cuh) with the same blocks
@@ -312,6 +318,7 @@ pub struct FuzzArgs {
 pub struct ConfirmArgs {
     /// The .phase file whose findings to replay.
     pub file: PathBuf,
+    /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
     pub params: Vec<(String, i64)>,
     /// Time limit per finding, in seconds.
@@ -326,6 +333,7 @@ pub struct ConfirmArgs {
     pub finding: Option<usize>,
     #[command(flatten)]
     pub gpu: GpuArgs,
+    /// Output: a table for people, or one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 }
@@ -360,7 +368,27 @@ pub struct TestArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
     use std::time::Duration;
+
+    /// Every option and argument of every subcommand says what it does in `--help` (`-p/--param`
+    /// of `fuzz` and `confirm` once had none).
+    #[test]
+    fn every_argument_has_help() {
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments() {
+                if arg.is_hide_set() || arg.get_id() == "help" || arg.get_id() == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() {
+                    missing.push(format!("{} {}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
 
     #[test]
     fn time_limits() {

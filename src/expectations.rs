@@ -232,19 +232,21 @@ pub fn judge(expect: &Expect, report: &Report) -> Result<(), String> {
     }
 }
 
-/// A short account of a report: `ok`, or its findings as `class rule @line`.
+/// A short account of a report: `no findings`, or its findings as `class rule (severity)`
+/// (`deadlock (error)` for the rule named after its class).
 pub fn summarize(report: &Report) -> String {
     if report.findings.is_empty() {
         return "no findings".into();
     }
     let mut parts: Vec<String> = Vec::new();
     for f in &report.findings {
-        let s = format!(
-            "{} {} ({})",
-            f.class().as_str(),
-            f.rule.name,
-            f.severity.as_str()
-        );
+        // A rule named after its class (`deadlock`) is named once.
+        let class = f.class().as_str();
+        let s = if f.rule.name == class {
+            format!("{class} ({})", f.severity.as_str())
+        } else {
+            format!("{class} {} ({})", f.rule.name, f.severity.as_str())
+        };
         if !parts.contains(&s) {
             parts.push(s);
         }

@@ -635,3 +635,17 @@ fn exit_codes_clean_findings_bad_input_inconclusive() {
     write(&dir, "err/bad.phase", "protocol bad\nblock 0\n");
     assert_eq!(code(&run(&dir, &["lint", "err", "clean"])), 2);
 }
+
+/// The summary line counts in words: `checked 1 file: 0 errors, 1 warning`.
+#[test]
+fn summary_counts_are_plural_only_when_they_should_be() {
+    let dir = scratch("plural");
+    write(&dir, "one/p.phase", PARITY);
+    let out = run(&dir, &["lint", "one"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.ends_with("checked 1 file: 0 errors, 1 warning (exit 0)\n"),
+        "{text}"
+    );
+}

@@ -154,3 +154,19 @@ fn known_gap_lines_get_their_own_time_budget() {
     );
     assert_eq!(out.status.code(), Some(0), "{text}");
 }
+
+/// A failing line says what was found, naming a rule that is called after its class once
+/// (`found deadlock (error)`, not `found deadlock deadlock (error)`).
+#[test]
+fn a_failure_names_what_was_found_once() {
+    let deadlock = HANDOFF.replace("write data; arrive full", "write data") + "expect ok\n";
+    let dir = suite("found", &[("dl.phase", &deadlock)]);
+    let (code, out) = run(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("deadlock deadlock"), "{out}");
+    insta::assert_snapshot!(
+        "test_found_deadlock",
+        out.replace(&format!("{}/", dir.display()), "DIR/")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
