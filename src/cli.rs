@@ -75,8 +75,9 @@ pub fn parse_param(s: &str) -> Result<(String, i64), String> {
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
-    /// The .phase files to check.
-    #[arg(required = true)]
+    /// The .phase files to check; a folder stands for every .phase file below it (sorted,
+    /// honouring .gitignore, as `lint` finds them).
+    #[arg(required = true, value_name = "PATH")]
     pub files: Vec<PathBuf>,
     /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
