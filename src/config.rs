@@ -11,7 +11,7 @@
 //!
 //! [limits]                # search limits
 //! max-states = 1000000
-//! max-memory = 4294967296  # bytes
+//! max-memory = "4G"     # one file's search, within its share of --max-memory (or bytes)
 //! max-loop-trips = 1000
 //! max-time = 600         # seconds per file; 0 for no limit
 //! ```
@@ -110,16 +110,26 @@ struct RawParams {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawLimits {
     max_states: Option<u64>,
-    max_memory: Option<u64>,
+    max_memory: Option<RawSize>,
     max_loop_trips: Option<u32>,
     /// Seconds; 0 for no limit.
     max_time: Option<u64>,
+}
+
+/// A size: bytes, or a string with a unit (`"4G"`, `"512M"`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawSize {
+    Bytes(u64),
+    Text(String),
 }
 
 /// Search limits a config (or the command line) may set; `None` keeps the default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     pub max_states: Option<u64>,
+    /// The most memory one file's search may take (resident bytes; within its share of the
+    /// run's `--max-memory`, `crate::budget`).
     pub max_memory: Option<u64>,
     pub max_loop_trips: Option<u32>,
     /// `Some(None)`: explicitly no time limit.
@@ -204,9 +214,20 @@ impl Config {
                 p.values.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             ));
         }
+        let max_memory = match raw.limits.max_memory {
+            None => None,
+            Some(RawSize::Bytes(0)) => {
+                return Err(err("key `limits.max-memory`: must be more than 0".into()));
+            }
+            Some(RawSize::Bytes(n)) => Some(n),
+            Some(RawSize::Text(t)) => Some(
+                crate::cli::parse_size(&t)
+                    .map_err(|e| err(format!("key `limits.max-memory`: {e}")))?,
+            ),
+        };
         let limits = Limits {
             max_states: raw.limits.max_states,
-            max_memory: raw.limits.max_memory,
+            max_memory,
             max_loop_trips: raw.limits.max_loop_trips,
             max_time: raw
                 .limits
@@ -355,6 +376,21 @@ mod tests {
             c.limits.options().max_time,
             Some(std::time::Duration::from_secs(30))
         );
+        let sized = |v: &str| {
+            Config::parse(
+                Path::new("/p/phasecheck.toml"),
+                &format!("[limits]\nmax-memory = {v}\n"),
+            )
+            .map(|c| c.limits.max_memory)
+        };
+        assert_eq!(sized("\"4G\"").unwrap(), Some(4 << 30));
+        assert_eq!(sized("1048576").unwrap(), Some(1 << 20));
+        let e = sized("\"4 gigs\"").unwrap_err().to_string();
+        assert!(
+            e.contains("limits.max-memory") && e.contains("not a size"),
+            "{e}"
+        );
+        assert!(sized("0").is_err());
         let unlimited =
             Config::parse(Path::new("/p/phasecheck.toml"), "[limits]\nmax-time = 0\n").unwrap();
         assert_eq!(unlimited.limits.options().max_time, None);

@@ -425,7 +425,7 @@ fn human_output_has_no_colour_when_piped() {
         out.contains("p.phase:10:") && out.contains("parity-not-bit"),
         "{out}"
     );
-    assert!(out.contains("checked 1 files"), "{out}");
+    assert!(out.contains("checked 1 file:"), "{out}");
     assert!(!out.contains('\x1b'), "{out:?}");
 }
 
@@ -492,7 +492,11 @@ fn documented_commands(files: &[String]) -> Vec<Vec<String>> {
             in_code = !in_code;
             continue;
         }
-        let Some(at) = line.find("phasecheck lint").filter(|_| in_code) else {
+        // A command, not a status line (`phasecheck lint: FILE: ...`).
+        let Some(at) = line
+            .find("phasecheck lint")
+            .filter(|&at| in_code && !line[at..].starts_with("phasecheck lint:"))
+        else {
             continue;
         };
         let cmd = &line[at + "phasecheck lint".len()..];

@@ -4,9 +4,34 @@
 //! The judging logic is shared with the corpus test (tests/corpus.rs): see
 //! `crate::expectations`.
 
+use crate::budget::Budget;
 use crate::cli::{Exit, TestArgs};
-use crate::expectations::{self, KnownGaps, Status};
+use crate::expectations::{self, Case, KnownGaps, Status as CaseStatus};
+use crate::status::Status;
+use checker::Report;
 use std::path::PathBuf;
+
+/// Each search shows its progress (`crate::status`) and says a memory stop in terms of the
+/// run's `--max-memory`.
+struct Watched<'a> {
+    status: &'a Status,
+    budget: Budget,
+}
+
+impl expectations::Watch for Watched<'_> {
+    fn search(&self, case: &Case, check: &mut expectations::Search<'_>) -> Result<Report, String> {
+        let limit = self.budget.search_limit(None);
+        let search = self
+            .status
+            .search(format!("{}:{}", case.file, case.line), limit);
+        let mut out = check(Some(&|p| search.update(p)));
+        drop(search);
+        if let Ok(report) = &mut out {
+            self.budget.explain(report, limit);
+        }
+        out
+    }
+}
 
 pub fn run(args: &TestArgs) -> Exit {
     let paths = if args.paths.is_empty() {
@@ -41,18 +66,41 @@ pub fn run(args: &TestArgs) -> Exit {
             }
         },
     };
-    let mut options = checker::CheckOptions::default();
+    let mode = match crate::status::Mode::from_env() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::BadInput;
+        }
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .min(files.len())
+        .max(1);
+    let budget = Budget::new(args.max_memory, jobs);
+    let mut options = checker::CheckOptions {
+        max_memory_bytes: budget.search_limit(None),
+        ..checker::CheckOptions::default()
+    };
     if let Some(n) = args.max_states {
         options.max_states = n;
     }
     if let Some(t) = args.max_time {
         options.max_time = t.0;
     }
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    if let Some(n) = args.max_loop_trips {
+        options.max_loop_trips = n;
+    }
+    let status = Status::new("test", mode, 0);
+    let watch = Watched {
+        status: &status,
+        budget,
+    };
     expectations::quiet_panics();
     // Known gaps are expected to fail, most of them by not finishing: they get their own,
     // short budget so that a listed capacity gap does not hold the suite for the full limit.
@@ -62,13 +110,24 @@ pub fn run(args: &TestArgs) -> Exit {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let mut results =
-        expectations::check_files(&files, &options, jobs, &|c| gaps.find(c).is_some());
+    let mut results = expectations::check_files_watched(
+        &files,
+        &options,
+        jobs,
+        &|c| gaps.find(c).is_some(),
+        &watch,
+    );
     if !gaps.entries.is_empty() {
-        let gap_results =
-            expectations::check_files(&files, &gap_options, jobs, &|c| gaps.find(c).is_none());
+        let gap_results = expectations::check_files_watched(
+            &files,
+            &gap_options,
+            jobs,
+            &|c| gaps.find(c).is_none(),
+            &watch,
+        );
         expectations::merge_results(&mut results, gap_results);
     }
+    drop(status);
 
     let (mut passed, mut failed, mut known, mut load_errors) = (0usize, 0usize, 0usize, 0usize);
     for file in &results {
@@ -88,15 +147,15 @@ pub fn run(args: &TestArgs) -> Exit {
                         print!("{:>7} ms  ", result.elapsed_ms);
                     }
                     match expectations::status(result, &gaps) {
-                        Status::Pass => {
+                        CaseStatus::Pass => {
                             passed += 1;
                             println!("PASS {place} {}", result.case.text);
                         }
-                        Status::KnownGap(why) => {
+                        CaseStatus::KnownGap(why) => {
                             known += 1;
                             println!("GAP  {place} {}: {why}", result.case.text);
                         }
-                        Status::Fail(why) => {
+                        CaseStatus::Fail(why) => {
                             failed += 1;
                             if matches!(result.outcome, expectations::Outcome::LoadError(_)) {
                                 load_errors += 1;

@@ -1,14 +1,14 @@
 //! `phasecheck verify PATH...`: load, check, report (folders: every `.phase` file below).
 
+use crate::budget::Budget;
 use crate::cli::{Exit, Format, VerifyArgs};
 use crate::report;
 use crate::report::files::{self, FileResult, Outcome};
+use crate::status::Status;
 use checker::{CheckOptions, Schedule};
-use indicatif::{ProgressBar, ProgressStyle};
 use protocols::SourceFile;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 fn color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -56,9 +56,18 @@ pub fn run(args: &VerifyArgs) -> Exit {
             return Exit::BadInput;
         }
     };
+    let mode = match crate::status::Mode::from_env() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::BadInput;
+        }
+    };
+    // One search at a time: it may have the whole budget.
+    let budget = Budget::new(args.max_memory, 1);
     let options = CheckOptions {
         max_states: args.max_states,
-        max_memory_bytes: args.max_memory,
+        max_memory_bytes: budget.search_limit(None),
         max_loop_trips: args.max_loop_trips,
         max_time: args.max_time.0,
         symmetry: !args.no_symmetry,
@@ -70,6 +79,7 @@ pub fn run(args: &VerifyArgs) -> Exit {
     // `--format json`: every file's entry, rendered together at the end.
     let mut results: Vec<FileResult> = Vec::new();
     let mut dot_written = false;
+    let status = Status::new("verify", mode, files.len());
     for path in &files {
         let name = path.display().to_string();
         let text = match std::fs::read(path) {
@@ -140,9 +150,11 @@ pub fn run(args: &VerifyArgs) -> Exit {
                 }
             }
         } else {
-            let mut result = with_progress(&file.name, |cb| {
-                checker::check_with_progress(&program, &options, cb)
-            });
+            let search = status.search(file.name.clone(), options.max_memory_bytes);
+            let mut result =
+                checker::check_with_progress(&program, &options, Some(&|p| search.update(p)));
+            drop(search);
+            budget.explain(&mut result, options.max_memory_bytes);
             checker::lints::suppress::apply_to_report(&program, &file, &mut result);
             result
         };
@@ -167,18 +179,21 @@ pub fn run(args: &VerifyArgs) -> Exit {
             });
             continue;
         }
-        print!(
-            "{}",
-            report::human::render(&file, &program, &result, color())
-        );
-        if schedule.is_none() && !program.expects.is_empty() {
-            println!(
-                "  note: verify does not check `expect` lines ({} here); `phasecheck test {}` does",
-                program.expects.len(),
-                file.name
+        status.suspend(|| {
+            print!(
+                "{}",
+                report::human::render(&file, &program, &result, color())
             );
-        }
+            if schedule.is_none() && !program.expects.is_empty() {
+                println!(
+                    "  note: verify does not check `expect` lines ({} here); `phasecheck test {}` does",
+                    program.expects.len(),
+                    file.name
+                );
+            }
+        });
     }
+    drop(status);
     if let Some(dot) = &args.dot
         && !dot_written
     {
@@ -217,36 +232,4 @@ fn replay_text(file: &SourceFile, trace: &[checker::TraceStep]) -> String {
         ));
     }
     out
-}
-
-/// Run `f` with a progress bar on stderr once the search takes longer than a second (only
-/// when stderr is a terminal).
-fn with_progress<R>(name: &str, f: impl FnOnce(Option<&dyn Fn(&checker::Progress)>) -> R) -> R {
-    if !std::io::stderr().is_terminal() {
-        return f(None);
-    }
-    let start = Instant::now();
-    let bar = ProgressBar::hidden();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    let shown = std::cell::Cell::new(false);
-    let cb = |p: &checker::Progress| {
-        if !shown.get() && start.elapsed() > Duration::from_secs(1) {
-            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            shown.set(true);
-        }
-        bar.set_message(format!(
-            "{name}: {} states, depth {}, {} queued, {:.1}s",
-            p.states,
-            p.depth,
-            p.queued,
-            p.elapsed_ms as f64 / 1000.0
-        ));
-        bar.tick();
-    };
-    let r = f(Some(&cb));
-    bar.finish_and_clear();
-    r
 }
