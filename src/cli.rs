@@ -371,9 +371,13 @@ pub struct TestArgs {
     /// default: the current directory.
     pub paths: Vec<PathBuf>,
     /// A list of expected failures (`path: expect-line-text  # reason` per line); a listed
-    /// line that passes fails the run, so the list can only shrink.
+    /// line that passes fails the run, so the list can only shrink. Default: `[test]
+    /// known-gaps` of the nearest phasecheck.toml.
     #[arg(long, value_name = "FILE")]
     pub known_gaps: Option<PathBuf>,
+    /// Ignore phasecheck.toml files (and so their `[test] known-gaps`).
+    #[arg(long, conflicts_with = "known_gaps")]
+    pub no_config: bool,
     /// Time budget of each known-gap line (they are expected to fail, mostly by not
     /// finishing), so a capacity gap does not hold the run for the full `--max-time`.
     #[arg(long, value_name = "TIME", default_value = "10s", value_parser = parse_time_limit)]

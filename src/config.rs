@@ -1,4 +1,5 @@
-//! `phasecheck.toml`: per-project settings for `phasecheck lint`.
+//! `phasecheck.toml`: per-project settings for `phasecheck lint` (and `[test]` for
+//! `phasecheck test`).
 //!
 //! ```toml
 //! [rules]                 # level per rule (name or code) or per class: allow | warn | deny
@@ -14,6 +15,9 @@
 //! max-memory = "4G"     # one file's search, within its share of --max-memory (or bytes)
 //! max-loop-trips = 1000
 //! max-time = 600         # seconds per file; 0 for no limit
+//!
+//! [test]                  # `phasecheck test` (which reads nothing else of this file)
+//! known-gaps = "known-gaps.txt"   # relative to this file; `--known-gaps` overrides it
 //! ```
 //!
 //! Each `.phase` file uses the nearest `phasecheck.toml` found by walking up from its folder.
@@ -97,6 +101,16 @@ struct RawConfig {
     params: Vec<RawParams>,
     #[serde(default)]
     limits: RawLimits,
+    #[serde(default)]
+    test: RawTest,
+}
+
+/// `[test]`: settings of `phasecheck test`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawTest {
+    /// The known-gaps list, relative to the configuration file.
+    known_gaps: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -168,6 +182,8 @@ pub struct Config {
     /// Globs are matched against paths relative to the config's folder.
     pub params: Vec<(GlobMatcher, Vec<(String, i64)>)>,
     pub limits: Limits,
+    /// `[test] known-gaps`, resolved against the configuration file's folder.
+    pub known_gaps: Option<PathBuf>,
 }
 
 /// A configuration file that cannot be used; exit code 2.
@@ -237,11 +253,19 @@ impl Config {
         if limits.max_states == Some(0) {
             return Err(err("key `limits.max-states`: must be at least 1".into()));
         }
+        let known_gaps = match raw.test.known_gaps {
+            Some(p) if p.as_os_str().is_empty() => {
+                return Err(err("key `test.known-gaps`: an empty path".into()));
+            }
+            Some(p) => Some(path.parent().unwrap_or(Path::new("")).join(p)),
+            None => None,
+        };
         Ok(Config {
             path: path.to_path_buf(),
             levels,
             params,
             limits,
+            known_gaps,
         })
     }
 
@@ -407,6 +431,26 @@ mod tests {
         assert!(
             c.params_for(Path::new("/p/corpus/big_x/a.phase"))
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn known_gaps_are_relative_to_the_file() {
+        let c = Config::parse(
+            Path::new("/p/corpus/phasecheck.toml"),
+            "[test]\nknown-gaps = \"known-gaps.txt\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.known_gaps.as_deref(),
+            Some(Path::new("/p/corpus/known-gaps.txt"))
+        );
+        let e = Config::parse(Path::new("phasecheck.toml"), "[test]\nknown-gap = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("known-gap"), "{e}");
+        assert!(
+            Config::parse(Path::new("phasecheck.toml"), "[test]\nknown-gaps = \"\"\n").is_err()
         );
     }
 

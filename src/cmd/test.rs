@@ -6,10 +6,11 @@
 
 use crate::budget::Budget;
 use crate::cli::{Exit, TestArgs};
+use crate::config;
 use crate::expectations::{self, Case, KnownGaps, Status as CaseStatus};
 use crate::status::Status;
 use checker::Report;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Each search shows its progress (`crate::status`) and says a memory stop in terms of the
 /// run's `--max-memory`.
@@ -33,6 +34,54 @@ impl expectations::Watch for Watched<'_> {
     }
 }
 
+/// The known-gaps list that the nearest `phasecheck.toml` of the files names (`[test]
+/// known-gaps`): none, or one for all of them; files governed by different lists are an error.
+fn configured_gaps(files: &[expectations::Target]) -> Result<Option<PathBuf>, String> {
+    let mut finder = config::Finder::default();
+    let mut found: Option<(PathBuf, PathBuf)> = None; // (list, the config naming it)
+    for t in files {
+        let Some(cfg) = finder.for_file(&t.path).map_err(|e| e.to_string())? else {
+            continue;
+        };
+        let Some(list) = &cfg.known_gaps else {
+            continue;
+        };
+        match &found {
+            None => found = Some((list.clone(), cfg.path.clone())),
+            Some((l, c)) if l != list => {
+                return Err(format!(
+                    "the files name different known-gaps lists ({} in {}, {} in {}): check them \
+                     apart, or name one with --known-gaps",
+                    l.display(),
+                    c.display(),
+                    list.display(),
+                    cfg.path.display()
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let Some((list, cfg)) = found else {
+        return Ok(None);
+    };
+    let (list, cfg) = (relative(&list), relative(&cfg));
+    println!(
+        "NOTE known gaps: {} (`[test] known-gaps` of {}; --no-config ignores it)",
+        list.display(),
+        cfg.display()
+    );
+    Ok(Some(list))
+}
+
+/// `path` relative to the current folder when it is below it (for messages).
+fn relative(path: &Path) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
 pub fn run(args: &TestArgs) -> Exit {
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
@@ -50,7 +99,18 @@ pub fn run(args: &TestArgs) -> Exit {
         eprintln!("error: no .phase files under the given paths");
         return Exit::BadInput;
     }
-    let gaps = match &args.known_gaps {
+    let gaps_path = match &args.known_gaps {
+        Some(p) => Some(p.clone()),
+        None if args.no_config => None,
+        None => match configured_gaps(&files) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Exit::BadInput;
+            }
+        },
+    };
+    let gaps = match &gaps_path {
         None => KnownGaps::default(),
         Some(path) => match std::fs::read_to_string(path) {
             Ok(text) => match KnownGaps::parse(&text) {
@@ -167,7 +227,7 @@ pub fn run(args: &TestArgs) -> Exit {
             }
         }
     }
-    if let Some(path) = &args.known_gaps {
+    if let Some(path) = &gaps_path {
         let whole_files: Vec<String> = files
             .iter()
             .filter(|t| t.lines.is_none())
@@ -185,7 +245,12 @@ pub fn run(args: &TestArgs) -> Exit {
         }
     }
     if known > 0 {
-        println!("{passed} passed, {failed} failed, {known} known gaps");
+        let gaps = if known == 1 {
+            "known gap"
+        } else {
+            "known gaps"
+        };
+        println!("{passed} passed, {failed} failed, {known} {gaps}");
     } else {
         println!("{passed} passed, {failed} failed");
     }
