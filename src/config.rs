@@ -131,11 +131,33 @@ struct RawLimits {
 }
 
 /// A size: bytes, or a string with a unit (`"4G"`, `"512M"`).
-#[derive(Deserialize)]
-#[serde(untagged)]
 enum RawSize {
     Bytes(u64),
     Text(String),
+}
+
+impl<'de> Deserialize<'de> for RawSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RawSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size: a string such as \"4G\" or \"512M\", or a number of bytes")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RawSize, E> {
+                Ok(RawSize::Bytes(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RawSize, E> {
+                u64::try_from(v)
+                    .map(RawSize::Bytes)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawSize, E> {
+                Ok(RawSize::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Search limits a config (or the command line) may set; `None` keeps the default.
@@ -415,6 +437,10 @@ mod tests {
             "{e}"
         );
         assert!(sized("0").is_err());
+        for bad in ["-1", "1.5", "true"] {
+            let e = sized(bad).unwrap_err().to_string();
+            assert!(e.contains("a size"), "{bad}: {e}");
+        }
         let unlimited =
             Config::parse(Path::new("/p/phasecheck.toml"), "[limits]\nmax-time = 0\n").unwrap();
         assert_eq!(unlimited.limits.options().max_time, None);
