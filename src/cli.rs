@@ -75,20 +75,23 @@ pub fn parse_param(s: &str) -> Result<(String, i64), String> {
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
-    /// The .phase files to check.
-    #[arg(required = true)]
+    /// The .phase files to check; a folder stands for every .phase file below it (sorted,
+    /// honouring .gitignore, as `lint` finds them).
+    #[arg(required = true, value_name = "PATH")]
     pub files: Vec<PathBuf>,
     /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
     pub params: Vec<(String, i64)>,
+    /// Output: diagnostics with traces, or JSON (one object with a `files` array, as `lint`;
+    /// docs/ci.md).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Stop with verdict `inconclusive` after this many distinct states.
     #[arg(long, default_value_t = 50_000_000)]
     pub max_states: u64,
-    /// Stop with verdict `inconclusive` before the search uses this much memory
-    /// (bytes, or with a K/M/G suffix).
-    #[arg(long, default_value = "6G", value_parser = parse_size)]
+    /// The most memory the run may use (bytes, or with a K/M/G suffix): a search that would
+    /// need more stops with verdict `inconclusive`.
+    #[arg(long, value_name = "SIZE", default_value = "6G", value_parser = parse_size)]
     pub max_memory: u64,
     /// Per-thread bound on the trips of one `while` loop.
     #[arg(long, default_value_t = 1_000)]
@@ -117,7 +120,6 @@ pub struct VerifyArgs {
     pub exhaustive: bool,
 }
 
-/// `123`, `64K`, `512M`, `6G` (binary units).
 /// A wall-clock limit: `90`, `90s`, `500ms`, `10m`, `1h`; `0` or `none` for no limit.
 pub fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
     let t = s.trim().to_ascii_lowercase();
@@ -151,18 +153,25 @@ pub fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeLimit(pub Option<std::time::Duration>);
 
+/// `123`, `64K`, `512M`, `6G` (binary units; `B` or `iB` after the letter may be written).
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
+    let bad = || format!("`{s}` is not a size (e.g. 512M, 4G, or bytes)");
+    let t = s.trim().replace('_', "");
+    let lower = t.to_ascii_lowercase();
+    let unit = lower.trim_end_matches("ib").trim_end_matches('b');
+    let (num, mult) = match unit.char_indices().last() {
+        Some((i, 'k')) => (&unit[..i], 1u64 << 10),
+        Some((i, 'm')) => (&unit[..i], 1 << 20),
+        Some((i, 'g')) => (&unit[..i], 1 << 30),
+        Some((i, 't')) => (&unit[..i], 1 << 40),
+        // A bare `B`/`iB` without K/M/G/T is only bytes when it is `B`.
+        _ if lower.ends_with("ib") => return Err(bad()),
+        _ => (unit, 1),
     };
-    let n: u64 = num
-        .replace('_', "")
-        .parse()
-        .map_err(|_| format!("`{s}` is not a size (e.g. 512M, 6G)"))?;
+    let n: u64 = num.trim().parse().map_err(|_| bad())?;
+    if n == 0 {
+        return Err(format!("`{s}`: the size must be more than 0"));
+    }
     n.checked_mul(mult)
         .ok_or_else(|| format!("`{s}` is too large"))
 }
@@ -183,6 +192,7 @@ pub enum LintFormat {
 pub struct LintArgs {
     /// Files or folders to check (folders: every .phase file, honouring .gitignore).
     pub paths: Vec<PathBuf>,
+    /// Output format.
     #[arg(long, value_enum, default_value_t = LintFormat::Human)]
     pub format: LintFormat,
     /// Write the output to this file instead of standard output.
@@ -212,6 +222,26 @@ pub struct LintArgs {
     /// Stop each search after this much time (`90s`, `10m`, `none`; default 10m).
     #[arg(long, value_parser = parse_time_limit)]
     pub max_time: Option<TimeLimit>,
+    /// Per-thread bound on the trips of one `while` loop (default 1000).
+    #[arg(long, value_name = "N")]
+    pub max_loop_trips: Option<u32>,
+    /// The most memory the whole run may use (`4G`, `512M`), shared equally by the files
+    /// checked at once; a search that would need more than its share is inconclusive (exit 3).
+    #[arg(long, value_name = "SIZE", default_value = "6G", value_parser = parse_size)]
+    pub max_memory: u64,
+    /// Files checked at once (default: the number of cores); fewer give each search a larger
+    /// share of --max-memory.
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
+}
+
+/// `--jobs N`: at least 1.
+pub fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a number of jobs")),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -224,6 +254,7 @@ pub enum RulesFormat {
 
 #[derive(Args, Debug)]
 pub struct RulesArgs {
+    /// Output format.
     #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
     pub format: RulesFormat,
 }
@@ -275,6 +306,7 @@ pub struct GpuArgs {
 pub struct FuzzArgs {
     /// The .phase file to fuzz.
     pub file: PathBuf,
+    /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
     pub params: Vec<(String, i64)>,
     /// How long to keep launching rounds.
@@ -288,6 +320,7 @@ pub struct FuzzArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub gpu: GpuArgs,
+    /// Output: a summary for people, or one JSON object (also when no GPU can be used).
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
     /// Also time a hand-written kernel (bench/gpu/baseline.cuh) with the same blocks
@@ -312,6 +345,7 @@ pub struct FuzzArgs {
 pub struct ConfirmArgs {
     /// The .phase file whose findings to replay.
     pub file: PathBuf,
+    /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
     pub params: Vec<(String, i64)>,
     /// Time limit per finding, in seconds.
@@ -326,6 +360,7 @@ pub struct ConfirmArgs {
     pub finding: Option<usize>,
     #[command(flatten)]
     pub gpu: GpuArgs,
+    /// Output: a table for people, or one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 }
@@ -336,9 +371,13 @@ pub struct TestArgs {
     /// default: the current directory.
     pub paths: Vec<PathBuf>,
     /// A list of expected failures (`path: expect-line-text  # reason` per line); a listed
-    /// line that passes fails the run, so the list can only shrink.
+    /// line that passes fails the run, so the list can only shrink. Default: `[test]
+    /// known-gaps` of the nearest phasecheck.toml.
     #[arg(long, value_name = "FILE")]
     pub known_gaps: Option<PathBuf>,
+    /// Ignore phasecheck.toml files (and so their `[test] known-gaps`).
+    #[arg(long, conflicts_with = "known_gaps")]
+    pub no_config: bool,
     /// Time budget of each known-gap line (they are expected to fail, mostly by not
     /// finishing), so a capacity gap does not hold the run for the full `--max-time`.
     #[arg(long, value_name = "TIME", default_value = "10s", value_parser = parse_time_limit)]
@@ -349,9 +388,17 @@ pub struct TestArgs {
     /// Stop each search after this much time (`90s`, `10m`, `none`; default 10m).
     #[arg(long, value_parser = parse_time_limit)]
     pub max_time: Option<TimeLimit>,
-    /// Files checked at once (default: the number of cores).
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Files checked at once (default: the number of cores); fewer give each search a larger
+    /// share of --max-memory.
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
+    /// Per-thread bound on the trips of one `while` loop (default 1000).
+    #[arg(long, value_name = "N")]
+    pub max_loop_trips: Option<u32>,
+    /// The most memory the whole run may use (`4G`, `512M`), shared equally by the searches
+    /// that run at once; a search that would need more than its share is inconclusive.
+    #[arg(long, value_name = "SIZE", default_value = "6G", value_parser = parse_size)]
+    pub max_memory: u64,
     /// Print each line's load-and-check time.
     #[arg(long)]
     pub timings: bool,
@@ -360,7 +407,53 @@ pub struct TestArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
     use std::time::Duration;
+
+    /// Every option and argument of every subcommand says what it does in `--help` (`-p/--param`
+    /// of `fuzz` and `confirm` once had none).
+    #[test]
+    fn every_argument_has_help() {
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments() {
+                if arg.is_hide_set() || arg.get_id() == "help" || arg.get_id() == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() {
+                    missing.push(format!("{} {}", sub.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
+
+    #[test]
+    fn sizes() {
+        let size = |s| parse_size(s).unwrap();
+        assert_eq!(size("4G"), 4 << 30);
+        assert_eq!(size("4g"), 4 << 30);
+        assert_eq!(size("4GB"), 4 << 30);
+        assert_eq!(size("4GiB"), 4 << 30);
+        assert_eq!(size("512M"), 512 << 20);
+        assert_eq!(size(" 512 MiB "), 512 << 20);
+        assert_eq!(size("64K"), 64 << 10);
+        assert_eq!(size("1T"), 1 << 40);
+        assert_eq!(size("1_000_000"), 1_000_000);
+        assert_eq!(size("4096B"), 4096);
+        for bad in ["", "G", "4X", "-1G", "1.5G", "4iB", "four", "4é", "0", "0M"] {
+            assert!(parse_size(bad).is_err(), "{bad:?}");
+        }
+        assert!(
+            parse_size("99999999999T")
+                .unwrap_err()
+                .contains("too large")
+        );
+        assert!(parse_jobs("0").is_err());
+        assert!(parse_jobs("x").is_err());
+        assert_eq!(parse_jobs("3"), Ok(3));
+    }
 
     #[test]
     fn time_limits() {

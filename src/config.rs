@@ -1,4 +1,5 @@
-//! `phasecheck.toml`: per-project settings for `phasecheck lint`.
+//! `phasecheck.toml`: per-project settings for `phasecheck lint` (and `[test]` for
+//! `phasecheck test`).
 //!
 //! ```toml
 //! [rules]                 # level per rule (name or code) or per class: allow | warn | deny
@@ -11,9 +12,12 @@
 //!
 //! [limits]                # search limits
 //! max-states = 1000000
-//! max-memory = 4294967296  # bytes
+//! max-memory = "4G"     # one file's search, within its share of --max-memory (or bytes)
 //! max-loop-trips = 1000
 //! max-time = 600         # seconds per file; 0 for no limit
+//!
+//! [test]                  # `phasecheck test` (which reads nothing else of this file)
+//! known-gaps = "known-gaps.txt"   # relative to this file; `--known-gaps` overrides it
 //! ```
 //!
 //! Each `.phase` file uses the nearest `phasecheck.toml` found by walking up from its folder.
@@ -97,6 +101,16 @@ struct RawConfig {
     params: Vec<RawParams>,
     #[serde(default)]
     limits: RawLimits,
+    #[serde(default)]
+    test: RawTest,
+}
+
+/// `[test]`: settings of `phasecheck test`.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawTest {
+    /// The known-gaps list, relative to the configuration file.
+    known_gaps: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -110,16 +124,48 @@ struct RawParams {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawLimits {
     max_states: Option<u64>,
-    max_memory: Option<u64>,
+    max_memory: Option<RawSize>,
     max_loop_trips: Option<u32>,
     /// Seconds; 0 for no limit.
     max_time: Option<u64>,
+}
+
+/// A size: bytes, or a string with a unit (`"4G"`, `"512M"`).
+enum RawSize {
+    Bytes(u64),
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for RawSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = RawSize;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size: a string such as \"4G\" or \"512M\", or a number of bytes")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RawSize, E> {
+                Ok(RawSize::Bytes(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RawSize, E> {
+                u64::try_from(v)
+                    .map(RawSize::Bytes)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawSize, E> {
+                Ok(RawSize::Text(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Search limits a config (or the command line) may set; `None` keeps the default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     pub max_states: Option<u64>,
+    /// The most memory one file's search may take (resident bytes; within its share of the
+    /// run's `--max-memory`, `crate::budget`).
     pub max_memory: Option<u64>,
     pub max_loop_trips: Option<u32>,
     /// `Some(None)`: explicitly no time limit.
@@ -158,6 +204,8 @@ pub struct Config {
     /// Globs are matched against paths relative to the config's folder.
     pub params: Vec<(GlobMatcher, Vec<(String, i64)>)>,
     pub limits: Limits,
+    /// `[test] known-gaps`, resolved against the configuration file's folder.
+    pub known_gaps: Option<PathBuf>,
 }
 
 /// A configuration file that cannot be used; exit code 2.
@@ -204,9 +252,20 @@ impl Config {
                 p.values.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             ));
         }
+        let max_memory = match raw.limits.max_memory {
+            None => None,
+            Some(RawSize::Bytes(0)) => {
+                return Err(err("key `limits.max-memory`: must be more than 0".into()));
+            }
+            Some(RawSize::Bytes(n)) => Some(n),
+            Some(RawSize::Text(t)) => Some(
+                crate::cli::parse_size(&t)
+                    .map_err(|e| err(format!("key `limits.max-memory`: {e}")))?,
+            ),
+        };
         let limits = Limits {
             max_states: raw.limits.max_states,
-            max_memory: raw.limits.max_memory,
+            max_memory,
             max_loop_trips: raw.limits.max_loop_trips,
             max_time: raw
                 .limits
@@ -216,11 +275,19 @@ impl Config {
         if limits.max_states == Some(0) {
             return Err(err("key `limits.max-states`: must be at least 1".into()));
         }
+        let known_gaps = match raw.test.known_gaps {
+            Some(p) if p.as_os_str().is_empty() => {
+                return Err(err("key `test.known-gaps`: an empty path".into()));
+            }
+            Some(p) => Some(path.parent().unwrap_or(Path::new("")).join(p)),
+            None => None,
+        };
         Ok(Config {
             path: path.to_path_buf(),
             levels,
             params,
             limits,
+            known_gaps,
         })
     }
 
@@ -355,6 +422,25 @@ mod tests {
             c.limits.options().max_time,
             Some(std::time::Duration::from_secs(30))
         );
+        let sized = |v: &str| {
+            Config::parse(
+                Path::new("/p/phasecheck.toml"),
+                &format!("[limits]\nmax-memory = {v}\n"),
+            )
+            .map(|c| c.limits.max_memory)
+        };
+        assert_eq!(sized("\"4G\"").unwrap(), Some(4 << 30));
+        assert_eq!(sized("1048576").unwrap(), Some(1 << 20));
+        let e = sized("\"4 gigs\"").unwrap_err().to_string();
+        assert!(
+            e.contains("limits.max-memory") && e.contains("not a size"),
+            "{e}"
+        );
+        assert!(sized("0").is_err());
+        for bad in ["-1", "1.5", "true"] {
+            let e = sized(bad).unwrap_err().to_string();
+            assert!(e.contains("a size"), "{bad}: {e}");
+        }
         let unlimited =
             Config::parse(Path::new("/p/phasecheck.toml"), "[limits]\nmax-time = 0\n").unwrap();
         assert_eq!(unlimited.limits.options().max_time, None);
@@ -371,6 +457,26 @@ mod tests {
         assert!(
             c.params_for(Path::new("/p/corpus/big_x/a.phase"))
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn known_gaps_are_relative_to_the_file() {
+        let c = Config::parse(
+            Path::new("/p/corpus/phasecheck.toml"),
+            "[test]\nknown-gaps = \"known-gaps.txt\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.known_gaps.as_deref(),
+            Some(Path::new("/p/corpus/known-gaps.txt"))
+        );
+        let e = Config::parse(Path::new("phasecheck.toml"), "[test]\nknown-gap = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("known-gap"), "{e}");
+        assert!(
+            Config::parse(Path::new("phasecheck.toml"), "[test]\nknown-gaps = \"\"\n").is_err()
         );
     }
 

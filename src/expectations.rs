@@ -227,24 +227,28 @@ pub fn judge(expect: &Expect, report: &Report) -> Result<(), String> {
     };
     if holds {
         Ok(())
+    } else if report.findings.is_empty() {
+        Err("found nothing".into())
     } else {
         Err(format!("found {}", summarize(report)))
     }
 }
 
-/// A short account of a report: `ok`, or its findings as `class rule @line`.
+/// A short account of a report: `no findings`, or its findings as `class rule (severity)`
+/// (`deadlock (error)` for the rule named after its class).
 pub fn summarize(report: &Report) -> String {
     if report.findings.is_empty() {
         return "no findings".into();
     }
     let mut parts: Vec<String> = Vec::new();
     for f in &report.findings {
-        let s = format!(
-            "{} {} ({})",
-            f.class().as_str(),
-            f.rule.name,
-            f.severity.as_str()
-        );
+        // A rule named after its class (`deadlock`) is named once.
+        let class = f.class().as_str();
+        let s = if f.rule.name == class {
+            format!("{class} ({})", f.severity.as_str())
+        } else {
+            format!("{class} {} ({})", f.rule.name, f.severity.as_str())
+        };
         if !parts.contains(&s) {
             parts.push(s);
         }
@@ -271,13 +275,24 @@ pub fn quiet_panics() {
 
 /// Check a program; a panic in the checker becomes an error message (one bad case must not
 /// take the whole suite down).
+#[allow(dead_code)] // tests/corpus.rs
 pub fn check_caught(
     file: &SourceFile,
     program: &protocols::ir::Program,
     options: &CheckOptions,
 ) -> Result<Report, String> {
+    check_caught_with(file, program, options, None)
+}
+
+/// [`check_caught`] with the checker's progress callback.
+pub fn check_caught_with(
+    file: &SourceFile,
+    program: &protocols::ir::Program,
+    options: &CheckOptions,
+    progress: Option<&dyn Fn(&checker::Progress)>,
+) -> Result<Report, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut report = checker::check(program, options);
+        let mut report = checker::check_with_progress(program, options, progress);
         checker::lints::suppress::apply_to_report(program, file, &mut report);
         report
     }))
@@ -294,11 +309,31 @@ pub fn check_caught(
     })
 }
 
-/// Run the `expect` lines of one file that the target selects and `skip` does not reject.
+/// One case's search, given the checker's progress callback (or none).
+pub type Search<'a> = dyn FnMut(Option<&dyn Fn(&checker::Progress)>) -> Result<Report, String> + 'a;
+
+/// What runs each case's search: `phasecheck test` shows its progress and restates a memory
+/// limit in terms of `--max-memory`.
+pub trait Watch: Sync {
+    /// Run `check` (the search of `case`) with a progress callback if wanted.
+    fn search(&self, case: &Case, check: &mut Search<'_>) -> Result<Report, String> {
+        let _ = case;
+        check(None)
+    }
+}
+
+/// Searches run as they are.
+#[allow(dead_code)] // tests/corpus.rs
+pub struct Unwatched;
+impl Watch for Unwatched {}
+
+/// Run the `expect` lines of one file that the target selects and `skip` does not reject, each
+/// search through `watch`.
 pub fn check_file(
     target: &Target,
     options: &CheckOptions,
     skip: &(dyn Fn(&Case) -> bool + Sync),
+    watch: &dyn Watch,
 ) -> FileResult {
     let path = &target.path;
     let name = display_name(path);
@@ -363,7 +398,9 @@ pub fn check_file(
         let start = std::time::Instant::now();
         let outcome = match protocols::load(&file, &expect.overrides) {
             Err(errors) => Outcome::LoadError(describe_load_errors(&errors)),
-            Ok(program) => match check_caught(&file, &program, options) {
+            Ok(program) => match watch.search(&case, &mut |progress| {
+                check_caught_with(&file, &program, options, progress)
+            }) {
                 Ok(report) => match judge(expect, &report) {
                     Ok(()) => Outcome::Pass,
                     Err(why) => Outcome::Fail(why),
@@ -394,11 +431,25 @@ pub fn merge_results(results: &mut [FileResult], more: Vec<FileResult>) {
 }
 
 /// Check many files on `jobs` threads; results come back in the order of `targets`.
+#[allow(dead_code)] // tests/corpus.rs
 pub fn check_files(
     targets: &[Target],
     options: &CheckOptions,
     jobs: usize,
     skip: &(dyn Fn(&Case) -> bool + Sync),
+) -> Vec<FileResult> {
+    check_files_watched(targets, options, jobs, skip, &Unwatched)
+}
+
+/// [`check_files`], each search run through `watch`. The threads are plain threads, not
+/// rayon's: the checker's portfolio runs on rayon's pool, where a waiting thread could take up
+/// another file, so that more than `jobs` searches (and their memory) would be alive at once.
+pub fn check_files_watched(
+    targets: &[Target],
+    options: &CheckOptions,
+    jobs: usize,
+    skip: &(dyn Fn(&Case) -> bool + Sync),
+    watch: &dyn Watch,
 ) -> Vec<FileResult> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<FileResult>>> = Mutex::new(vec![None; targets.len()]);
@@ -408,7 +459,7 @@ pub fn check_files(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(target) = targets.get(i) else { break };
-                    let result = check_file(target, options, skip);
+                    let result = check_file(target, options, skip, watch);
                     results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
                 }
             });
@@ -474,7 +525,26 @@ impl KnownGaps {
     pub fn find(&self, case: &Case) -> Option<&Gap> {
         self.entries
             .iter()
-            .find(|g| g.file == case.file && g.text == case.text)
+            .find(|g| g.text == case.text && same_file(&g.file, &case.file))
+    }
+}
+
+/// Whether a known-gaps entry's path names the checked file `checked` (as it is reported):
+/// the same text, or the same file, the entry's (relative) path being the tail of the file's
+/// absolute path, so that an entry `corpus/guide/a.phase` also matches when `phasecheck test`
+/// runs inside `corpus/` and reports `guide/a.phase`.
+pub fn same_file(entry: &str, checked: &str) -> bool {
+    if entry == checked {
+        return true;
+    }
+    let Ok(abs) = std::fs::canonicalize(checked) else {
+        return false;
+    };
+    let entry = Path::new(entry);
+    if entry.is_absolute() {
+        std::fs::canonicalize(entry).is_ok_and(|e| e == abs)
+    } else {
+        abs.ends_with(entry)
     }
 }
 
@@ -515,12 +585,12 @@ pub fn unmatched_gaps<'a>(
         .iter()
         // Other entries (`path: no RULE`, used by tests/corpus.rs) are not expect lines.
         .filter(|g| g.text.starts_with("expect"))
-        .filter(|g| files.contains(&g.file))
+        .filter(|g| files.iter().any(|f| same_file(&g.file, f)))
         .filter(|g| {
             !results.iter().any(|f| {
                 f.cases.as_ref().is_ok_and(|cs| {
                     cs.iter()
-                        .any(|c| c.case.file == g.file && c.case.text == g.text)
+                        .any(|c| c.case.text == g.text && same_file(&g.file, &c.case.file))
                 })
             })
         })

@@ -1,10 +1,12 @@
 //! `phasecheck`: correctness checker and GPU fuzzer for barrier protocols.
 
+mod budget;
 mod cli;
 mod cmd;
 mod config;
 mod expectations;
 mod report;
+mod status;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -146,6 +146,55 @@ fn fuzz_without_a_gpu_is_a_clear_error() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// `--format json` without a GPU still prints one JSON object: `skipped`, the `reason`
+/// (`no-gpu`), the message and the exit code (2), for `fuzz` and `confirm` alike.
+#[test]
+fn json_without_a_gpu_is_one_object_saying_why() {
+    if gpu_tests() {
+        eprintln!("skipped: PHASECHECK_GPU_TESTS=1 (a GPU is expected here)");
+        return;
+    }
+    for args in [
+        vec!["fuzz", "--seconds", "1", "--format", "json"],
+        vec!["confirm", "--param", "K=2", "--format", "json"],
+    ] {
+        let file = if args[0] == "fuzz" {
+            fixture("double_buffer.phase")
+        } else {
+            fixture("db_wrong_parity.phase")
+        };
+        let out = bin()
+            .args(&args)
+            .arg(&file)
+            .env("CUDA_HOME", "/nonexistent/cuda-home")
+            .env_remove("CUDA_PATH")
+            .output()
+            .expect("runs");
+        if out.status.code() != Some(2) {
+            eprintln!("skipped: this machine has a GPU and CUDA");
+            return;
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: no JSON on stdout ({e})"));
+        assert_eq!(v["skipped"], true, "{v}");
+        assert_eq!(v["reason"], "no-gpu", "{v}");
+        assert_eq!(v["exit_code"], 2, "{v}");
+        assert_eq!(v["file"], file.display().to_string(), "{v}");
+        assert!(
+            v["error"].as_str().unwrap().contains("was not found"),
+            "{v}"
+        );
+    }
+    // A file that does not load: the same object, reason `bad-input`.
+    let out = bin()
+        .args(["fuzz", "--format", "json", "/nonexistent/x.phase"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["reason"], "bad-input", "{v}");
+}
+
 #[test]
 fn confirm_without_a_gpu_is_a_clear_error() {
     if gpu_tests() {

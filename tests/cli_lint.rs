@@ -425,7 +425,7 @@ fn human_output_has_no_colour_when_piped() {
         out.contains("p.phase:10:") && out.contains("parity-not-bit"),
         "{out}"
     );
-    assert!(out.contains("checked 1 files"), "{out}");
+    assert!(out.contains("checked 1 file:"), "{out}");
     assert!(!out.contains('\x1b'), "{out:?}");
 }
 
@@ -492,7 +492,11 @@ fn documented_commands(files: &[String]) -> Vec<Vec<String>> {
             in_code = !in_code;
             continue;
         }
-        let Some(at) = line.find("phasecheck lint").filter(|_| in_code) else {
+        // A command, not a status line (`phasecheck lint: FILE: ...`).
+        let Some(at) = line
+            .find("phasecheck lint")
+            .filter(|&at| in_code && !line[at..].starts_with("phasecheck lint:"))
+        else {
             continue;
         };
         let cmd = &line[at + "phasecheck lint".len()..];
@@ -634,4 +638,18 @@ fn exit_codes_clean_findings_bad_input_inconclusive() {
     // Bad input wins over everything.
     write(&dir, "err/bad.phase", "protocol bad\nblock 0\n");
     assert_eq!(code(&run(&dir, &["lint", "err", "clean"])), 2);
+}
+
+/// The summary line counts in words: `checked 1 file: 0 errors, 1 warning`.
+#[test]
+fn summary_counts_are_plural_only_when_they_should_be() {
+    let dir = scratch("plural");
+    write(&dir, "one/p.phase", PARITY);
+    let out = run(&dir, &["lint", "one"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.ends_with("checked 1 file: 0 errors, 1 warning (exit 0)\n"),
+        "{text}"
+    );
 }

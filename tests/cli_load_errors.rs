@@ -58,7 +58,8 @@ fn json_lists_every_error_with_position() {
     let o = phasecheck(&["verify", "--format", "json", &bad]);
     assert_eq!(o.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON on stdout");
-    let errors = v["errors"].as_array().expect("errors array");
+    assert_eq!(v["files"][0]["verdict"], "error");
+    let errors = v["files"][0]["errors"].as_array().expect("errors array");
     assert_eq!(errors.len(), 8);
     let first = &errors[0];
     assert_eq!(first["code"], "E0305");
@@ -89,8 +90,9 @@ fn unknown_param_override_is_a_load_error() {
 
     let o = phasecheck(&["verify", "--format", "json", "--param", "KK=3", &good]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    assert_eq!(v["errors"][0]["code"], "E0301");
-    assert!(v["errors"][0]["line"].is_null(), "no place in the file");
+    let errors = &v["files"][0]["errors"];
+    assert_eq!(errors[0]["code"], "E0301");
+    assert!(errors[0]["line"].is_null(), "no place in the file");
 }
 
 #[test]
@@ -133,5 +135,7 @@ fn several_files_report_all_and_exit_2() {
     assert!(err.contains("unknown_object.phase") && err.contains("buffer_as_barrier.phase"));
     let o = phasecheck(&["verify", "--format", "json", &a, &b]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    assert_eq!(v.as_array().map(Vec::len), Some(2));
+    assert_eq!(v["files"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["summary"]["bad_input"], 2);
+    assert_eq!(v["exit_code"], 2);
 }

@@ -135,6 +135,12 @@ fn redact(mut v: serde_json::Value) -> serde_json::Value {
         }
         return v;
     }
+    if let Some(files) = v.get_mut("files") {
+        *files = redact(files.take());
+    }
+    if v.get("version").is_some() {
+        v["version"] = serde_json::json!("VERSION");
+    }
     if let Some(stats) = v.get_mut("stats") {
         for k in ["elapsed_ms", "peak_memory_bytes"] {
             stats[k] = serde_json::json!(0);
@@ -146,18 +152,26 @@ fn redact(mut v: serde_json::Value) -> serde_json::Value {
     v
 }
 
+/// `--format json` has one shape for any number of files: the object `lint --format json`
+/// prints, with one entry per file in `files` (docs/ci.md).
 #[test]
 fn json_contract() {
     let p = write("dl_json.phase", DEADLOCK);
     let (code, out, _) = run(&["verify", p.to_str().unwrap(), "--format", "json"]);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for k in ["schema", "tool", "files", "summary", "exit_code"] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    assert_eq!(v["files"].as_array().unwrap().len(), 1);
+    assert_eq!(v["exit_code"], 1);
+    let file = &v["files"][0];
     for k in [
         "schema", "file", "protocol", "params", "verdict", "findings", "stats",
     ] {
-        assert!(v.get(k).is_some(), "missing {k}");
+        assert!(file.get(k).is_some(), "missing {k}");
     }
-    let f = &v["findings"][0];
+    let f = &file["findings"][0];
     for k in [
         "rule",
         "class",
@@ -170,17 +184,24 @@ fn json_contract() {
         assert!(f.get(k).is_some(), "finding lacks {k}");
     }
     insta::assert_json_snapshot!("verify_json_deadlock", redact(v));
-    // Several files give an array.
+    // Several files, one that cannot be read: the same object, one entry each.
     let q = write("ok_json.phase", OK);
-    let (_, out, _) = run(&[
+    let (code, out, _) = run(&[
         "verify",
         p.to_str().unwrap(),
         q.to_str().unwrap(),
+        "/nonexistent/x.phase",
         "--format",
         "json",
     ]);
+    assert_eq!(code, 2);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v.as_array().unwrap().len(), 2);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3);
+    assert_eq!(files[1]["verdict"], "ok");
+    assert_eq!(files[2]["verdict"], "error");
+    assert_eq!(v["summary"]["bad_input"], 1);
+    assert_eq!(v["exit_code"], 2);
 }
 
 #[test]
@@ -216,4 +237,67 @@ fn dot_and_replay() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("replayed trace"), "{out}");
     assert!(out.contains("deadlock"), "{out}");
+}
+
+/// A scratch folder of its own.
+fn folder(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("phasecheck-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `verify DIR` checks every .phase file below DIR, sorted (it used to fail with "Is a
+/// directory"); a folder without one is bad input.
+#[test]
+fn folders_stand_for_their_phase_files() {
+    let dir = folder("dir");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/b.phase"), DEADLOCK).unwrap();
+    std::fs::write(dir.join("a.phase"), OK).unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a protocol").unwrap();
+    let (code, out, err) = run(&["verify", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    let a = out.find("a.phase: protocol ok: ok").expect(&out);
+    let b = out.find("b.phase: protocol dl: hazard").expect(&out);
+    assert!(a < b, "sorted: {out}");
+    assert!(!err.contains("directory"), "{err}");
+    let empty = folder("empty");
+    let (code, _, err) = run(&["verify", empty.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no .phase files under"), "{err}");
+}
+
+/// `verify` does not judge `expect` lines; it says so and names the command that does.
+#[test]
+fn expect_lines_are_pointed_to_phasecheck_test() {
+    let dir = folder("expect");
+    let p = dir.join("e.phase");
+    std::fs::write(&p, format!("{OK}expect ok\nexpect deadlock\n")).unwrap();
+    let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let out = out.replace(&format!("{}/", dir.display()), "DIR/");
+    insta::assert_snapshot!("verify_notes_expect_lines", out);
+    // Without expect lines there is no note.
+    let q = write("no_expect.phase", OK);
+    let (_, out, _) = run(&["verify", q.to_str().unwrap()]);
+    assert!(!out.contains("note:"), "{out}");
+}
+
+/// `--dot FILE` without a deadlock says that it wrote nothing.
+#[test]
+fn dot_without_a_deadlock_says_so() {
+    let p = write("ok_dot.phase", OK);
+    let dot = p.with_extension("dot");
+    let _ = std::fs::remove_file(&dot);
+    let (code, _, err) = run(&[
+        "verify",
+        p.to_str().unwrap(),
+        "--dot",
+        dot.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!dot.exists());
+    let err = err.replace(dot.to_str().unwrap(), "FILE.dot");
+    insta::assert_snapshot!("verify_dot_without_deadlock", err);
 }

@@ -72,7 +72,7 @@ fn known_gaps_are_expected_failures_and_the_list_only_shrinks() {
     let (code, out) = run(&[&name, "--known-gaps", gaps.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("GAP  ") && out.contains("1 passed, 0 failed, 1 known gaps"),
+        out.contains("GAP  ") && out.contains("1 passed, 0 failed, 1 known gap\n"),
         "{out}"
     );
 
@@ -153,4 +153,112 @@ fn known_gap_lines_get_their_own_time_budget() {
         "{text}"
     );
     assert_eq!(out.status.code(), Some(0), "{text}");
+}
+
+/// A failing line says what was found, naming a rule that is called after its class once
+/// (`found deadlock (error)`, not `found deadlock deadlock (error)`).
+#[test]
+fn a_failure_names_what_was_found_once() {
+    let deadlock = HANDOFF.replace("write data; arrive full", "write data") + "expect ok\n";
+    let dir = suite("found", &[("dl.phase", &deadlock)]);
+    let (code, out) = run(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("deadlock deadlock"), "{out}");
+    insta::assert_snapshot!(
+        "test_found_deadlock",
+        out.replace(&format!("{}/", dir.display()), "DIR/")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn run_in(dir: &std::path::Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_phasecheck"))
+        .current_dir(dir)
+        .env("PHASECHECK_STATUS_INTERVAL", "none")
+        .arg("test")
+        .args(args)
+        .output()
+        .expect("phasecheck runs");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// `[test] known-gaps` in the nearest phasecheck.toml (relative to it) is the known-gaps list
+/// when `--known-gaps` is not given, so `phasecheck test corpus` passes by hand as in CI; the
+/// entries match from the folder above and from inside alike.
+#[test]
+fn known_gaps_come_from_phasecheck_toml() {
+    let root = suite("tomlgaps", &[]);
+    let corpus = root.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(
+        corpus.join("c.phase"),
+        format!("{HANDOFF}expect ok\nexpect deadlock\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        corpus.join("phasecheck.toml"),
+        "[test]\nknown-gaps = \"known-gaps.txt\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        corpus.join("known-gaps.txt"),
+        "corpus/c.phase: expect deadlock  # a test gap\n",
+    )
+    .unwrap();
+    let (code, out) = run_in(&root, &["corpus"]);
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!("test_known_gaps_from_toml", out);
+    let (code, out) = run_in(&corpus, &["."]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 passed, 0 failed, 1 known gap\n"), "{out}");
+    // Without the configuration the line is a plain failure.
+    let (code, out) = run_in(&root, &["corpus", "--no-config"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("NOTE known gaps"), "{out}");
+    // A list that is not there, a bad key: exit 2, named.
+    std::fs::write(
+        corpus.join("phasecheck.toml"),
+        "[test]\nknown-gaps = \"missing.txt\"\n",
+    )
+    .unwrap();
+    let (code, out) = run_in(&root, &["corpus"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("cannot read") && out.contains("missing.txt"),
+        "{out}"
+    );
+    std::fs::write(
+        corpus.join("phasecheck.toml"),
+        "[test]\nknown-gap = \"x\"\n",
+    )
+    .unwrap();
+    let (code, out) = run_in(&root, &["corpus"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("known-gap"), "{out}");
+    // Two suites with lists of their own, checked together: which list is meant is unclear.
+    let other = root.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("d.phase"), format!("{HANDOFF}expect ok\n")).unwrap();
+    std::fs::write(other.join("gaps.txt"), "").unwrap();
+    std::fs::write(
+        other.join("phasecheck.toml"),
+        "[test]\nknown-gaps = \"gaps.txt\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        corpus.join("phasecheck.toml"),
+        "[test]\nknown-gaps = \"known-gaps.txt\"\n",
+    )
+    .unwrap();
+    let (code, out) = run_in(&root, &["corpus", "other"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("different known-gaps lists"), "{out}");
+    let (code, out) = run_in(
+        &root,
+        &["corpus", "other", "--known-gaps", "corpus/known-gaps.txt"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let _ = std::fs::remove_dir_all(&root);
 }

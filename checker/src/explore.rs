@@ -70,14 +70,20 @@ pub struct Limits {
 /// Why a search stopped early and what it covered, as the pause hook returns it.
 pub type Stopped = (String, String);
 
-/// Progress, reported to an optional callback about every 16k states.
+/// Progress, reported to an optional callback every 16k states, and at least every
+/// [`PROGRESS_EVERY`] while the search runs (a search of large states is slow per state).
 #[derive(Clone, Debug)]
 pub struct Progress {
     pub states: u64,
     pub depth: u32,
     pub queued: u64,
     pub elapsed_ms: u64,
+    /// The memory estimate that `Limits::max_memory_bytes` bounds.
+    pub memory_bytes: u64,
 }
+
+/// The longest a search goes without a progress report (the clock is read every 64 states).
+pub const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// A finding with where it was reached: the state (by index) and the action taken from it
 /// (`None` for findings of the state itself).
@@ -217,6 +223,7 @@ pub fn explore<M: Model>(
     };
 
     let mut expanded = 0u64;
+    let (mut next_progress, mut last_progress) = (16_384u64, start);
     while let Some((state, index, depth, bytes)) = queue.pop_front() {
         expanded += 1;
         queue_bytes = queue_bytes.saturating_sub(bytes);
@@ -318,14 +325,18 @@ pub fn explore<M: Model>(
         }
         let mem = states * VISITED_ENTRY_BYTES + queue_bytes;
         peak = peak.max(mem);
-        if states.is_multiple_of(16_384)
-            && let Some(cb) = progress
+        if let Some(cb) = progress
+            && (states >= next_progress
+                || (expanded.is_multiple_of(64) && last_progress.elapsed() >= PROGRESS_EVERY))
         {
+            next_progress = states + 16_384;
+            last_progress = Instant::now();
             cb(&Progress {
                 states,
                 depth,
                 queued: queue.len() as u64,
                 elapsed_ms: start.elapsed().as_millis() as u64,
+                memory_bytes: mem,
             });
         }
         if states >= limits.max_states {

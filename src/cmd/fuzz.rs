@@ -13,27 +13,62 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// Open the GPU; a missing GPU or CUDA library is a clear error and exit 2.
-pub fn open_gpu(gpu: &GpuArgs) -> Result<Gpu, Exit> {
-    Gpu::open(gpu.device).map_err(|e| {
-        eprintln!("error: {e}");
-        match e {
-            RunError::Env(_) => Exit::BadInput,
-            _ => Exit::BadInput,
-        }
-    })
+/// Open the GPU; a missing GPU or CUDA library is a clear error and exit 2 (with
+/// `--format json`, also one JSON object saying so).
+pub fn open_gpu(gpu: &GpuArgs, not_run: &NotRun) -> Result<Gpu, Exit> {
+    Gpu::open(gpu.device).map_err(|e| fail_as(e, Some(not_run)))
 }
 
 /// Print a run error; a stuck kernel cannot be recovered in-process, so the process ends.
 pub fn fail(e: RunError) -> Exit {
+    fail_as(e, None)
+}
+
+/// [`fail`], and with `--format json` the JSON object of a run that did not happen.
+pub fn fail_as(e: RunError, not_run: Option<&NotRun>) -> Exit {
     eprintln!("error: {e}");
+    let (exit, reason) = match &e {
+        RunError::Env(_) => (Exit::BadInput, "no-gpu"),
+        RunError::Compile { .. } => (Exit::BadInput, "compile-error"),
+        RunError::Driver { .. } => (Exit::Findings, "driver-error"),
+        RunError::Stuck { .. } => (Exit::Findings, "stuck"),
+    };
+    if let Some(n) = not_run {
+        n.print(reason, &e.to_string(), exit);
+    }
     if let RunError::Stuck { .. } = e {
         // The kernel still runs; ending the process tears down its context.
         std::process::exit(Exit::Findings as i32);
     }
-    match e {
-        RunError::Env(_) | RunError::Compile { .. } => Exit::BadInput,
-        _ => Exit::Findings,
+    exit
+}
+
+/// What `fuzz` and `confirm` print with `--format json` when they cannot give their report
+/// (no GPU or CUDA library, a file that does not load or lower, a kernel NVRTC rejects, a
+/// driver error or stuck kernel): one object with the reason, the message and the exit code,
+/// so that a JSON consumer never gets an empty output (docs/gpu.md).
+pub struct NotRun<'a> {
+    pub format: Format,
+    pub file: &'a str,
+}
+
+impl NotRun<'_> {
+    pub fn print(&self, reason: &str, error: &str, exit: Exit) -> Exit {
+        if self.format == Format::Json {
+            let v = serde_json::json!({
+                "schema": 1,
+                "file": self.file,
+                "skipped": true,
+                "reason": reason,
+                "error": error,
+                "exit_code": exit as u8,
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v).expect("JSON values serialize")
+            );
+        }
+        exit
     }
 }
 
@@ -630,9 +665,14 @@ fn run_baseline(
 }
 
 pub fn run(args: &FuzzArgs) -> Exit {
+    let name = args.file.display().to_string();
+    let not_run = NotRun {
+        format: args.format,
+        file: &name,
+    };
     let (file, program) = match load(&args.file, &args.params) {
         Ok(x) => x,
-        Err(code) => return code,
+        Err((code, msg)) => return not_run.print("bad-input", &msg, code),
     };
     let lowered = match lower::lower(
         &program,
@@ -646,16 +686,16 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Ok(l) => l,
         Err(e) => {
             report_lower_error(&file, &e);
-            return Exit::BadInput;
+            return not_run.print("not-lowered", &e.message, Exit::BadInput);
         }
     };
-    let gpu = match open_gpu(&args.gpu) {
+    let gpu = match open_gpu(&args.gpu, &not_run) {
         Ok(g) => g,
         Err(code) => return code,
     };
     let kernel = match gpu.load_lowered(&lowered) {
         Ok(k) => k,
-        Err(e) => return fail(e),
+        Err(e) => return fail_as(e, Some(&not_run)),
     };
     let cluster = lowered.cluster.max(1);
     let blocks = args
@@ -682,12 +722,12 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Ok(w) => w,
         Err(e) => {
             report_lower_error(&file, &e);
-            return Exit::BadInput;
+            return not_run.print("not-lowered", &e.message, Exit::BadInput);
         }
     };
     let window_kernel = match window.as_ref().map(|w| gpu.load_lowered(w)).transpose() {
         Ok(k) => k,
-        Err(e) => return fail(e),
+        Err(e) => return fail_as(e, Some(&not_run)),
     };
     let window_seconds = if window.is_some() {
         args.seconds / 4.0
@@ -752,7 +792,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
     }
     let summary = match summary {
         Ok(s) => s,
-        Err(e) => return fail(e),
+        Err(e) => return fail_as(e, Some(&not_run)),
     };
     let baseline = match &args.baseline {
         Some(path) => match run_baseline(&gpu, args, path, lowered.block, blocks, &summary) {

@@ -1,17 +1,19 @@
 //! `phasecheck lint [PATHS...]`: every `.phase` file under the paths (honouring `.gitignore`),
-//! checked in parallel, rendered as one result in the chosen format.
+//! checked in parallel (`--jobs` at once, sharing `--max-memory`: `crate::budget`), rendered as
+//! one result in the chosen format.
 //!
 //! Per file: nearest `phasecheck.toml` -> parameter values -> load -> check (with the config's
 //! limits) -> inline suppressions -> levels (config, then `-A`, `-W`, `-D`; the last match
 //! wins) -> verdict. Exit: 2 bad input or configuration, else 1 errors (or warnings with
 //! `-D warnings`), else 3 inconclusive, else 0.
 
+use crate::budget::Budget;
 use crate::cli::{Exit, LintArgs, LintFormat};
 use crate::config::{self, Config, Level, Limits, Target};
 use crate::report::files::{self, FileResult, Outcome, Summary};
+use crate::status::Status;
 use checker::{Finding, Severity};
 use protocols::SourceFile;
-use rayon::prelude::*;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -107,6 +109,8 @@ struct Job<'a> {
     cli: &'a CliLevels,
     cli_params: &'a [(String, i64)],
     cli_limits: Limits,
+    budget: Budget,
+    status: &'a Status,
 }
 
 /// The level of a rule: the config's, then the command line's; the last match wins.
@@ -177,7 +181,15 @@ fn check_file(job: &Job<'_>) -> FileResult {
     let limits = job
         .cli_limits
         .over(config.map(|c| c.limits).unwrap_or_default());
-    let mut report = checker::check(&program, &limits.options());
+    let mut options = limits.options();
+    // `[limits] max-memory` bounds the file's search within its share of `--max-memory`.
+    options.max_memory_bytes = job.budget.search_limit(limits.max_memory);
+    let search = job
+        .status
+        .search(file.name.clone(), options.max_memory_bytes);
+    let mut report = checker::check_with_progress(&program, &options, Some(&|p| search.update(p)));
+    drop(search);
+    job.budget.explain(&mut report, options.max_memory_bytes);
     // `check` includes the static perf lints (`checker::lints::run`).
     let findings = std::mem::take(&mut report.findings);
     let findings = checker::lints::suppress::apply(&program, &file, findings);
@@ -228,12 +240,27 @@ pub fn run(args: &LintArgs) -> Exit {
         },
         None => None,
     };
+    let mode = match crate::status::Mode::from_env() {
+        Ok(m) => m,
+        Err(e) => return bad(e),
+    };
+    let workers = args
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .min(files.len())
+        .max(1);
+    let budget = Budget::new(args.max_memory, workers);
+    let status = Status::new("lint", mode, files.len());
     let mut finder = config::Finder::default();
     let mut jobs = Vec::with_capacity(files.len());
     let cli_limits = Limits {
         max_states: args.max_states,
         max_memory: None,
-        max_loop_trips: None,
+        max_loop_trips: args.max_loop_trips,
         max_time: args.max_time.map(|t| t.0),
     };
     for path in files {
@@ -253,6 +280,8 @@ pub fn run(args: &LintArgs) -> Exit {
             cli: &cli,
             cli_params: &args.params,
             cli_limits,
+            budget,
+            status: &status,
         });
     }
     // A `--param` that no file declares is a typo, not a no-op.
@@ -266,7 +295,9 @@ pub fn run(args: &LintArgs) -> Exit {
             ));
         }
     }
-    let results: Vec<FileResult> = jobs.par_iter().map(check_file).collect();
+    let results: Vec<FileResult> = parallel_map(&jobs, workers, check_file);
+    drop(jobs);
+    drop(status);
     let exit = Summary::of(&results).exit(cli.deny_warnings);
     let text = match args.format {
         LintFormat::Human => files::human(&results, exit, args.output.is_none() && use_color()),
@@ -287,6 +318,39 @@ pub fn run(args: &LintArgs) -> Exit {
         }
     }
     exit
+}
+
+/// `f` over `items` on `workers` threads of their own; results in the order of `items`.
+///
+/// Not on rayon's pool: the checker's random-schedule portfolio runs its walks there, and a
+/// rayon thread that waits for them may take up another item meanwhile, so that more searches
+/// than `workers` would be alive at once (each holding its memory) and the memory budget's
+/// share per search would not hold.
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out: std::sync::Mutex<Vec<Option<R>>> =
+        std::sync::Mutex::new(items.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.clamp(1, items.len().max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    let r = f(item);
+                    out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+                }
+            });
+        }
+    });
+    out.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every item was mapped"))
+        .collect()
 }
 
 fn pretty(v: &serde_json::Value) -> String {

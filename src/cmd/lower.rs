@@ -7,19 +7,25 @@ use protocols::SourceFile;
 use protocols::ir::Program;
 use std::path::Path;
 
-/// Read and load one file; load errors are printed (human form) and mapped to exit 2.
-pub fn load(path: &Path, params: &[(String, i64)]) -> Result<(SourceFile, Program), Exit> {
+/// Read and load one file; load errors are printed (human form) and mapped to exit 2, with a
+/// one-line account of what went wrong (for `--format json`).
+pub fn load(
+    path: &Path,
+    params: &[(String, i64)],
+) -> Result<(SourceFile, Program), (Exit, String)> {
     let text = match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(_) => {
-                eprintln!("error: {} is not UTF-8 text", path.display());
-                return Err(Exit::BadInput);
+                let msg = format!("{} is not UTF-8 text", path.display());
+                eprintln!("error: {msg}");
+                return Err((Exit::BadInput, msg));
             }
         },
         Err(e) => {
-            eprintln!("error: cannot read {}: {e}", path.display());
-            return Err(Exit::BadInput);
+            let msg = format!("cannot read {}: {e}", path.display());
+            eprintln!("error: {msg}");
+            return Err((Exit::BadInput, msg));
         }
     };
     let file = SourceFile::new(path.display().to_string(), text);
@@ -27,7 +33,12 @@ pub fn load(path: &Path, params: &[(String, i64)]) -> Result<(SourceFile, Progra
         Ok(p) => Ok((file, p)),
         Err(errors) => {
             eprint!("{}", report::load_errors::human(&errors));
-            Err(Exit::BadInput)
+            let msg = format!(
+                "{} does not load ({}; `phasecheck verify` shows them)",
+                file.name,
+                report::count(errors.errors.len(), "load error")
+            );
+            Err((Exit::BadInput, msg))
         }
     }
 }
@@ -49,7 +60,7 @@ pub fn report_lower_error(file: &SourceFile, e: &lower::LowerError) {
 pub fn run(args: &LowerArgs) -> Exit {
     let (file, program) = match load(&args.file, &args.params) {
         Ok(x) => x,
-        Err(code) => return code,
+        Err((code, _)) => return code,
     };
     let mode = if args.confirm {
         Mode::Confirm

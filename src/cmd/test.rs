@@ -4,9 +4,83 @@
 //! The judging logic is shared with the corpus test (tests/corpus.rs): see
 //! `crate::expectations`.
 
+use crate::budget::Budget;
 use crate::cli::{Exit, TestArgs};
-use crate::expectations::{self, KnownGaps, Status};
-use std::path::PathBuf;
+use crate::config;
+use crate::expectations::{self, Case, KnownGaps, Status as CaseStatus};
+use crate::status::Status;
+use checker::Report;
+use std::path::{Path, PathBuf};
+
+/// Each search shows its progress (`crate::status`) and says a memory stop in terms of the
+/// run's `--max-memory`.
+struct Watched<'a> {
+    status: &'a Status,
+    budget: Budget,
+}
+
+impl expectations::Watch for Watched<'_> {
+    fn search(&self, case: &Case, check: &mut expectations::Search<'_>) -> Result<Report, String> {
+        let limit = self.budget.search_limit(None);
+        let search = self
+            .status
+            .search(format!("{}:{}", case.file, case.line), limit);
+        let mut out = check(Some(&|p| search.update(p)));
+        drop(search);
+        if let Ok(report) = &mut out {
+            self.budget.explain(report, limit);
+        }
+        out
+    }
+}
+
+/// The known-gaps list that the nearest `phasecheck.toml` of the files names (`[test]
+/// known-gaps`): none, or one for all of them; files governed by different lists are an error.
+fn configured_gaps(files: &[expectations::Target]) -> Result<Option<PathBuf>, String> {
+    let mut finder = config::Finder::default();
+    let mut found: Option<(PathBuf, PathBuf)> = None; // (list, the config naming it)
+    for t in files {
+        let Some(cfg) = finder.for_file(&t.path).map_err(|e| e.to_string())? else {
+            continue;
+        };
+        let Some(list) = &cfg.known_gaps else {
+            continue;
+        };
+        match &found {
+            None => found = Some((list.clone(), cfg.path.clone())),
+            Some((l, c)) if l != list => {
+                return Err(format!(
+                    "the files name different known-gaps lists ({} in {}, {} in {}): check them \
+                     apart, or name one with --known-gaps",
+                    l.display(),
+                    c.display(),
+                    list.display(),
+                    cfg.path.display()
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let Some((list, cfg)) = found else {
+        return Ok(None);
+    };
+    let (list, cfg) = (relative(&list), relative(&cfg));
+    println!(
+        "NOTE known gaps: {} (`[test] known-gaps` of {}; --no-config ignores it)",
+        list.display(),
+        cfg.display()
+    );
+    Ok(Some(list))
+}
+
+/// `path` relative to the current folder when it is below it (for messages).
+fn relative(path: &Path) -> PathBuf {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| path.to_path_buf())
+}
 
 pub fn run(args: &TestArgs) -> Exit {
     let paths = if args.paths.is_empty() {
@@ -25,7 +99,18 @@ pub fn run(args: &TestArgs) -> Exit {
         eprintln!("error: no .phase files under the given paths");
         return Exit::BadInput;
     }
-    let gaps = match &args.known_gaps {
+    let gaps_path = match &args.known_gaps {
+        Some(p) => Some(p.clone()),
+        None if args.no_config => None,
+        None => match configured_gaps(&files) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Exit::BadInput;
+            }
+        },
+    };
+    let gaps = match &gaps_path {
         None => KnownGaps::default(),
         Some(path) => match std::fs::read_to_string(path) {
             Ok(text) => match KnownGaps::parse(&text) {
@@ -41,18 +126,41 @@ pub fn run(args: &TestArgs) -> Exit {
             }
         },
     };
-    let mut options = checker::CheckOptions::default();
+    let mode = match crate::status::Mode::from_env() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::BadInput;
+        }
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+        .min(files.len())
+        .max(1);
+    let budget = Budget::new(args.max_memory, jobs);
+    let mut options = checker::CheckOptions {
+        max_memory_bytes: budget.search_limit(None),
+        ..checker::CheckOptions::default()
+    };
     if let Some(n) = args.max_states {
         options.max_states = n;
     }
     if let Some(t) = args.max_time {
         options.max_time = t.0;
     }
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
+    if let Some(n) = args.max_loop_trips {
+        options.max_loop_trips = n;
+    }
+    let status = Status::new("test", mode, 0);
+    let watch = Watched {
+        status: &status,
+        budget,
+    };
     expectations::quiet_panics();
     // Known gaps are expected to fail, most of them by not finishing: they get their own,
     // short budget so that a listed capacity gap does not hold the suite for the full limit.
@@ -62,13 +170,24 @@ pub fn run(args: &TestArgs) -> Exit {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    let mut results =
-        expectations::check_files(&files, &options, jobs, &|c| gaps.find(c).is_some());
+    let mut results = expectations::check_files_watched(
+        &files,
+        &options,
+        jobs,
+        &|c| gaps.find(c).is_some(),
+        &watch,
+    );
     if !gaps.entries.is_empty() {
-        let gap_results =
-            expectations::check_files(&files, &gap_options, jobs, &|c| gaps.find(c).is_none());
+        let gap_results = expectations::check_files_watched(
+            &files,
+            &gap_options,
+            jobs,
+            &|c| gaps.find(c).is_none(),
+            &watch,
+        );
         expectations::merge_results(&mut results, gap_results);
     }
+    drop(status);
 
     let (mut passed, mut failed, mut known, mut load_errors) = (0usize, 0usize, 0usize, 0usize);
     for file in &results {
@@ -88,15 +207,15 @@ pub fn run(args: &TestArgs) -> Exit {
                         print!("{:>7} ms  ", result.elapsed_ms);
                     }
                     match expectations::status(result, &gaps) {
-                        Status::Pass => {
+                        CaseStatus::Pass => {
                             passed += 1;
                             println!("PASS {place} {}", result.case.text);
                         }
-                        Status::KnownGap(why) => {
+                        CaseStatus::KnownGap(why) => {
                             known += 1;
                             println!("GAP  {place} {}: {why}", result.case.text);
                         }
-                        Status::Fail(why) => {
+                        CaseStatus::Fail(why) => {
                             failed += 1;
                             if matches!(result.outcome, expectations::Outcome::LoadError(_)) {
                                 load_errors += 1;
@@ -108,7 +227,7 @@ pub fn run(args: &TestArgs) -> Exit {
             }
         }
     }
-    if let Some(path) = &args.known_gaps {
+    if let Some(path) = &gaps_path {
         let whole_files: Vec<String> = files
             .iter()
             .filter(|t| t.lines.is_none())
@@ -126,7 +245,12 @@ pub fn run(args: &TestArgs) -> Exit {
         }
     }
     if known > 0 {
-        println!("{passed} passed, {failed} failed, {known} known gaps");
+        let gaps = if known == 1 {
+            "known gap"
+        } else {
+            "known gaps"
+        };
+        println!("{passed} passed, {failed} failed, {known} {gaps}");
     } else {
         println!("{passed} passed, {failed} failed");
     }

@@ -129,11 +129,11 @@ pub fn human(results: &[FileResult], exit: Exit, color: bool) -> String {
     let mut parts = vec![
         paint(
             if s.errors > 0 { "1;31" } else { "1" },
-            format!("{} errors", s.errors),
+            super::count(s.errors, "error"),
         ),
         paint(
             if s.warnings > 0 { "1;33" } else { "1" },
-            format!("{} warnings", s.warnings),
+            super::count(s.warnings, "warning"),
         ),
     ];
     if s.inconclusive > 0 {
@@ -143,8 +143,8 @@ pub fn human(results: &[FileResult], exit: Exit, color: bool) -> String {
         parts.push(paint("1;31", format!("{} not loaded", s.bad_input)));
     }
     out.push_str(&format!(
-        "checked {} files: {} (exit {})\n",
-        s.files,
+        "checked {}: {} (exit {})\n",
+        super::count(s.files, "file"),
         parts.join(", "),
         exit as u8
     ));

@@ -149,8 +149,13 @@ pub fn render(file: &SourceFile, program: &Program, report: &Report, color: bool
     let warnings = report.findings.len() - errors;
     let _ = writeln!(
         out,
-        "{}: protocol {}: {verdict} ({errors} error(s), {warnings} warning(s); {} states, {} transitions)",
-        file.name, program.name, report.stats.states, report.stats.transitions
+        "{}: protocol {}: {verdict} ({}, {}; {}, {})",
+        file.name,
+        program.name,
+        super::count(errors, "error"),
+        super::count(warnings, "warning"),
+        super::count(report.stats.states as usize, "state"),
+        super::count(report.stats.transitions as usize, "transition"),
     );
     if let Some(inc) = &report.incomplete {
         let _ = writeln!(

@@ -12,6 +12,15 @@ pub mod sarif;
 use crate::cli::Exit;
 use checker::{Report, Severity, Verdict};
 
+/// `1 file`, `2 files`, `0 errors`.
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Exit code of one checked program.
 pub fn exit_code(report: &Report) -> Exit {
     if report

@@ -219,9 +219,14 @@ fn replay_finding(
 }
 
 pub fn run(args: &ConfirmArgs) -> Exit {
+    let name = args.file.display().to_string();
+    let not_run = fuzz::NotRun {
+        format: args.format,
+        file: &name,
+    };
     let (file, program) = match load(&args.file, &args.params) {
         Ok(x) => x,
-        Err(code) => return code,
+        Err((code, msg)) => return not_run.print("bad-input", &msg, code),
     };
     let t_check = Instant::now();
     let mut report = checker::check(&program, &checker::CheckOptions::default());
@@ -238,7 +243,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         Mode::Confirm
     };
     if !errors.is_empty() && args.finding.is_none() {
-        return run_children(args, &file, &errors, check_seconds);
+        return run_children(args, &file, &errors, check_seconds, &not_run);
     }
     // A race behind a divergent `syncthreads`: the compiled `__syncthreads` hangs there (which
     // confirms the UB finding), so the race is replayed with the non-aligned barrier, whose
@@ -301,16 +306,16 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         }
         Err(e) => {
             report_lower_error(&file, &e);
-            return Exit::BadInput;
+            return not_run.print("not-lowered", &e.message, Exit::BadInput);
         }
     };
-    let gpu = match fuzz::open_gpu(&args.gpu) {
+    let gpu = match fuzz::open_gpu(&args.gpu, &not_run) {
         Ok(g) => g,
         Err(code) => return code,
     };
     let kernel = match gpu.load(&lowered.source, &lowered.kernel_name) {
         Ok(k) => k,
-        Err(e) => return fuzz::fail(e),
+        Err(e) => return fuzz::fail_as(e, Some(&not_run)),
     };
     let mut out = ConfirmReport {
         file: file.name.clone(),
@@ -338,7 +343,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
             args.fuzz_seconds,
             None,
         ) {
-            return fuzz::fail(e);
+            return fuzz::fail_as(e, Some(&not_run));
         }
         out.fuzz = Some(acc.finish(t0.elapsed().as_secs_f64()));
     } else {
@@ -397,6 +402,7 @@ fn run_children(
     file: &SourceFile,
     errors: &[&Finding],
     check_seconds: f64,
+    not_run: &fuzz::NotRun,
 ) -> Exit {
     let exe = match std::env::current_exe() {
         Ok(e) => e,
@@ -435,7 +441,18 @@ fn run_children(
         if res.status.code() == Some(2) {
             // The child could not use the GPU (or CUDA is missing): say why, once.
             eprint!("{}", String::from_utf8_lossy(&res.stderr));
-            return Exit::BadInput;
+            let child: Option<serde_json::Value> = serde_json::from_slice(&res.stdout).ok();
+            let field = |k: &str| {
+                child
+                    .as_ref()
+                    .and_then(|v| v[k].as_str())
+                    .map(str::to_string)
+            };
+            return not_run.print(
+                &field("reason").unwrap_or_else(|| "no-gpu".into()),
+                &field("error").unwrap_or_else(|| "the replay could not run".into()),
+                Exit::BadInput,
+            );
         }
         let parsed: Option<serde_json::Value> = serde_json::from_slice(&res.stdout).ok();
         let device = parsed
