@@ -22,7 +22,7 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     c("E0003", "integer literal out of range"),
     c("E0009", "too many errors"),
     c("E0101", "syntax error"),
-    c("E0102", "keyword used as a name"),
+    c("E0102", "builtin used as a value's name"),
     c("E0103", "nesting too deep"),
     c("E0104", "missing or misplaced `protocol`"),
     c("E0105", "`protocol` given twice"),
