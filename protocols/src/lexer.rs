@@ -335,7 +335,9 @@ fn starts_statement_line(rest: &str) -> bool {
         return false;
     }
     let after = rest[end..].trim_start_matches([' ', '\t', '\r']);
-    let continues = ["==", "!=", "..", "->"].iter().any(|op| after.starts_with(op))
+    let continues = ["==", "!=", "..", "->"]
+        .iter()
+        .any(|op| after.starts_with(op))
         || (after.starts_with('/') && !after.starts_with("//"))
         || after.starts_with(['+', '*', '%', '|', '^', '&', '<', '>', ')', ']', ',', '@']);
     !continues

@@ -263,8 +263,7 @@ impl Loader<'_> {
         let candidates = self.value_candidates(constant.is_some());
         let help = did_you_mean(n, candidates.iter().map(|s| s.as_str()))
             .or_else(|| {
-                constant
-                    .map(|_| "only parameters declared above this line can be used here".into())
+                constant.map(|_| "only parameters declared above this line can be used here".into())
             })
             .or_else(|| match n {
                 "arrive" => Some("`let T = arrive B` needs the barrier after `arrive`".into()),

@@ -151,7 +151,9 @@ pub(crate) const STATEMENT_WORDS: &[&str] = &[
 ];
 
 /// Builtin values and functions: they cannot name a parameter, local or loop variable (E0102).
-pub const BUILTIN_NAMES: &[&str] = &["tid", "lane", "warp", "cta", "nthreads", "ncta", "min", "max"];
+pub const BUILTIN_NAMES: &[&str] = &[
+    "tid", "lane", "warp", "cta", "nthreads", "ncta", "min", "max",
+];
 
 /// Whether a word is a builtin value or function (reserved as a value name).
 pub fn is_builtin(s: &str) -> bool {

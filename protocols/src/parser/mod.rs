@@ -8,9 +8,9 @@ mod exprs;
 mod keywords;
 mod stmts;
 
-pub use keywords::{BUILTIN_NAMES, KEYWORDS};
 use keywords::is_builtin;
 pub(crate) use keywords::starts_statement;
+pub use keywords::{BUILTIN_NAMES, KEYWORDS};
 
 use crate::ast::*;
 use crate::diagnostics::LoadError;
