@@ -20,6 +20,7 @@ pub const ERROR_CODES: &[ErrorCode] = &[
     c("E0001", "unexpected character"),
     c("E0002", "invalid integer literal"),
     c("E0003", "integer literal out of range"),
+    c("E0004", "file is not UTF-8 text"),
     c("E0009", "too many errors"),
     c("E0101", "syntax error"),
     c("E0102", "builtin used as a value's name"),

@@ -9,20 +9,18 @@ use std::path::Path;
 
 /// Read and load one file; load errors are printed (human form) and mapped to exit 2.
 pub fn load(path: &Path, params: &[(String, i64)]) -> Result<(SourceFile, Program), Exit> {
-    let text = match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) => {
-                eprintln!("error: {} is not UTF-8 text", path.display());
-                return Err(Exit::BadInput);
-            }
-        },
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) => {
             eprintln!("error: cannot read {}: {e}", path.display());
             return Err(Exit::BadInput);
         }
     };
-    let file = SourceFile::new(path.display().to_string(), text);
+    // Bytes that are not UTF-8 are a load error (E0004) like any other.
+    let file = SourceFile::from_bytes(path.display().to_string(), bytes).map_err(|errors| {
+        eprint!("{}", report::load_errors::human(&errors));
+        Exit::BadInput
+    })?;
     match protocols::load(&file, params) {
         Ok(p) => Ok((file, p)),
         Err(errors) => {

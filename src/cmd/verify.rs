@@ -41,23 +41,18 @@ pub fn run(args: &VerifyArgs) -> Exit {
     };
     let mut dot_written = false;
     for path in &args.files {
-        let text = match std::fs::read(path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(t) => t,
-                Err(_) => {
-                    eprintln!("error: {} is not UTF-8 text", path.display());
-                    worst = Exit::BadInput;
-                    continue;
-                }
-            },
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
             Err(e) => {
                 eprintln!("error: cannot read {}: {e}", path.display());
                 worst = Exit::BadInput;
                 continue;
             }
         };
-        let file = SourceFile::new(path.display().to_string(), text);
-        let program = match protocols::load(&file, &args.params) {
+        // Bytes that are not UTF-8 are a load error (E0004) like any other.
+        let loaded = SourceFile::from_bytes(path.display().to_string(), bytes)
+            .and_then(|file| protocols::load(&file, &args.params).map(|p| (file, p)));
+        let (file, program) = match loaded {
             Err(errors) => {
                 match args.format {
                     Format::Human => eprint!("{}", report::load_errors::human(&errors)),
