@@ -178,6 +178,7 @@ if tid == 0 {
 wait full parity 0
 read @@[0]
 mma @@[1]
+write part @@[0]
 fence_proxy_async
 if tid == 0 { tma_store @@[1]; bulk_commit; bulk_wait_read 0 }
 cp_async @@[0]
@@ -345,4 +346,12 @@ fn ambiguous_places_are_decided_and_explained() {
     .expect_err("`load` starts a statement");
     assert!(e.errors.iter().all(|e| e.code == "E0101"), "{:?}", e.errors);
     assert!(load_text("protocol p\nparam load = 2\nblock 32\nlet y = 1 +\n  (load)\n").is_ok());
+    // `write part` followed by a name is a part write; otherwise `part` is the buffer.
+    let part =
+        load_text("protocol p\nblock 32\nbuffer part[2]\nwrite part[0]\nwrite part part[1]\n")
+            .expect("loads");
+    assert!(part.contains("write part[0]  #"), "{part}");
+    assert!(part.contains("write part part[1]  #"), "{part}");
+    let part = load_text("protocol p\nblock 32\nbuffer part\nwrite part\n").expect("loads");
+    assert!(part.contains("write part  #"), "{part}");
 }

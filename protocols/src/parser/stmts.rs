@@ -282,6 +282,17 @@ impl Parser<'_> {
             self.bump();
             return Ok(op);
         }
+        // `write part X`: a part write when a name (the buffer) follows `part`; otherwise
+        // `part` is the buffer (`write part`, `write part[i]`).
+        let part = word == "write" && {
+            let (p, x) = (self.peek_at(1), self.peek_at(2));
+            p.kind == Tok::Ident && self.text(p) == "part" && x.kind == Tok::Ident
+        };
+        if part {
+            self.bump();
+            self.bump();
+            return Ok(Some(OpAst::Buf(BufOp::WritePart, self.obj_ref()?)));
+        }
         let buf = match word {
             "read" => Some(BufOp::Read),
             "write" => Some(BufOp::Write),

@@ -396,7 +396,7 @@ impl Gen<'_> {
                     ),
                 );
             }
-            Op::Write { buf } if self.proxy_window => {
+            Op::Write { buf, .. } if self.proxy_window => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
                     out,
@@ -405,7 +405,7 @@ impl Gen<'_> {
                     ),
                 );
             }
-            Op::Write { buf } => {
+            Op::Write { buf, .. } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
                     out,
