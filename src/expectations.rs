@@ -337,16 +337,8 @@ pub fn check_file(
 ) -> FileResult {
     let path = &target.path;
     let name = display_name(path);
-    let text = match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) => {
-                return FileResult {
-                    file: name.clone(),
-                    cases: Err(format!("{name} is not UTF-8 text")),
-                };
-            }
-        },
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) => {
             return FileResult {
                 file: name.clone(),
@@ -354,8 +346,10 @@ pub fn check_file(
             };
         }
     };
-    let file = SourceFile::new(name.clone(), text);
-    let program = match protocols::load(&file, &[]) {
+    // Bytes that are not UTF-8 are a load error (E0004) like any other.
+    let loaded = SourceFile::from_bytes(name.clone(), bytes)
+        .and_then(|file| protocols::load(&file, &[]).map(|p| (file, p)));
+    let (file, program) = match loaded {
         Ok(p) => p,
         Err(errors) => {
             return FileResult {

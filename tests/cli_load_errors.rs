@@ -121,7 +121,45 @@ fn unreadable_and_non_utf8_files_exit_2() {
     let (dir, path) = temp_file("bin.phase", &[0xff, 0xfe, 0x00, 0x80]);
     let o = phasecheck(&["verify", &path]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("not UTF-8"));
+    let err = stderr(&o);
+    assert!(err.contains("E0004") && err.contains("not UTF-8"), "{err}");
+    assert!(err.contains("UTF-16"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A file that is not UTF-8 is a load error like any other (E0004): the first bad byte's line
+/// and column, a span on it, a help line; in every command that reads files.
+#[test]
+fn non_utf8_file_names_the_first_bad_byte() {
+    let (dir, path) = temp_file(
+        "latin1.phase",
+        b"protocol p\nblock 32\nmbarrier m  # the caf\xe9's barrier\nsyncthreads\n",
+    );
+    let o = phasecheck(&["verify", &path]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o).replace(&path, "latin1.phase");
+    insta::assert_snapshot!("non_utf8_human", err);
+
+    let o = phasecheck(&["verify", "--format", "json", &path]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let e = &v["errors"][0];
+    assert_eq!(e["code"], "E0004");
+    assert_eq!(
+        (e["line"].as_u64(), e["column"].as_u64()),
+        (Some(3), Some(22))
+    );
+    assert!(e["message"].as_str().expect("message").contains("0xE9"));
+
+    for cmd in [&["lint"][..], &["test"][..], &["lower"][..]] {
+        let mut args = cmd.to_vec();
+        args.push(&path);
+        let o = phasecheck(&args);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+        let all = format!("{}{}", stderr(&o), String::from_utf8_lossy(&o.stdout));
+        assert!(all.contains("E0004"), "{cmd:?}: {all}");
+        assert!(all.contains(":3"), "{cmd:?} names the line: {all}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

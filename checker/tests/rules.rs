@@ -701,3 +701,116 @@ fn gpu_scope_handoff_across_domains_races() {
     // Same domain: gpu scope suffices.
     assert_ok(&DOMAINS.replace("domain remote", "domain default"));
 }
+
+// ---------- cooperative tiles: `write part` ----------
+
+/// Four threads fill one tile, each its own part: no race among them; the read after the
+/// syncthreads is ordered after every part.
+#[test]
+fn part_writes_of_one_tile_do_not_race() {
+    let src = "protocol p
+block 4
+buffer tile[2]
+write part tile[1]
+syncthreads
+read tile[1]
+";
+    assert_ok(src);
+    // The same with whole writes is a race.
+    assert_flags(&src.replace("write part", "write"), "data-race");
+}
+
+#[test]
+fn part_write_races_with_a_read_by_another_thread() {
+    let src = "protocol p
+block 4
+buffer tile
+write part tile
+read tile
+";
+    let r = assert_flags(src, "data-race");
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.message.contains("`write part tile`")),
+        "{:#?}",
+        r.findings.iter().map(|f| &f.message).collect::<Vec<_>>()
+    );
+    // A thread's own part write and its own later read are ordered by program order; another
+    // thread's part write is not ordered before it without a barrier.
+    let one = "protocol p
+block 1
+buffer tile
+write part tile
+read tile
+";
+    assert_ok(one);
+}
+
+#[test]
+fn part_write_races_with_a_whole_write() {
+    let src = "protocol p
+block 2
+buffer tile
+if tid == 0 { write part tile }
+if tid == 1 { write tile }
+";
+    assert_flags(src, "data-race");
+    let ordered = "protocol p
+block 2
+buffer tile
+if tid == 0 { write part tile }
+syncthreads
+if tid == 1 { write tile }
+";
+    assert_ok(ordered);
+}
+
+/// A producer warp fills a stage with part writes and hands it over with one mbarrier phase
+/// (every producer arrives); without the consumer's wait the read races with the parts.
+#[test]
+fn part_writes_handed_over_by_an_mbarrier() {
+    let ok = "protocol p
+block 3
+mbarrier full
+buffer stage
+if tid == 0 { init full, 2 }
+syncthreads
+if tid < 2 {
+  write part stage
+  arrive full
+}
+if tid == 2 {
+  wait full parity 0
+  read stage
+}
+";
+    assert_ok(ok);
+    assert_flags(&ok.replace("  wait full parity 0\n", ""), "data-race");
+}
+
+/// Part writes are generic-proxy writes: the async proxy (a TMA store) needs the fence.
+#[test]
+fn part_writes_need_the_proxy_fence_before_a_tma_store() {
+    let bad = "protocol p
+block 2
+buffer a
+write part a
+syncthreads
+if tid == 0 { tma_store a; bulk_commit; bulk_wait_read 0 }
+";
+    assert_flags(bad, "missing-proxy-fence");
+    assert_ok(&bad.replace("write part a\n", "write part a\nfence_proxy_async\n"));
+}
+
+/// A part write conflicts with an in-flight async copy into the same instance.
+#[test]
+fn part_write_races_with_an_in_flight_cp_async() {
+    let src = "protocol p
+block 2
+buffer a
+if tid == 0 { cp_async a; commit_group; wait_group 0 }
+if tid == 1 { write part a }
+";
+    assert_flags(src, "data-race");
+}

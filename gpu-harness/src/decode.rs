@@ -134,6 +134,8 @@ pub struct Stamp {
     pub tid: u32,
     /// The write was still in flight.
     pub busy: bool,
+    /// A part write (`write part`, PC_PART).
+    pub part: bool,
 }
 
 impl Stamp {
@@ -142,9 +144,10 @@ impl Stamp {
         Stamp {
             stmt: stmt.checked_sub(1),
             occurrence: ((s >> 16) & 0xffff_ffff) as u32,
-            cta: ((s >> 10) & 0x3f) as u32,
+            cta: ((s >> 10) & 0x1f) as u32,
             tid: (s & 0x3ff) as u32,
             busy: s >> 63 != 0,
+            part: (s >> 15) & 1 != 0,
         }
     }
 }
@@ -260,7 +263,11 @@ mod tests {
         assert_eq!(d.cta, 1);
         assert_eq!(d.tid, 37);
         assert!(d.busy);
+        assert!(!d.part);
         assert_eq!(Stamp::decode(0).stmt, None);
+        // A part write's stamp: PC_PART is bit 15, above the cta rank.
+        let d = Stamp::decode((5u64 << 48) | (1u64 << 15) | (3u64 << 10) | 7);
+        assert_eq!((d.stmt, d.cta, d.tid, d.part), (Some(4), 3, 7, true));
     }
 
     #[test]

@@ -86,6 +86,37 @@ fn multicast_pair() {
     insta::assert_snapshot!(lowered("multicast_pair.phase", Mode::Fuzz));
 }
 
+/// Cooperative tiles (`write part`): the part writes go through `pc_write_part` (counted in
+/// flight, part stamp, no check against each other); the buffer's reads check the count
+/// (`, true`) and the bootstrap clears it. Buffers without part writes lower as before.
+#[test]
+fn cooperative_tile() {
+    let fuzz = lowered("cooperative_tile.phase", Mode::Fuzz);
+    assert!(
+        fuzz.contains("pc_write_part(pc, tile[s_2], 32, 4, pc_occ_4, (pc_u32)(s_2));"),
+        "{fuzz}"
+    );
+    assert!(
+        fuzz.contains("pc_read(pc, tile[s_4], 32, 7, (pc_u32)(s_4), true);"),
+        "{fuzz}"
+    );
+    assert!(fuzz.contains(
+        "for (long long i = tid; i < 2; i += nthreads) { *(pc_u64*)&tile[i][0] = 0; *(pc_u64*)&tile[i][8] = 0; }"
+    ));
+    insta::assert_snapshot!(fuzz);
+    let window = lowered_with(
+        "cooperative_tile.phase",
+        &LowerOptions {
+            proxy_window: true,
+            ..Default::default()
+        },
+    );
+    assert!(
+        window.contains("pc_write_window(pc, tile[s_2], 32, 4, pc_occ_4, pc_keep, true);"),
+        "{window}"
+    );
+}
+
 #[test]
 fn all_statements() {
     insta::assert_snapshot!(lowered("all_statements.phase", Mode::Fuzz));

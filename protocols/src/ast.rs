@@ -153,6 +153,8 @@ pub struct ObjRefAst {
 pub enum BufOp {
     Read,
     Write,
+    /// `write part X`: this thread's part of a cooperatively written element.
+    WritePart,
     Mma,
     TmaStore,
     CpAsync,

@@ -288,8 +288,13 @@ pub enum Op {
     Read {
         buf: ObjRef,
     },
+    /// `write X`, or with `part` `write part X`: this thread writes its own part of X
+    /// (cooperative tiles): part writes of one instance by different threads do not conflict
+    /// with each other, and conflict with everything else a write conflicts with.
     Write {
         buf: ObjRef,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        part: bool,
     },
     /// Async-proxy read by this thread (wgmma operand), complete when the statement ends.
     Mma {
@@ -390,9 +395,10 @@ impl Op {
             | Op::ArriveAndWait { bar }
             | Op::TestWait { bar, .. }
             | Op::CpAsyncArrive { bar, .. } => vec![bar],
-            Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } | Op::TmaStore { src: buf } => {
-                vec![buf]
-            }
+            Op::Read { buf }
+            | Op::Write { buf, .. }
+            | Op::Mma { buf }
+            | Op::TmaStore { src: buf } => vec![buf],
             Op::CpAsync { dst } => vec![dst],
             Op::Tma { dst, bar, .. } => vec![dst, bar],
             Op::ProducerAcquire { pipe }
@@ -410,7 +416,8 @@ impl Op {
         }
     }
 
-    /// The statement keyword as written in `.phase` (for traces and messages).
+    /// The statement keyword as written in `.phase` (for traces and messages); `write part`
+    /// for a part write.
     pub fn keyword(&self) -> &'static str {
         match self {
             Op::Init { .. } => "init",
@@ -432,7 +439,8 @@ impl Op {
             Op::ClusterWait => "cluster_wait",
             Op::FenceMbarrierInit => "fence_mbarrier_init",
             Op::Read { .. } => "read",
-            Op::Write { .. } => "write",
+            Op::Write { part: false, .. } => "write",
+            Op::Write { part: true, .. } => "write part",
             Op::Mma { .. } => "mma",
             Op::FenceProxyAsync => "fence_proxy_async",
             Op::Tma { .. } => "tma",

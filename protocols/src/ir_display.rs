@@ -274,7 +274,9 @@ impl Dumper<'_> {
                     .map_or(String::new(), |c| format!(", {}", e(c)));
                 format!("{kw} {}{count}", e(id))
             }
-            Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } => format!("{kw} {}", r(buf)),
+            Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } => {
+                format!("{kw} {}", r(buf))
+            }
             Op::TmaStore { src } => format!("{kw} {}", r(src)),
             Op::CpAsync { dst } => format!("{kw} {}", r(dst)),
             Op::Tma {

@@ -173,11 +173,12 @@ pub fn lex(text: &str) -> Lexed {
             b'\n' => {
                 let in_parens = matches!(nesting.last(), Some(Tok::LParen | Tok::LBracket));
                 let after_operator = tokens.last().is_some_and(|t| t.kind.continues_line());
-                // A continuation line never starts with a statement keyword: if it does, the
-                // `(`/`[` or operator before it is the mistake. Ending the statement here keeps
-                // one unclosed `(` from swallowing the rest of the file.
+                // A continuation line never starts with a statement: if one does, the `(`/`[`
+                // or operator before it is the mistake. Ending the statement here keeps one
+                // unclosed `(` from swallowing the rest of the file. A statement word followed
+                // by what only continues an expression (`load * 2`, `wait)`) is a name there.
                 let next_is_statement =
-                    (in_parens || after_operator) && starts_statement(next_word(&text[i + 1..]));
+                    (in_parens || after_operator) && starts_statement_line(&text[i + 1..]);
                 if next_is_statement {
                     nesting.retain(|t| *t == Tok::LBrace);
                 }
@@ -322,13 +323,24 @@ pub fn lex(text: &str) -> Lexed {
     }
 }
 
-/// The first word of a line (after blanks), or "".
-fn next_word(rest: &str) -> &str {
+/// Whether a line (`rest`, from its start) starts a statement: its first word is a statement
+/// word and what follows the word does not make it part of an expression (a binary operator
+/// other than `-`, `)`, `]`, `,`, `..`, `->` or `@`; no statement word is followed by one).
+fn starts_statement_line(rest: &str) -> bool {
     let rest = rest.trim_start_matches([' ', '\t', '\r']);
     let end = rest
         .find(|c: char| !is_ident_continue(c))
         .unwrap_or(rest.len());
-    &rest[..end]
+    if !starts_statement(&rest[..end]) {
+        return false;
+    }
+    let after = rest[end..].trim_start_matches([' ', '\t', '\r']);
+    let continues = ["==", "!=", "..", "->"]
+        .iter()
+        .any(|op| after.starts_with(op))
+        || (after.starts_with('/') && !after.starts_with("//"))
+        || after.starts_with(['+', '*', '%', '|', '^', '&', '<', '>', ')', ']', ',', '@']);
+    !continues
 }
 
 fn unexpected_char(ch: char, span: Span) -> LoadError {

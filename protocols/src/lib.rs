@@ -18,4 +18,6 @@ mod suggest;
 
 pub use diagnostics::{LoadError, LoadErrors};
 pub use loader::load;
+/// The language's words (every one usable as a name; builtins not as a value's name).
+pub use parser::{BUILTIN_NAMES, KEYWORDS};
 pub use span::{LineCol, SourceFile, Span};

@@ -3,6 +3,7 @@
 //! Every IR node carries a [`Span`] (byte offsets into its [`SourceFile`]); reports turn spans
 //! into 1-based line/column pairs with [`SourceFile::line_col`].
 
+use crate::diagnostics::{LoadError, LoadErrors};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -75,6 +76,66 @@ impl SourceFile {
         }
     }
 
+    /// A file read as bytes. Bytes that are not UTF-8 are a load error (E0004) at the first
+    /// bad byte, reported against the text with every bad sequence shown as U+FFFD (so that
+    /// the place can be rendered like any other load error's).
+    pub fn from_bytes(name: impl Into<String>, bytes: Vec<u8>) -> Result<SourceFile, LoadErrors> {
+        let e = match String::from_utf8(bytes) {
+            Ok(text) => return Ok(SourceFile::new(name, text)),
+            Err(e) => e,
+        };
+        let at = e.utf8_error().valid_up_to();
+        let error_len = e.utf8_error().error_len();
+        let truncated = error_len.is_none();
+        let bytes = e.into_bytes();
+        let bad_len = error_len.unwrap_or(bytes.len() - at);
+        let shown: Vec<String> = bytes[at..at + bad_len]
+            .iter()
+            .map(|b| format!("0x{b:02X}"))
+            .collect();
+        let utf16 = bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]);
+        let file = SourceFile::new(name, String::from_utf8_lossy(&bytes));
+        // The text lost a leading byte-order mark (3 valid bytes, all before `at`).
+        let bom = if bytes.starts_with("\u{feff}".as_bytes()) {
+            3
+        } else {
+            0
+        };
+        let start = at.saturating_sub(bom);
+        let span = Span::new(start as u32, (start + '\u{fffd}'.len_utf8()) as u32);
+        let lc = file.line_col(span.start);
+        let what = if truncated {
+            format!(
+                "an incomplete UTF-8 sequence ({}) ends the file",
+                shown.join(" ")
+            )
+        } else if shown.len() == 1 {
+            format!("byte {} is not UTF-8", shown[0])
+        } else {
+            format!("bytes {} are not UTF-8", shown.join(" "))
+        };
+        let help = if utf16 {
+            "this looks like UTF-16 text (it starts with a UTF-16 byte-order mark); save the file \
+             as UTF-8"
+        } else {
+            "`.phase` files are UTF-8 text; save the file as UTF-8 (e.g. `iconv -f latin1 -t \
+             utf-8`)"
+        };
+        Err(LoadErrors {
+            errors: vec![LoadError {
+                code: "E0004",
+                message: format!(
+                    "the file is not UTF-8 text: {what} (line {}, column {})",
+                    lc.line, lc.column
+                ),
+                span: Some(span),
+                label: "not UTF-8".into(),
+                help: Some(help.into()),
+            }],
+            file,
+        })
+    }
+
     /// Line and column (both 1-based) of a byte offset; offsets past the end clamp to the end.
     pub fn line_col(&self, offset: u32) -> LineCol {
         let offset = offset.min(self.text.len() as u32);
@@ -126,5 +187,46 @@ mod tests {
         for off in 0..12 {
             assert_eq!(f.line_of(Span::new(off, off)), f.line_col(off).line);
         }
+    }
+
+    fn not_utf8(bytes: &[u8]) -> LoadError {
+        let e = SourceFile::from_bytes("t.phase", bytes.to_vec()).expect_err("not UTF-8");
+        assert_eq!(e.errors.len(), 1);
+        let err = e.errors[0].clone();
+        assert_eq!(err.code, "E0004");
+        // The span covers the U+FFFD that stands for the bad bytes in the shown text.
+        assert_eq!(e.file.slice(err.span.expect("a place")), "\u{fffd}");
+        err
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_located() {
+        let e = not_utf8(b"protocol p\nblock 32\n# caf\xe9 au lait\n");
+        assert!(
+            e.message
+                .contains("byte 0xE9 is not UTF-8 (line 3, column 6)"),
+            "{}",
+            e.message
+        );
+        // Columns count characters; a byte-order mark is not one.
+        let e = not_utf8(
+            "\u{feff}# \u{e9}\n#"
+                .as_bytes()
+                .iter()
+                .chain(b"\xff")
+                .copied()
+                .collect::<Vec<_>>()
+                .as_slice(),
+        );
+        assert!(e.message.contains("(line 2, column 2)"), "{}", e.message);
+        let e = not_utf8(b"# \xe2\x82");
+        assert!(
+            e.message.contains("incomplete UTF-8 sequence (0xE2 0x82)"),
+            "{}",
+            e.message
+        );
+        let e = not_utf8(&[0xff, 0xfe, b'p', 0]);
+        assert!(e.help.as_deref().is_some_and(|h| h.contains("UTF-16")));
+        assert!(SourceFile::from_bytes("t", b"ok\n".to_vec()).is_ok());
     }
 }

@@ -134,6 +134,7 @@ fn every_statement_loads() {
         "fence_mbarrier_init",
         "read",
         "write",
+        "write part",
         "mma",
         "fence_proxy_async",
         "tma",

@@ -130,6 +130,7 @@ const VOCAB: &[&str] = &[
     "cluster_sync",
     "read",
     "write",
+    "part",
     "mma",
     "tma",
     "multicast",

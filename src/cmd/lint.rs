@@ -98,11 +98,6 @@ fn display_name(path: &Path) -> String {
     }
 }
 
-fn read(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())
-}
-
 struct Job<'a> {
     path: PathBuf,
     config: Option<Arc<Config>>,
@@ -146,16 +141,25 @@ pub fn apply_levels(
 
 fn check_file(job: &Job<'_>) -> FileResult {
     let name = display_name(&job.path);
-    let text = match read(&job.path) {
-        Ok(t) => t,
-        Err(msg) => {
+    let bytes = match std::fs::read(&job.path) {
+        Ok(b) => b,
+        Err(e) => {
             return FileResult {
                 file: SourceFile::new(name, ""),
-                outcome: Outcome::Unreadable(msg),
+                outcome: Outcome::Unreadable(format!("cannot read it: {e}")),
             };
         }
     };
-    let file = SourceFile::new(name, &text);
+    // Bytes that are not UTF-8 are a load error (E0004) like any other.
+    let file = match SourceFile::from_bytes(name, bytes) {
+        Ok(f) => f,
+        Err(errors) => {
+            return FileResult {
+                file: errors.file.clone(),
+                outcome: Outcome::LoadFailed(errors),
+            };
+        }
+    };
     let config = job.config.as_deref();
     let mut params: Vec<(String, i64)> = config
         .map(|c| c.params_for(&job.path))

@@ -13,22 +13,20 @@ pub fn load(
     path: &Path,
     params: &[(String, i64)],
 ) -> Result<(SourceFile, Program), (Exit, String)> {
-    let text = match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) => {
-                let msg = format!("{} is not UTF-8 text", path.display());
-                eprintln!("error: {msg}");
-                return Err((Exit::BadInput, msg));
-            }
-        },
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) => {
             let msg = format!("cannot read {}: {e}", path.display());
             eprintln!("error: {msg}");
             return Err((Exit::BadInput, msg));
         }
     };
-    let file = SourceFile::new(path.display().to_string(), text);
+    // Bytes that are not UTF-8 are a load error (E0004) like any other.
+    let file = SourceFile::from_bytes(path.display().to_string(), bytes).map_err(|errors| {
+        eprint!("{}", report::load_errors::human(&errors));
+        let msg = format!("{} is not UTF-8 text", path.display());
+        (Exit::BadInput, msg)
+    })?;
     match protocols::load(&file, params) {
         Ok(p) => Ok((file, p)),
         Err(errors) => {

@@ -82,19 +82,8 @@ pub fn run(args: &VerifyArgs) -> Exit {
     let status = Status::new("verify", mode, files.len());
     for path in &files {
         let name = path.display().to_string();
-        let text = match std::fs::read(path) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(t) => t,
-                Err(_) => {
-                    worst = Exit::BadInput;
-                    if json {
-                        results.push(unreadable(name, "it is not UTF-8 text".into()));
-                    } else {
-                        eprintln!("error: {} is not UTF-8 text", path.display());
-                    }
-                    continue;
-                }
-            },
+        let bytes = match std::fs::read(path) {
+            Ok(bytes) => bytes,
             Err(e) => {
                 worst = Exit::BadInput;
                 if json {
@@ -105,7 +94,19 @@ pub fn run(args: &VerifyArgs) -> Exit {
                 continue;
             }
         };
-        let file = SourceFile::new(name, text);
+        // Bytes that are not UTF-8 are a load error (E0004) like any other.
+        let file = match SourceFile::from_bytes(name.clone(), bytes) {
+            Ok(file) => file,
+            Err(errors) => {
+                worst = Exit::BadInput;
+                if json {
+                    results.push(unreadable(name, "it is not UTF-8 text (E0004)".into()));
+                } else {
+                    eprint!("{}", report::load_errors::human(&errors));
+                }
+                continue;
+            }
+        };
         let program = match protocols::load(&file, &args.params) {
             Err(errors) => {
                 worst = Exit::BadInput;

@@ -322,7 +322,7 @@ pub fn op_exprs(op: &Op) -> Vec<&Expr> {
                 v.push(c);
             }
         }
-        Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } | Op::TmaStore { src: buf } => {
+        Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } | Op::TmaStore { src: buf } => {
             r(buf, &mut v)
         }
         Op::CpAsync { dst } => r(dst, &mut v),
@@ -469,7 +469,7 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
             _ => {}
         }
         match op {
-            Op::Write { buf } | Op::Store { global: buf } | Op::CpAsync { dst: buf } => {
+            Op::Write { buf, .. } | Op::Store { global: buf } | Op::CpAsync { dst: buf } => {
                 set(w, bit(buf.object))
             }
             Op::MemcpyAsync { dst, pipe } => {

@@ -78,6 +78,7 @@ fn kind_word(k: AccessKind) -> &'static str {
         AccessKind::Write => "write",
         AccessKind::AsyncRead => "async-proxy read",
         AccessKind::AsyncWrite => "async-proxy write",
+        AccessKind::PartWrite => "part write",
     }
 }
 
@@ -90,7 +91,15 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
         {
             let acc = match op {
                 Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
-                Op::Write { buf } | Op::Store { global: buf } => Some((buf, AccessKind::Write)),
+                Op::Write { buf, part } => Some((
+                    buf,
+                    if *part {
+                        AccessKind::PartWrite
+                    } else {
+                        AccessKind::Write
+                    },
+                )),
+                Op::Store { global: buf } => Some((buf, AccessKind::Write)),
                 Op::Mma { buf } => Some((buf, AccessKind::AsyncRead)),
                 _ => None,
             };
@@ -154,7 +163,7 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     // 1. Co-enabled conflicting accesses.
     for (i, a) in acc.iter().enumerate() {
         for b in &acc[i + 1..] {
-            if a.buf != b.buf || a.agent == b.agent || !(a.kind.is_write() || b.kind.is_write()) {
+            if a.buf != b.buf || a.agent == b.agent || !a.kind.conflicts(b.kind) {
                 continue;
             }
             let (first, second) = if a.span <= b.span { (a, b) } else { (b, a) };
@@ -177,7 +186,7 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     for a in &acc {
         for u in 0..m.nthreads() {
             for e in &s.threads[u as usize].acc {
-                if e.buf != a.buf || !(e.kind.is_write() || a.kind.is_write()) {
+                if e.buf != a.buf || !e.kind.conflicts(a.kind) {
                     continue;
                 }
                 // Program order covers a thread's own later accesses (the proxy rule still

@@ -48,11 +48,22 @@ pub enum AccessKind {
     AsyncRead,
     /// Async-proxy write (TMA landing).
     AsyncWrite,
+    /// Generic-proxy write of this thread's part of the instance (`write part`).
+    PartWrite,
 }
 
 impl AccessKind {
     pub fn is_write(self) -> bool {
-        matches!(self, AccessKind::Write | AccessKind::AsyncWrite)
+        matches!(
+            self,
+            AccessKind::Write | AccessKind::AsyncWrite | AccessKind::PartWrite
+        )
+    }
+    /// Whether accesses of these kinds by different agents to one instance conflict: one of
+    /// them writes, unless both are part writes (each thread writes its own part).
+    pub fn conflicts(self, other: AccessKind) -> bool {
+        (self.is_write() || other.is_write())
+            && !(self == AccessKind::PartWrite && other == AccessKind::PartWrite)
     }
     pub fn is_async(self) -> bool {
         matches!(self, AccessKind::AsyncRead | AccessKind::AsyncWrite)

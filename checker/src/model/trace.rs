@@ -204,7 +204,7 @@ pub fn describe(
                     peek_bar(m, s, action, bar),
                 ),
                 Op::Read { buf }
-                | Op::Write { buf }
+                | Op::Write { buf, .. }
                 | Op::Mma { buf }
                 | Op::TmaStore { src: buf }
                 | Op::CpAsync { dst: buf } => (format!("{kw} {}", objref(m, s, action, buf)), None),

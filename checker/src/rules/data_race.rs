@@ -7,6 +7,13 @@ super::declare_rule! {
     /// TMA, cp.async, a TMA store reading its source), at least one of them a write, that are not
     /// ordered by happens-before.
     ///
+    /// Cooperative tiles: `write part X` writes this thread's own part of `X` (a warp filling a
+    /// tile, each lane its fragment). Part writes of one instance by different threads do not
+    /// conflict with each other; a part write conflicts like any write with every read, every
+    /// whole `write` and every async access of the instance by another thread. It is a
+    /// generic-proxy write: a TMA store of the tile needs `fence_proxy_async` after it
+    /// (`missing-proxy-fence`). See language.md, "Cooperative tiles: `write part`".
+    ///
     /// # Why
     ///
     /// Only synchronisation orders memory: a release arrive and an acquire wait that observes it, a

@@ -90,6 +90,14 @@ const RESERVED: &[&str] = &[
     "blockIdx",
     "blockDim",
     "gridDim",
+    // Statement words of `.phase` are names there too (language.md, "Statement words are
+    // contextual"): `init` is called unqualified on `cuda::barrier`s, and `exit`, `read`,
+    // `write` and `wait` are C library functions at namespace scope, where parameters live.
+    "init",
+    "exit",
+    "read",
+    "write",
+    "wait",
 ];
 
 /// A C++ identifier for a `.phase` name (params, objects).
@@ -231,4 +239,23 @@ fn balanced(s: &str) -> bool {
         }
     }
     depth == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_that_c_code_uses_get_a_suffix() {
+        for (name, c) in [
+            ("init", "init_"),
+            ("wait", "wait_"),
+            ("for", "for_"),
+            ("pc_x", "pc_x_"),
+            ("load", "load"),
+            ("full", "full"),
+        ] {
+            assert_eq!(ident(name), c);
+        }
+    }
 }

@@ -60,6 +60,9 @@ pub struct BufferInfo {
     pub staging_fill: u32,
     /// Offset of instance 0's `tma_store` destination.
     pub staging_store: u32,
+    /// Some statement writes it in parts (`write part`): its instances count the part writes
+    /// in flight, which its readers and whole writers check.
+    pub part: bool,
 }
 
 pub(crate) struct Layout {
@@ -142,6 +145,9 @@ impl Layout {
                 words,
                 staging_fill: staging,
                 staging_store: staging + count * size,
+                part: stmts
+                    .iter()
+                    .any(|s| s.keyword == "write part" && s.object == Some(i as u32)),
             });
             staging += 2 * count * size;
             shared += count * size;

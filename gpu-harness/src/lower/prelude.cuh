@@ -483,40 +483,75 @@ __device__ __forceinline__ pc_u32 pc_cluster_rank() {
 }
 
 // ---- stamped buffers ----
-// A buffer instance: [stamp u64][pad u64][data words...]. A stamp names its writer: statement,
-// occurrence (iteration) and thread; the busy bit is set while a thread's write is in flight.
-// Data words hold a hash of the stamp, so a torn fill is visible.
+// A buffer instance: [stamp u64][parts u32][pad u32][data words...]. A stamp names its writer:
+// statement, occurrence (iteration) and thread; the busy bit is set while a thread's write is
+// in flight. Data words hold a hash of the stamp, so a torn fill is visible.
+// Cooperative tiles (`write part X`): a part write leaves a stamp with PC_PART (bit 5 of the
+// cta field, free: a cluster has at most 16 blocks) and writes only its own data word, so the
+// words of a part-written instance are not checked against its stamp. The `parts` word counts
+// the part writes in flight; it exists (is cleared by the bootstrap and checked by readers and
+// whole writers, their `part` argument) only in buffers that some statement writes in parts.
+// Part writes do not check each other.
+#define PC_PART (1ull << 15)
 __device__ __forceinline__ pc_u64 pc_stamp(Pc& pc, pc_u32 stmt, pc_u32 occ) {
   return ((pc_u64)(stmt + 1) << 48) | ((pc_u64)(occ & 0xffffffffu) << 16) | ((pc_u64)pc.cta << 10) | (pc_u64)pc.tid;
 }
 __device__ __forceinline__ pc_u32 pc_hash(pc_u64 s) { return (pc_u32)(s ^ (s >> 29) ^ 0x9E3779B9u); }
-__device__ void pc_read(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 index) {
+__device__ __forceinline__ pc_u32* pc_parts(unsigned char* buf) { return (pc_u32*)(buf + 8); }
+__device__ __forceinline__ pc_u32 pc_parts_now(unsigned char* buf, bool part) {
+  return part ? *(volatile pc_u32*)pc_parts(buf) : 0u;
+}
+__device__ void pc_read(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 index, bool part = false) {
   if (pc.dead) return;
   volatile pc_u64* st = (volatile pc_u64*)buf;
   volatile pc_u32* data = (volatile pc_u32*)(buf + 16);
   pc_u64 s1 = *st;
+  pc_u32 p1 = pc_parts_now(buf, part);
   pc_u32 d = words ? data[pc.tid % words] : 0;
   pc_hold_open(pc, stmt);
   pc_delay(pc);
   pc_u64 s2 = *st;
-  bool bad = (s1 & PC_BUSY) || s2 != s1 || (words && s1 != 0 && d != pc_hash(s1));
-  if (bad) pc_event(pc, PC_EV_RACE, stmt, (s1 & PC_BUSY) ? s1 : s2, ((pc_u64)index << 32) | 0u);
+  pc_u32 p2 = pc_parts_now(buf, part);
+  bool bad = (s1 & PC_BUSY) || s2 != s1 || p1 || p2
+             || (words && s1 != 0 && !(s1 & PC_PART) && d != pc_hash(s1));
+  if (bad) pc_event(pc, PC_EV_RACE, stmt, (s1 & PC_BUSY) ? s1 : s2, ((pc_u64)index << 32) | (p1 || p2 ? 4u : 0u));
 }
-__device__ void pc_write(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ, pc_u32 index) {
+__device__ void pc_write(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ, pc_u32 index,
+                         bool part = false) {
   if (pc.dead) return;
   volatile pc_u64* st = (volatile pc_u64*)buf;
   volatile pc_u32* data = (volatile pc_u32*)(buf + 16);
   pc_u64 mine = pc_stamp(pc, stmt, occ);
   pc_u64 old = *st;
-  if (old & PC_BUSY) pc_event(pc, PC_EV_RACE, stmt, old, ((pc_u64)index << 32) | 1u);
+  if ((old & PC_BUSY) || pc_parts_now(buf, part)) pc_event(pc, PC_EV_RACE, stmt, old, ((pc_u64)index << 32) | 1u);
   *st = mine | PC_BUSY;
   pc_u32 h = pc_hash(mine);
   for (pc_u32 w = 0; w < words; w++) data[w] = h;
   pc_hold_open(pc, stmt);
   pc_delay(pc);
   pc_u64 now = *st;
-  if (now != (mine | PC_BUSY)) pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
+  if (now != (mine | PC_BUSY) || pc_parts_now(buf, part)) pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
   *st = mine;
+}
+// `write part X`: this thread's part. Counted in flight (readers and whole writers of the
+// instance see it), its stamp published with PC_PART, its own data word written; a whole write
+// in flight (a busy stamp) at its start or end is a race. Other part writes are not.
+__device__ void pc_write_part(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ, pc_u32 index) {
+  if (pc.dead) return;
+  volatile pc_u64* st = (volatile pc_u64*)buf;
+  volatile pc_u32* data = (volatile pc_u32*)(buf + 16);
+  pc_u64 mine = pc_stamp(pc, stmt, occ) | PC_PART;
+  atomicAdd(pc_parts(buf), 1u);
+  pc_u64 old = *st;
+  if (old & PC_BUSY) pc_event(pc, PC_EV_RACE, stmt, old, ((pc_u64)index << 32) | 1u);
+  *st = mine;
+  if (words) data[pc.tid % words] = pc_hash(mine);
+  pc_hold_open(pc, stmt);
+  pc_delay(pc);
+  pc_u64 now = *st;
+  if (now & PC_BUSY) pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
+  __threadfence_block();
+  atomicSub(pc_parts(buf), 1u);
 }
 // A copy of `v` that the compiler can neither fold nor recompute: `v` goes through a shuffle
 // from the thread itself, mixed with the lane id so that it differs between lanes (the
@@ -546,10 +581,11 @@ __device__ __forceinline__ void pc_keep_live(const PcKeep& k) {
 // the warp (in straight-line code: a loop carries them, and ptxas may move them and reuse
 // their registers). The final store writes only the stamp's upper word (it clears the busy
 // bit).
+// A `write part` in the proxy-window kernel is the same, with a part stamp.
 __device__ __forceinline__ void pc_write_window(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ,
-                                                PcKeep& keep) {
+                                                PcKeep& keep, bool part = false) {
   if (pc.dead) return;
-  pc_u64 mine = pc_stamp(pc, stmt, occ);
+  pc_u64 mine = pc_stamp(pc, stmt, occ) | (part ? PC_PART : 0ull);
   keep.a = pc_opaque(pc_smem(buf));
   keep.lo = pc_opaque((pc_u32)mine);
   keep.busy_hi = pc_opaque((pc_u32)((mine | PC_BUSY) >> 32));
@@ -683,7 +719,8 @@ __device__ void pc_check_stores(Pc& pc) {
     // write of the source between the issue and here, which would be a race of its own.
     pc_u64 seen = PC_PROXY_WINDOW ? *(volatile pc_u64*)r.src[i] : r.seen[i];
     bool stale = landed != seen;
-    if (!stale && landed != 0 && !(landed & PC_BUSY)) {
+    // A part-written source (PC_PART) has words of several writers: only its stamp is checked.
+    if (!stale && landed != 0 && !(landed & (PC_BUSY | PC_PART))) {
       pc_u32 h = pc_hash(landed);
       for (pc_u32 w = 0; w < r.words[i] && !stale; w++)
         stale = ((const volatile pc_u32*)(at + 16))[w] != h;

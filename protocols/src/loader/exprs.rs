@@ -261,9 +261,15 @@ impl Loader<'_> {
             return ExprKind::Int(0);
         }
         let candidates = self.value_candidates(constant.is_some());
-        let help = did_you_mean(n, candidates.iter().map(|s| s.as_str())).or_else(|| {
-            constant.map(|_| "only parameters declared above this line can be used here".into())
-        });
+        let help = did_you_mean(n, candidates.iter().map(|s| s.as_str()))
+            .or_else(|| {
+                constant.map(|_| "only parameters declared above this line can be used here".into())
+            })
+            .or_else(|| match n {
+                "arrive" => Some("`let T = arrive B` needs the barrier after `arrive`".into()),
+                "test_wait" => Some("write `let X = test_wait B parity E`".into()),
+                _ => None,
+            });
         self.error(
             "E0201",
             format!("unknown name `{n}`"),

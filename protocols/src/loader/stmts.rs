@@ -301,6 +301,7 @@ impl Loader<'_> {
                 let kw = match kind {
                     BufOp::Read => "read",
                     BufOp::Write => "write",
+                    BufOp::WritePart => "write part",
                     BufOp::Mma => "mma",
                     BufOp::TmaStore => "tma_store",
                     BufOp::CpAsync => "cp_async",
@@ -308,7 +309,8 @@ impl Loader<'_> {
                 let buf = self.obj_ref(r, kw, Want::Buffer)?;
                 match kind {
                     BufOp::Read => Op::Read { buf },
-                    BufOp::Write => Op::Write { buf },
+                    BufOp::Write => Op::Write { buf, part: false },
+                    BufOp::WritePart => Op::Write { buf, part: true },
                     BufOp::Mma => Op::Mma { buf },
                     BufOp::TmaStore => Op::TmaStore { src: buf },
                     BufOp::CpAsync => Op::CpAsync { dst: buf },

@@ -1,6 +1,12 @@
-//! Reserved words and statement keywords.
+//! The language's words: keywords, statement words and the builtins.
+//!
+//! Keywords are contextual (docs/language.md, "Statement words are contextual"): a keyword is
+//! a keyword only where one is expected, so every word can name a parameter, object, local,
+//! loop variable, role, kernel or protocol, except that the builtins ([`BUILTIN_NAMES`]) cannot
+//! name a value (a parameter, local or loop variable): values and builtins share one
+//! namespace, and a value named `warp` would silently change what `warp` means.
 
-/// Words that cannot be identifiers.
+/// Every word the grammar gives a meaning to somewhere (none of them is reserved everywhere).
 pub const KEYWORDS: &[&str] = &[
     // declarations and structure
     "protocol",
@@ -144,8 +150,14 @@ pub(crate) const STATEMENT_WORDS: &[&str] = &[
     "expect",
 ];
 
-pub fn is_keyword(s: &str) -> bool {
-    KEYWORDS.contains(&s)
+/// Builtin values and functions: they cannot name a parameter, local or loop variable (E0102).
+pub const BUILTIN_NAMES: &[&str] = &[
+    "tid", "lane", "warp", "cta", "nthreads", "ncta", "min", "max",
+];
+
+/// Whether a word is a builtin value or function (reserved as a value name).
+pub fn is_builtin(s: &str) -> bool {
+    BUILTIN_NAMES.contains(&s)
 }
 
 /// Whether a word can only start a statement or declaration (never appear in an expression).

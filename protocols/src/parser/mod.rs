@@ -8,8 +8,9 @@ mod exprs;
 mod keywords;
 mod stmts;
 
-pub use keywords::is_keyword;
+use keywords::is_builtin;
 pub(crate) use keywords::starts_statement;
+pub use keywords::{BUILTIN_NAMES, KEYWORDS};
 
 use crate::ast::*;
 use crate::diagnostics::LoadError;
@@ -24,6 +25,14 @@ pub const MAX_EXPR_DEPTH: u32 = 64;
 #[derive(Debug)]
 pub struct Fail;
 type R<T> = Result<T, Fail>;
+
+/// What a declared name names: a value (parameter, local, loop variable; the builtins are
+/// reserved there) or anything else (object, role, protocol), where every word may be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NameKind {
+    Value,
+    Other,
+}
 
 pub struct Parser<'a> {
     src: &'a str,
@@ -152,29 +161,39 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A name that is not a keyword.
-    fn name(&mut self, what: &str) -> R<Name> {
+    /// A name. Every word can be one (statement words are contextual), but a builtin
+    /// (`tid`, `min`, ...) cannot name a value: see [`NameKind`].
+    fn name(&mut self, what: &str, kind: NameKind) -> R<Name> {
         let t = self.peek();
         if t.kind != Tok::Ident {
             return Err(self.error_here(what));
         }
         let text = self.text(t);
-        if is_keyword(text) {
-            self.bump();
+        self.bump();
+        if kind == NameKind::Value && is_builtin(text) {
             self.errors.push(LoadError {
                 code: "E0102",
-                message: format!("`{text}` is a keyword and cannot be used as a name"),
+                message: format!("`{text}` is a builtin and cannot be used as a name"),
                 span: Some(t.span),
-                label: "keyword".into(),
-                help: Some(format!("choose another name, e.g. `{text}_`")),
+                label: "builtin".into(),
+                help: Some(format!(
+                    "parameters, locals and loop variables share one namespace with the builtins \
+                     ({}); choose another name, e.g. `{text}_`",
+                    BUILTIN_NAMES.join(", ")
+                )),
             });
             return Err(Fail);
         }
-        self.bump();
         Ok(Name {
             text: text.to_string(),
             span: t.span,
         })
+    }
+
+    /// At the start of a statement: `NAME = ...` is an assignment whatever the word (no
+    /// statement keyword is followed by `=`).
+    fn at_assignment(&self) -> bool {
+        self.kind() == Tok::Ident && self.peek_at(1).kind == Tok::Assign
     }
 
     fn skip_separators(&mut self) {
@@ -253,18 +272,18 @@ impl<'a> Parser<'a> {
     fn item(&mut self) -> R<Item> {
         let start = self.peek().span;
         let t = self.peek();
-        if t.kind != Tok::Ident {
+        if t.kind != Tok::Ident || self.at_assignment() {
             return self.stmt().map(Item::Stmt);
         }
         match self.text(t) {
             "protocol" => {
                 self.bump();
-                let name = self.name("the protocol's name")?;
+                let name = self.name("the protocol's name", NameKind::Other)?;
                 Ok(Item::Protocol(name, start.to(self.prev_span())))
             }
             "param" => {
                 self.bump();
-                let name = self.name("a parameter name")?;
+                let name = self.name("a parameter name", NameKind::Value)?;
                 self.expect(Tok::Assign)?;
                 let value = self.expr()?;
                 Ok(Item::Param {
@@ -293,7 +312,7 @@ impl<'a> Parser<'a> {
     fn object_decl(&mut self) -> R<Item> {
         let kw = self.bump();
         let kw_text = self.text(kw);
-        let name = self.name("an object name")?;
+        let name = self.name("an object name", NameKind::Other)?;
         let len =
             if kw_text != "pipeline" && kw_text != "global" && self.eat(Tok::LBracket).is_some() {
                 let e = self.expr()?;

@@ -1,7 +1,7 @@
 //! Statements, operations and object references.
 
 use super::keywords::STATEMENT_WORDS;
-use super::{Fail, MAX_BLOCK_DEPTH, Parser, R};
+use super::{Fail, MAX_BLOCK_DEPTH, NameKind, Parser, R};
 use crate::ast::*;
 use crate::diagnostics::LoadError;
 use crate::ir::MemScope;
@@ -76,18 +76,30 @@ impl Parser<'_> {
             return Err(self.error_here("a statement"));
         }
         let word = self.text(t);
+        if self.at_assignment() {
+            let name = self.name("a variable name", NameKind::Value)?;
+            self.bump();
+            let value = self.expr()?;
+            return Ok(Stmt {
+                kind: StmtKind::Assign { name, value },
+                span: start.to(self.prev_span()),
+            });
+        }
         let kind = match word {
             "let" => {
                 self.bump();
-                let name = self.name("a variable name")?;
+                let name = self.name("a variable name", NameKind::Value)?;
                 self.expect(Tok::Assign)?;
-                let value = if self.at_word("arrive") {
+                // `arrive` and `test_wait` start the operation when a name (the barrier)
+                // follows; otherwise they are a value's name (`let y = arrive + 1`).
+                let op_follows = self.peek_at(1).kind == Tok::Ident;
+                let value = if op_follows && self.at_word("arrive") {
                     self.bump();
                     let bar = self.obj_ref()?;
                     let count = self.opt_comma_expr()?;
                     let scope = self.opt_scope()?;
                     LetValue::Arrive { bar, count, scope }
-                } else if self.at_word("test_wait") {
+                } else if op_follows && self.at_word("test_wait") {
                     self.bump();
                     let bar = self.obj_ref()?;
                     self.expect_word("parity")?;
@@ -101,7 +113,7 @@ impl Parser<'_> {
             "if" => self.if_stmt()?,
             "for" => {
                 self.bump();
-                let var = self.name("a loop variable")?;
+                let var = self.name("a loop variable", NameKind::Value)?;
                 self.expect_word("in")?;
                 let start = self.expr()?;
                 self.expect(Tok::DotDot)?;
@@ -122,7 +134,7 @@ impl Parser<'_> {
             }
             "role" => {
                 self.bump();
-                let name = self.name("a role name")?;
+                let name = self.name("a role name", NameKind::Other)?;
                 self.expect_word("when")?;
                 let cond = self.expr()?;
                 let body = self.block()?;
@@ -161,11 +173,6 @@ impl Parser<'_> {
             _ => {
                 if let Some(op) = self.op()? {
                     StmtKind::Op(op)
-                } else if self.peek_at(1).kind == Tok::Assign {
-                    let name = self.name("a variable name")?;
-                    self.bump();
-                    let value = self.expr()?;
-                    StmtKind::Assign { name, value }
                 } else {
                     let help = did_you_mean(word, STATEMENT_WORDS.iter().copied());
                     self.errors.push(LoadError {
@@ -189,14 +196,16 @@ impl Parser<'_> {
         self.bump();
         let cond = self.expr()?;
         let then_body = self.block()?;
-        // `}` and `else` may be on different lines.
-        if self.kind() == Tok::Newline && {
-            let t = self.peek_at(1);
-            t.kind == Tok::Ident && self.text(t) == "else"
-        } {
+        // `}` and `else` may be on different lines. `else = ...` assigns a local named `else`.
+        let is_else = |p: &Self, at: usize| {
+            let t = p.peek_at(at);
+            t.kind == Tok::Ident && p.text(t) == "else" && p.peek_at(at + 1).kind != Tok::Assign
+        };
+        if self.kind() == Tok::Newline && is_else(self, 1) {
             self.bump();
         }
-        let else_body = if self.eat_word("else").is_some() {
+        let else_body = if is_else(self, 0) {
+            self.bump();
             if self.at_word("if") {
                 let s = self.peek().span;
                 let kind = self.if_stmt()?;
@@ -272,6 +281,17 @@ impl Parser<'_> {
         if op.is_some() {
             self.bump();
             return Ok(op);
+        }
+        // `write part X`: a part write when a name (the buffer) follows `part`; otherwise
+        // `part` is the buffer (`write part`, `write part[i]`).
+        let part = word == "write" && {
+            let (p, x) = (self.peek_at(1), self.peek_at(2));
+            p.kind == Tok::Ident && self.text(p) == "part" && x.kind == Tok::Ident
+        };
+        if part {
+            self.bump();
+            self.bump();
+            return Ok(Some(OpAst::Buf(BufOp::WritePart, self.obj_ref()?)));
         }
         let buf = match word {
             "read" => Some(BufOp::Read),

@@ -167,7 +167,7 @@ pub(super) fn tma_in_flight(
     let access = stmts
         .iter()
         .copied()
-        .find(|&s| matches!(info(s).keyword, "read" | "write" | "mma"))?;
+        .find(|&s| matches!(info(s).keyword, "read" | "write" | "write part" | "mma"))?;
     let a = steps.iter().rposition(|st| st.stmt == access)?;
     // The copy must still be in flight at the access: not landed by a deferred landing before
     // it, nor (a `cp.async`/`memcpy_async`) completed by its thread's arrive-on event.
@@ -244,7 +244,7 @@ pub(super) fn extend_to_in_flight_access(
             stmt,
         });
         let info = &lowered.stmts[stmt as usize];
-        if !matches!(info.keyword, "read" | "write" | "mma") {
+        if !matches!(info.keyword, "read" | "write" | "write part" | "mma") {
             continue;
         }
         let access = all.len() - 1;

@@ -1059,11 +1059,12 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.waited(t);
                 Done::Next
             }
-            Op::Read { buf } | Op::Write { buf } | Op::Mma { buf } => {
+            Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } => {
                 let x = tryo!(self.buf(t, buf));
                 let kind = match op {
                     Op::Read { .. } => AccessKind::Read,
-                    Op::Write { .. } => AccessKind::Write,
+                    Op::Write { part: false, .. } => AccessKind::Write,
+                    Op::Write { part: true, .. } => AccessKind::PartWrite,
                     _ => AccessKind::AsyncRead,
                 };
                 self.record_access(t, x, kind, pc);

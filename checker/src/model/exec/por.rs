@@ -179,7 +179,7 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 };
                 local_buf(m, t, x) && !in_flight_write(s, x) && f.buf[x as usize] & X_WRITE == 0
             }
-            Op::Write { buf } | Op::Store { global: buf } => {
+            Op::Write { buf, .. } | Op::Store { global: buf } => {
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
                 };
@@ -647,7 +647,7 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
                 !in_flight_write(s, x)
                     && !others_reach(m, s, t, block, |r, pc, own| has(&r.writes[pc], obj, own))
             }
-            Op::Write { buf } | Op::Store { global: buf } => {
+            Op::Write { buf, .. } | Op::Store { global: buf } => {
                 let obj = buf.object.0;
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;

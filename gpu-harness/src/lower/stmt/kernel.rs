@@ -76,7 +76,7 @@ impl Gen<'_> {
                             b.size, b.words
                         ),
                     );
-                    total_stamps.push((name.clone(), o.count(), b.size));
+                    total_stamps.push((name.clone(), o.count(), b.part));
                 }
                 ObjectKind::Global => {
                     self.line(
@@ -196,12 +196,16 @@ impl Gen<'_> {
                 out,
                 "// harness bootstrap (not part of the protocol): clear the stamps",
             );
-            for (name, count, _) in &total_stamps {
+            for (name, count, part) in &total_stamps {
+                // A buffer written in parts: the count of part writes in flight too.
+                let clear = if *part {
+                    format!("{{ *(pc_u64*)&{name}[i][0] = 0; *(pc_u64*)&{name}[i][8] = 0; }}")
+                } else {
+                    format!("*(pc_u64*)&{name}[i][0] = 0;")
+                };
                 self.line(
                     out,
-                    &format!(
-                        "for (long long i = tid; i < {count}; i += nthreads) *(pc_u64*)&{name}[i][0] = 0;"
-                    ),
+                    &format!("for (long long i = tid; i < {count}; i += nthreads) {clear}"),
                 );
             }
             if self.mode == Mode::Confirm && self.layout.stmts.iter().any(|s| s.deferrable) {

@@ -252,6 +252,16 @@ impl<'a> Gen<'a> {
         Ok((ptr, b.words.min(MAX_WORDS), b.size, b.staging_fill))
     }
 
+    /// `, true` when some statement writes the buffer in parts (its accesses check the count
+    /// of part writes in flight), else nothing.
+    fn parts_arg(&self, r: &ObjRef) -> &'static str {
+        if self.layout.buffer(r.object.0).is_some_and(|b| b.part) {
+            ", true"
+        } else {
+            ""
+        }
+    }
+
     fn no_remote(&self, r: &ObjRef, what: &str) -> Result<(), LowerError> {
         if r.cta.is_some() {
             return Err(unsupported(

@@ -391,27 +391,40 @@ impl Gen<'_> {
                 self.line(
                     out,
                     &format!(
-                        "pc_read(pc, {ptr}, {words}, {id}, (pc_u32)({}));",
-                        self.index(buf)
+                        "pc_read(pc, {ptr}, {words}, {id}, (pc_u32)({}){});",
+                        self.index(buf),
+                        self.parts_arg(buf)
                     ),
                 );
             }
-            Op::Write { buf } if self.proxy_window => {
+            Op::Write { buf, part } if self.proxy_window => {
+                let (ptr, words, _, _) = self.buffer_args(buf)?;
+                let part = if *part { ", true" } else { "" };
+                self.line(
+                    out,
+                    &format!(
+                        "pc_write_window(pc, {ptr}, {words}, {id}, {occ}, pc_keep{part});"
+                    ),
+                );
+            }
+            Op::Write { buf, part: true } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
                     out,
                     &format!(
-                        "pc_write_window(pc, {ptr}, {words}, {id}, {occ}, pc_keep);"
+                        "pc_write_part(pc, {ptr}, {words}, {id}, {occ}, (pc_u32)({}));",
+                        self.index(buf)
                     ),
                 );
             }
-            Op::Write { buf } => {
+            Op::Write { buf, part: false } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
                     out,
                     &format!(
-                        "pc_write(pc, {ptr}, {words}, {id}, {occ}, (pc_u32)({}));",
-                        self.index(buf)
+                        "pc_write(pc, {ptr}, {words}, {id}, {occ}, (pc_u32)({}){});",
+                        self.index(buf),
+                        self.parts_arg(buf)
                     ),
                 );
             }
