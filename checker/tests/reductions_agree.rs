@@ -227,6 +227,13 @@ fn reductions_agree_on_generated_pipelines() {
     run_property(protogen::pipe(), cases.max(1));
 }
 
+/// Cooperative fills (`write part`), whose part writes the footprint rule lets commute.
+#[test]
+fn reductions_agree_on_generated_tiles() {
+    let cases = env_u64("PHASECHECK_GEN_CASES").map_or(DEFAULT_CASES / 4, |n| n as u32 / 4);
+    run_property(protogen::tile(), cases.max(1));
+}
+
 // ---------- disagreements the property found (fixed; kept as regression tests) ----------
 //
 // Root cause as far as seen from outside: `bar_sync` / `bar_arrive` are "eager" operations

@@ -178,9 +178,20 @@ pub(super) fn tma_in_flight(
                 (cta, tid) != (st.cta, st.tid) || before <= i || before > a
             })
     };
+    // Or the copy is issued after the access (a write-after-read against an earlier access
+    // that nothing released) and lands after the trace: the access is held open across the
+    // issue until the landing.
+    let landed = |i: usize| {
+        let st = steps[i];
+        landings.iter().any(|l| l.issue == i)
+            || fills_done
+                .iter()
+                .any(|&(cta, tid, before)| (cta, tid) == (st.cta, st.tid) && before > i)
+    };
     let issue = (0..a)
         .rev()
-        .find(|&i| steps[i].stmt == tma && in_flight(i))?;
+        .find(|&i| steps[i].stmt == tma && in_flight(i))
+        .or_else(|| (a + 1..steps.len()).find(|&i| steps[i].stmt == tma && !landed(i)))?;
     Some((a, issue))
 }
 

@@ -50,6 +50,10 @@ pub const B_QUIT: u8 = 64;
 /// Buffer flags.
 pub const X_READ: u8 = 1;
 pub const X_WRITE: u8 = 2;
+/// A part write (`write part`): conflicts with every access but another thread's part write.
+pub const X_PART: u8 = 4;
+/// Any write.
+pub const X_WRITES: u8 = X_WRITE | X_PART;
 
 /// Forks (paths) and instructions one thread's run may take before it falls back to its
 /// static reach.
@@ -841,6 +845,7 @@ fn op_step(
         | Op::LoadAcquire { .. }
         | Op::Mma { .. }
         | Op::TmaStore { .. } => flag(&mut run.bufs, ids[0], X_READ),
+        Op::Write { part: true, .. } => flag(&mut run.bufs, ids[0], X_PART),
         Op::Write { .. } | Op::Store { .. } | Op::StoreRelease { .. } | Op::CpAsync { .. } => {
             flag(&mut run.bufs, ids[0], X_WRITE)
         }

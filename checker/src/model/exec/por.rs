@@ -177,9 +177,17 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
                 };
-                local_buf(m, t, x) && !in_flight_write(s, x) && f.buf[x as usize] & X_WRITE == 0
+                local_buf(m, t, x) && !in_flight_write(s, x) && f.buf[x as usize] & X_WRITES == 0
             }
-            Op::Write { buf, .. } | Op::Store { global: buf } => {
+            Op::Write { buf, part } => {
+                let Some(x) = peek_bar(m, s, t, buf) else {
+                    return false;
+                };
+                // Part writes of one buffer by different threads do not conflict.
+                let allowed = if *part { X_PART } else { 0 };
+                local_buf(m, t, x) && !in_flight_access(s, x) && f.buf[x as usize] & !allowed == 0
+            }
+            Op::Store { global: buf } => {
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
                 };
@@ -272,7 +280,7 @@ fn copy_alone(
     let conflict = if write {
         others != 0 || in_flight_access(s, x)
     } else {
-        others & footprint::X_WRITE != 0 || in_flight_write(s, x)
+        others & footprint::X_WRITES != 0 || in_flight_write(s, x)
     };
     local_buf(m, t, x) && !conflict
 }
@@ -333,7 +341,7 @@ fn pipe_alone(
     {
         return false;
     }
-    let kept_quiet = || th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
+    let kept_quiet = || kept_quiet(th, f);
     match (op, pr.block) {
         // Quits commute with each other (the last one invalidates the stage barriers in
         // either order); this one must not be the last, and what its check reads must stay
@@ -434,7 +442,7 @@ fn arrive_n_alone(
     let bs = &s.bars[b as usize];
     // The release of the arrive settles this thread's kept accesses: nobody may still access
     // those buffers (else the race flags would depend on the order).
-    let kept_quiet = th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
+    let kept_quiet = kept_quiet(th, f);
     let base = bs.valid
         && vis_ok(bs, t, false)
         && !targeted(s, b)
@@ -503,7 +511,7 @@ fn named_alone(
     // thread pending on it (a re-arrival, whose verdict depends on the completion).
     let same_count = (cur.count == 0 && present == 0 || i64::from(cur.count) == c)
         && f.named_count[slot as usize].is_none_or(|x| x == c);
-    let kept_quiet = th.acc.iter().all(|a| f.buf[a.buf as usize] == 0);
+    let kept_quiet = kept_quiet(th, f);
     let total = i64::from(present) + 1 + i64::from(f.named_arrivals[slot as usize]);
     same_count && th.named_arrived & (1 << idv) == 0 && kept_quiet && total <= c
 }
@@ -547,6 +555,16 @@ fn safe_landing(
         .enumerate()
         .any(|(j, e)| j != i && matches!(*e, Event::CpArrive { bar, .. } if bar == b));
     f.bar[b as usize] == 0 && !other_arrivals
+}
+
+/// The release of an arrive settles the thread's kept accesses: nobody else may still touch
+/// those buffers in a way that conflicts with them (else the race flags would depend on the
+/// order). Another thread's part write conflicts with everything but a part write.
+fn kept_quiet(th: &Thread, f: &footprint::Frozen) -> bool {
+    th.acc.iter().all(|a| {
+        let others = f.buf[a.buf as usize];
+        others == 0 || (a.kind == AccessKind::PartWrite && others & !footprint::X_PART == 0)
+    })
 }
 
 /// Buffer instance `x` is in `t`'s own block or global (a peer block's buffer also depends on
