@@ -118,6 +118,11 @@ pub struct VerifyArgs {
     /// portfolio confirms one), to list every finding.
     #[arg(long)]
     pub exhaustive: bool,
+    /// Worker threads for the search (states are expanded in parallel batches) and the
+    /// random-schedule portfolio; default: one per core. The exhaustive search visits the same states in the same order
+    /// whatever the number.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 /// A wall-clock limit: `90`, `90s`, `500ms`, `10m`, `1h`; `0` or `none` for no limit.

@@ -39,8 +39,15 @@ pub trait Model {
     fn key(&self, finding: &Self::Finding) -> Self::Key;
     /// Partial-order reduction: an enabled action independent of everything the other actors
     /// can still do; the explorer then takes only that action from this state. Models must
-    /// have acyclic state graphs for this (no cycle proviso is applied).
-    fn ample(&self, _state: &Self::State, _actions: &[u32]) -> Option<u32> {
+    /// have acyclic state graphs for this (no cycle proviso is applied). `history` says how
+    /// often the model's costly analysis found such an action before, for a back-off that
+    /// depends only on the search order (not on timing or the number of cores).
+    fn ample(
+        &self,
+        _state: &Self::State,
+        _actions: &[u32],
+        _history: ReductionHistory,
+    ) -> Option<Ample> {
         None
     }
     fn state_bytes(&self, state: &Self::State) -> usize;
@@ -50,6 +57,29 @@ pub trait Model {
         true
     }
 }
+
+/// What the explorer tells [`Model::ample`] of the reduction so far: the states expanded before
+/// this one (`tries`, counting this one) and how many of the earlier ones were reduced by the
+/// model's costly analysis (`hits`, as of the start of the current batch).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReductionHistory {
+    pub tries: u64,
+    pub hits: u64,
+}
+
+/// An action to take alone, and whether the model's costly analysis found it (it counts in
+/// [`ReductionHistory::hits`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Ample {
+    pub action: u32,
+    pub by_analysis: bool,
+}
+
+/// States expanded together: their successors are computed in parallel (rayon), then merged
+/// into the visited set one state after the other in queue order, exactly as a sequential
+/// search would. The batch boundaries depend only on the queue, never on the number of cores,
+/// so every run visits the same states in the same order and prints the same findings.
+const BATCH: usize = 64;
 
 /// Limits of one search.
 #[derive(Clone, Debug)]
@@ -178,12 +208,91 @@ impl Hasher for ByteStream {
 /// buffer, the estimate is 0.6-1.2 times the resident size (docs/performance.md).
 const VISITED_ENTRY_BYTES: u64 = 17 * 8 / 7 * 2 + 8 * 2;
 
-pub fn explore<M: Model>(
+/// One successor of an expanded state, computed in parallel with the others of its batch.
+enum Move<S> {
+    Next {
+        state: S,
+        fingerprint: u64,
+        bytes: u64,
+    },
+    Stop,
+    Bound(String),
+}
+
+/// Everything the search needs from one state: computed without touching the shared search
+/// state, so the states of a batch are expanded on every core.
+struct Expansion<S, F> {
+    /// Findings of the state itself.
+    found: Vec<F>,
+    /// (action, what it produced, its findings), in the order a sequential search takes them.
+    moves: Vec<(u32, Move<S>, Vec<F>)>,
+    /// Transitions taken that produced no move (an ample action that stopped).
+    discarded: u64,
+    /// The reduction's costly analysis chose the action taken alone.
+    hit: bool,
+}
+
+fn expand<M: Model>(
+    model: &M,
+    state: &M::State,
+    history: ReductionHistory,
+) -> Expansion<M::State, M::Finding> {
+    let mut actions = Vec::new();
+    model.actions(state, &mut actions);
+    let mut found = Vec::new();
+    model.check_state(state, &actions, &mut found);
+    let step = |a: u32| {
+        let mut f = Vec::new();
+        let m = match model.next(state, a, &mut f) {
+            Step::Next(next) => Move::Next {
+                fingerprint: fingerprint(&next),
+                bytes: model.state_bytes(&next) as u64,
+                state: next,
+            },
+            Step::Stop => Move::Stop,
+            Step::Bound(why) => Move::Bound(why),
+        };
+        (a, m, f)
+    };
+    let mut discarded = 0;
+    let mut hit = false;
+    if let Some(ample) = model.ample(state, &actions, history) {
+        // The state graphs of this model are acyclic (every thread step advances a pc or a
+        // loop counter, every event firing removes an event), so the ample action can never
+        // be ignored along a cycle and no cycle proviso is needed.
+        let (a, m, f) = step(ample.action);
+        hit = ample.by_analysis;
+        if let Move::Next { .. } = m {
+            return Expansion {
+                found,
+                moves: vec![(a, m, f)],
+                discarded,
+                hit,
+            };
+        }
+        // It stopped (an error, a bound): expand every action instead.
+        discarded = 1;
+    }
+    Expansion {
+        found,
+        moves: actions.iter().map(|&a| step(a)).collect(),
+        discarded,
+        hit,
+    }
+}
+
+pub fn explore<M>(
     model: &M,
     limits: &Limits,
     progress: Option<&dyn Fn(&Progress)>,
     mut pause: Option<&mut dyn FnMut() -> Option<Stopped>>,
-) -> Outcome<M::Finding> {
+) -> Outcome<M::Finding>
+where
+    M: Model + Sync,
+    M::State: Send + Sync,
+    M::Finding: Send,
+{
+    use rayon::prelude::*;
     let start = Instant::now();
     let mut visited: HashMap<u64, u32, BuildHasherDefault<IdentityHasher>> = HashMap::default();
     let mut parents: Vec<(u32, u32)> = Vec::new();
@@ -204,8 +313,6 @@ pub fn explore<M: Model>(
     queue_bytes += bytes;
     queue.push_back((init, 0, 0, bytes));
 
-    let mut actions = Vec::new();
-    let mut scratch = Vec::new();
     let mut last_depth_done = 0u32;
     // States visited when the first decisive finding was recorded; findings looked at so far.
     let mut decided_at: Option<u64> = None;
@@ -223,156 +330,138 @@ pub fn explore<M: Model>(
     };
 
     let mut expanded = 0u64;
+    let mut hits = 0u64;
     let (mut next_progress, mut last_progress) = (16_384u64, start);
-    while let Some((state, index, depth, bytes)) = queue.pop_front() {
-        expanded += 1;
-        queue_bytes = queue_bytes.saturating_sub(bytes);
-        if depth > 0 {
-            last_depth_done = last_depth_done.max(depth - 1);
-        }
-        actions.clear();
-        model.actions(&state, &mut actions);
-        scratch.clear();
-        model.check_state(&state, &actions, &mut scratch);
-        for f in scratch.drain(..) {
-            record(f, index, None, &mut found);
-        }
-        let mut expand: &[u32] = &actions;
-        let single;
-        if let Some(a) = model.ample(&state, &actions) {
-            // The state graphs of this model are acyclic (every thread step advances a pc or a
-            // loop counter, every event firing removes an event), so the ample action can
-            // never be ignored along a cycle and no cycle proviso is needed.
-            transitions += 1;
-            match model.next(&state, a, &mut scratch) {
-                Step::Next(next) => {
-                    for f in scratch.drain(..) {
-                        record(f, index, Some(a), &mut found);
-                    }
-                    let fp = fingerprint(&next);
-                    if let std::collections::hash_map::Entry::Vacant(e) = visited.entry(fp) {
-                        let new_index = parents.len() as u32;
-                        e.insert(new_index);
-                        parents.push((index, a));
-                        let bytes = model.state_bytes(&next) as u64;
-                        queue_bytes += bytes;
-                        queue.push_back((next, new_index, depth + 1, bytes));
-                    }
-                    single = [];
-                    expand = &single;
-                }
-                _ => scratch.clear(),
+    'search: while !queue.is_empty() {
+        let n = queue.len().min(BATCH);
+        let batch: Vec<(M::State, u32, u32, u64)> = queue.drain(..n).collect();
+        let (tries0, hits0) = (expanded, hits);
+        let expansions: Vec<Expansion<M::State, M::Finding>> = batch
+            .par_iter()
+            .enumerate()
+            .map(|(i, (state, ..))| {
+                let history = ReductionHistory {
+                    tries: tries0 + i as u64 + 1,
+                    hits: hits0,
+                };
+                expand(model, state, history)
+            })
+            .collect();
+        for ((_, index, depth, bytes), ex) in batch.into_iter().zip(expansions) {
+            expanded += 1;
+            hits += u64::from(ex.hit);
+            transitions += ex.discarded;
+            queue_bytes = queue_bytes.saturating_sub(bytes);
+            if depth > 0 {
+                last_depth_done = last_depth_done.max(depth - 1);
             }
-        }
-        for &a in expand {
-            transitions += 1;
-            match model.next(&state, a, &mut scratch) {
-                Step::Next(next) => {
-                    for f in scratch.drain(..) {
-                        record(f, index, Some(a), &mut found);
-                    }
-                    let fp = fingerprint(&next);
-                    if visited.contains_key(&fp) {
-                        continue;
-                    }
-                    let new_index = parents.len() as u32;
-                    visited.insert(fp, new_index);
-                    parents.push((index, a));
-                    let bytes = model.state_bytes(&next) as u64;
-                    queue_bytes += bytes;
-                    queue.push_back((next, new_index, depth + 1, bytes));
+            for f in ex.found {
+                record(f, index, None, &mut found);
+            }
+            for (a, m, fs) in ex.moves {
+                transitions += 1;
+                for f in fs {
+                    record(f, index, Some(a), &mut found);
                 }
-                Step::Stop => {
-                    for f in scratch.drain(..) {
-                        record(f, index, Some(a), &mut found);
+                match m {
+                    Move::Next {
+                        state,
+                        fingerprint: fp,
+                        bytes,
+                    } => {
+                        if let std::collections::hash_map::Entry::Vacant(e) = visited.entry(fp) {
+                            let new_index = parents.len() as u32;
+                            e.insert(new_index);
+                            parents.push((index, a));
+                            queue_bytes += bytes;
+                            queue.push_back((state, new_index, depth + 1, bytes));
+                        }
+                    }
+                    Move::Stop => {}
+                    Move::Bound(why) => {
+                        bound_hit.get_or_insert(why);
                     }
                 }
-                Step::Bound(why) => {
-                    for f in scratch.drain(..) {
-                        record(f, index, Some(a), &mut found);
-                    }
-                    bound_hit.get_or_insert(why);
+            }
+            let states = parents.len() as u64;
+            if decided_at.is_none() {
+                if found[scanned..].iter().any(|f| model.decisive(&f.finding)) {
+                    decided_at = Some(states);
+                }
+                scanned = found.len();
+            }
+            if let (Some(at), Some(more)) = (decided_at, limits.after_findings)
+                && states >= at.saturating_add(more)
+            {
+                incomplete = Some((
+                    format!(
+                        "stopped {more} states after the first error was found; --exhaustive searches on for every finding"
+                    ),
+                    format!("all interleavings up to depth {last_depth_done} ({states} states)"),
+                ));
+                break 'search;
+            }
+            if decided_at.is_none()
+                && next_pause.is_some_and(|at| states >= at)
+                && let Some(hook) = pause.as_mut()
+            {
+                next_pause = next_pause.map(|at| at.saturating_mul(4));
+                if let Some(stopped) = hook() {
+                    incomplete = Some(stopped);
+                    break 'search;
                 }
             }
-        }
-        let states = parents.len() as u64;
-        if decided_at.is_none() {
-            if found[scanned..].iter().any(|f| model.decisive(&f.finding)) {
-                decided_at = Some(states);
+            let mem = states * VISITED_ENTRY_BYTES + queue_bytes;
+            peak = peak.max(mem);
+            if let Some(cb) = progress
+                && (states >= next_progress
+                    || (expanded.is_multiple_of(64) && last_progress.elapsed() >= PROGRESS_EVERY))
+            {
+                next_progress = states + 16_384;
+                last_progress = Instant::now();
+                cb(&Progress {
+                    states,
+                    depth,
+                    queued: queue.len() as u64,
+                    elapsed_ms: start.elapsed().as_millis() as u64,
+                    memory_bytes: mem,
+                });
             }
-            scanned = found.len();
-        }
-        if let (Some(at), Some(more)) = (decided_at, limits.after_findings)
-            && states >= at.saturating_add(more)
-        {
-            incomplete = Some((
-                format!(
-                    "stopped {more} states after the first error was found; --exhaustive searches on for every finding"
-                ),
-                format!("all interleavings up to depth {last_depth_done} ({states} states)"),
-            ));
-            break;
-        }
-        if decided_at.is_none()
-            && next_pause.is_some_and(|at| states >= at)
-            && let Some(hook) = pause.as_mut()
-        {
-            next_pause = next_pause.map(|at| at.saturating_mul(4));
-            if let Some(stopped) = hook() {
-                incomplete = Some(stopped);
-                break;
+            if states >= limits.max_states {
+                incomplete = Some((
+                    format!(
+                        "max-states ({}) reached; raise it with --max-states",
+                        limits.max_states
+                    ),
+                    format!("all interleavings up to depth {last_depth_done}"),
+                ));
+                break 'search;
             }
-        }
-        let mem = states * VISITED_ENTRY_BYTES + queue_bytes;
-        peak = peak.max(mem);
-        if let Some(cb) = progress
-            && (states >= next_progress
-                || (expanded.is_multiple_of(64) && last_progress.elapsed() >= PROGRESS_EVERY))
-        {
-            next_progress = states + 16_384;
-            last_progress = Instant::now();
-            cb(&Progress {
-                states,
-                depth,
-                queued: queue.len() as u64,
-                elapsed_ms: start.elapsed().as_millis() as u64,
-                memory_bytes: mem,
-            });
-        }
-        if states >= limits.max_states {
-            incomplete = Some((
-                format!(
-                    "max-states ({}) reached; raise it with --max-states",
-                    limits.max_states
-                ),
-                format!("all interleavings up to depth {last_depth_done}"),
-            ));
-            break;
-        }
-        // The clock is read every 64 expanded states: cheap, and a state costs well under
-        // 100 ms even at 300 threads, so the limit is overshot by a few seconds at most.
-        if let Some(budget) = limits.max_time
-            && expanded.is_multiple_of(64)
-            && start.elapsed() >= budget
-        {
-            incomplete = Some((
-                format!(
-                    "max-time ({}) reached; raise it with --max-time, or check smaller parameters with --param",
-                    format_duration(budget)
-                ),
-                format!("all interleavings up to depth {last_depth_done} ({states} states)"),
-            ));
-            break;
-        }
-        if mem >= limits.max_memory_bytes {
-            incomplete = Some((
-                format!(
-                    "max-memory ({} MiB) reached; raise it with --max-memory",
-                    limits.max_memory_bytes >> 20
-                ),
-                format!("all interleavings up to depth {last_depth_done}"),
-            ));
-            break;
+            // The clock is read every 64 expanded states: cheap, and a state costs well under
+            // 100 ms even at 300 threads, so the limit is overshot by a few seconds at most.
+            if let Some(budget) = limits.max_time
+                && expanded.is_multiple_of(64)
+                && start.elapsed() >= budget
+            {
+                incomplete = Some((
+                    format!(
+                        "max-time ({}) reached; raise it with --max-time, or check smaller parameters with --param",
+                        format_duration(budget)
+                    ),
+                    format!("all interleavings up to depth {last_depth_done} ({states} states)"),
+                ));
+                break 'search;
+            }
+            if mem >= limits.max_memory_bytes {
+                incomplete = Some((
+                    format!(
+                        "max-memory ({} MiB) reached; raise it with --max-memory",
+                        limits.max_memory_bytes >> 20
+                    ),
+                    format!("all interleavings up to depth {last_depth_done}"),
+                ));
+                break 'search;
+            }
         }
     }
     if incomplete.is_none()

@@ -132,10 +132,6 @@ pub struct PhaseModel<'p> {
     /// Run-ahead results of the partial-order reduction, reused across states
     /// (`exec::footprint`).
     pub run_cache: exec::RunCache,
-    /// States where the footprint rule was tried, and where it found a step to take alone
-    /// (it tries fewer candidates where it rarely succeeds).
-    pub por_tries: std::sync::atomic::AtomicU64,
-    pub por_hits: std::sync::atomic::AtomicU64,
 }
 
 /// A model error (division by zero, overflow, index out of range).
@@ -387,8 +383,6 @@ impl<'p> PhaseModel<'p> {
             buf_obj,
             classes: Vec::new(),
             run_cache: exec::RunCache::default(),
-            por_tries: std::sync::atomic::AtomicU64::new(0),
-            por_hits: std::sync::atomic::AtomicU64::new(0),
         };
         let _ = nthread_pipes;
         // Threads, names and roles.
@@ -729,8 +723,13 @@ impl explore::Model for Search<'_, '_> {
             stuck::deadlock(self.model, s, found);
         }
     }
-    fn ample(&self, s: &State, actions: &[u32]) -> Option<u32> {
-        exec::ample(self.model, s, actions)
+    fn ample(
+        &self,
+        s: &State,
+        actions: &[u32],
+        history: explore::ReductionHistory,
+    ) -> Option<explore::Ample> {
+        exec::ample(self.model, s, actions, history)
     }
     fn key(&self, f: &MFinding) -> Self::Key {
         (f.rule.code, f.span)

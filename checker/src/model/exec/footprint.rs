@@ -212,10 +212,10 @@ pub fn frozen(
     } else {
         m.block_of(t)
     };
-    let mut global = m.run_cache.0.lock().unwrap_or_else(|e| e.into_inner());
-    if global.len() > RUN_CACHE_LIMIT {
-        global.clear();
-    }
+    // The cache is shared by the search's worker threads: it is locked only to look a run up
+    // and to store one, never while a run is simulated. (A run is a pure function of its key,
+    // so which thread stores it first does not matter.)
+    let cache = || m.run_cache.0.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         let stuck: Vec<bool> = f.stuck.clone();
         let named_stuck = f.named_stuck.clone();
@@ -259,11 +259,16 @@ pub fn frozen(
                 Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
                 _ => {
                     let key = (u, s.threads[u as usize].cached_hash(), context);
-                    match global.get(&key) {
-                        Some(r) => r.clone(),
+                    let cached = cache().get(&key).cloned();
+                    match cached {
+                        Some(r) => r,
                         None => {
                             let r = simulate(m, s, u, (&stuck, &named_stuck, still_block));
-                            global.insert(key, r.clone());
+                            let mut c = cache();
+                            if c.len() > RUN_CACHE_LIMIT {
+                                c.clear();
+                            }
+                            c.insert(key, r.clone());
                             r
                         }
                     }

@@ -9,7 +9,13 @@ use super::*;
 /// static rule ([`safe`]: nothing another live thread's code can reach conflicts), then the
 /// footprint rule ([`safe_given`] for thread steps, [`safe_landing`] and [`cp_arrive_alone`]
 /// for in-flight events: what the others' run-ahead footprints allow).
-pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
+pub fn ample(
+    m: &PhaseModel,
+    s: &State,
+    actions: &[u32],
+    history: crate::explore::ReductionHistory,
+) -> Option<crate::explore::Ample> {
+    use crate::explore::Ample;
     if !m.por {
         return None;
     }
@@ -20,7 +26,10 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
         .take(MAX_STATIC_CANDIDATES)
         .find(|&t| safe(m, s, t))
     {
-        return Some(t);
+        return Some(Ample {
+            action: t,
+            by_analysis: false,
+        });
     }
     // Barrier-aware: what the others can still do while the candidate stands still
     // (footprint.rs). Candidates are tried in action order; each costs a run-ahead of every
@@ -28,10 +37,9 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
     // Where the rule rarely finds a step (protocols whose runs cannot be followed, such as
     // multicast copies), each candidate costs a run-ahead of every thread for nothing: after
     // 256 states with under 5% found, one candidate in every eighth state. (Taking fewer steps
-    // alone is always sound; the counters make it depend only on the search order.)
-    use std::sync::atomic::Ordering::Relaxed;
-    let tries = m.por_tries.fetch_add(1, Relaxed) + 1;
-    let hits = m.por_hits.load(Relaxed);
+    // alone is always sound; the history the explorer passes depends only on the search
+    // order, so the search is the same on any number of cores.)
+    let (tries, hits) = (history.tries, history.hits);
     let budget = if tries <= 256 || hits * 20 >= tries {
         MAX_DYNAMIC_CANDIDATES
     } else if tries.is_multiple_of(8) {
@@ -40,8 +48,10 @@ pub fn ample(m: &PhaseModel, s: &State, actions: &[u32]) -> Option<u32> {
         0
     };
     let found = |a: u32| {
-        m.por_hits.fetch_add(1, Relaxed);
-        Some(a)
+        Some(Ample {
+            action: a,
+            by_analysis: true,
+        })
     };
     let mut tried = 0;
     let mut known = None;
