@@ -100,6 +100,12 @@ fn check_case(src: &str) -> Result<bool, TestCaseError> {
             )));
         }
     };
+    check_program(&program)
+}
+
+/// [`check_case`] on a loaded program.
+fn check_program(program: &protocols::ir::Program) -> Result<bool, TestCaseError> {
+    let program = program.clone();
     // Fully reduced first: its findings are the reference.
     let combos = [(true, true), (false, false), (true, false), (false, true)];
     let reports: Vec<(bool, bool, Report)> = combos
@@ -232,6 +238,66 @@ fn reductions_agree_on_generated_pipelines() {
 fn reductions_agree_on_generated_tiles() {
     let cases = env_u64("PHASECHECK_GEN_CASES").map_or(DEFAULT_CASES / 4, |n| n as u32 / 4);
     run_property(protogen::tile(), cases.max(1));
+}
+
+/// The corpus: every `expect` line's parameters (the small sizes the lines pin; a line without
+/// `with` takes the declared sizes), all four reduction settings, the same findings and verdict,
+/// every reduced error replayed unreduced. Searches the unreduced semantics cannot finish within
+/// `max_states` are skipped and counted (production sizes: the scale tests and the corpus test
+/// cover those with the reductions on).
+/// Thread counts above which a corpus case is skipped.
+const MAX_CORPUS_THREADS: u32 = 24;
+
+#[test]
+fn reductions_agree_on_the_corpus() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut files = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("corpus").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "phase") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut checked, mut skipped) = (0, 0);
+    let mut failures = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("readable");
+        let file = protocols::SourceFile::new(path.display().to_string(), &text);
+        let Ok(declared) = protocols::load(&file, &[]) else {
+            continue;
+        };
+        let mut seen: Vec<Vec<(String, i64)>> = Vec::new();
+        for e in &declared.expects {
+            if seen.contains(&e.overrides) {
+                continue;
+            }
+            seen.push(e.overrides.clone());
+            let Ok(program) = protocols::load(&file, &e.overrides) else {
+                continue;
+            };
+            // The unreduced searches of larger blocks run into max_states slowly (each state
+            // holds every thread): counted as skipped without trying.
+            let threads: u32 = program.kernels.iter().map(|k| k.block * k.cluster).sum();
+            if threads > MAX_CORPUS_THREADS {
+                skipped += 1;
+                continue;
+            }
+            match check_program(&program) {
+                Ok(true) => checked += 1,
+                Ok(false) => skipped += 1,
+                Err(why) => failures.push(format!("{} {:?}: {why}", path.display(), e.overrides)),
+            }
+        }
+    }
+    eprintln!("corpus: {checked} parameter sets agree, {skipped} skipped (too large unreduced)");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 100, "only {checked} corpus cases checked");
 }
 
 // ---------- disagreements the property found (fixed; kept as regression tests) ----------
