@@ -64,16 +64,21 @@ impl FuzzBrief {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct GpuOutcome {
     /// `Some(true)`: the GPU showed a hazard (a hang or stale read while fuzzing, a replayed
-    /// finding confirmed, or a kernel stuck in a hardware barrier); `Some(false)`: the fuzzing
+    /// finding confirmed, a kernel stuck in a hardware barrier or one that trapped while
+    /// fuzzing); `Some(false)`: the fuzzing
     /// ran and nothing was seen (nor confirmed); `None`: nothing could be run (see `notes`).
     pub(crate) hazard: Option<bool>,
     /// Fuzzing, when it ran.
     pub(crate) fuzz: Option<FuzzBrief>,
     /// Each replayed error-level finding of the checker (`confirm`'s results).
     pub(crate) findings: Vec<FindingResult>,
-    /// A kernel got stuck in a hardware barrier; the GPU context was lost after it.
+    /// While fuzzing, a kernel got stuck in a hardware barrier (a hang that cannot be
+    /// bounded); the GPU context was lost after it.
     #[serde(default)]
     pub(crate) stuck: bool,
+    /// While fuzzing, a kernel trapped (a driver error after it loaded); the context was lost.
+    #[serde(default)]
+    pub(crate) faulted: bool,
     /// What could not be run, and why.
     #[serde(default)]
     pub(crate) notes: Vec<String>,
@@ -124,9 +129,6 @@ impl GpuOutcome {
                 .map(|r| format!("{} (line {}) {}", r.rule, r.line, r.outcome.as_str()))
                 .collect();
             parts.push(format!("replay: {}", replays.join(", ")));
-        }
-        if self.stuck {
-            parts.push("a kernel got stuck in a hardware barrier".into());
         }
         parts.extend(self.notes.iter().cloned());
         parts.join("; ")
@@ -221,7 +223,7 @@ pub(super) fn run_child(
 fn finish(mut o: GpuOutcome, fuzzed: bool) -> ! {
     let confirmed = o.findings.iter().any(|r| r.outcome == Outcome::Confirmed);
     let seen = o.fuzz.as_ref().is_some_and(|f| !f.clean());
-    o.hazard = if seen || confirmed || o.stuck {
+    o.hazard = if seen || confirmed || o.stuck || o.faulted {
         Some(true)
     } else if fuzzed {
         Some(false)
@@ -296,15 +298,26 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
                 Err(FuzzError::Run(RunError::Stuck { seconds })) => {
                     out.stuck = true;
                     out.notes.push(format!(
-                        "fuzzing: the kernel did not finish within {seconds:.0} s"
+                        "fuzzing: a kernel got stuck in a hardware barrier (it did not finish \
+                         within {seconds:.0} s)"
                     ));
                     finish(out, false);
                 }
                 Err(FuzzError::Run(e @ RunError::Compile { .. })) => {
                     out.notes.push(format!("not fuzzed: {e}"));
                 }
+                Err(FuzzError::Run(RunError::Driver { what, error }))
+                    if !what.starts_with("loading") && !what.starts_with("finding") =>
+                {
+                    // A launch failed after the kernel loaded: the kernel trapped (what `fuzz`
+                    // reports as a finding, exit 1). The context is lost.
+                    out.faulted = true;
+                    out.notes
+                        .push(format!("fuzzing: the kernel faulted ({what}: {error})"));
+                    finish(out, false);
+                }
                 Err(FuzzError::Run(e)) => {
-                    out.notes.push(format!("fuzzing failed: {e}"));
+                    out.notes.push(format!("not fuzzed: {e}"));
                     finish(out, false);
                 }
             }
@@ -368,4 +381,62 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
         }
     }
     finish(out, fuzzed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The child's answer survives the trip through JSON to the parent, and reads as one line.
+    #[test]
+    fn outcome_round_trip_and_description() {
+        let o = GpuOutcome {
+            hazard: Some(true),
+            fuzz: Some(FuzzBrief {
+                trials: 8448,
+                seconds: 2.0,
+                hangs: vec![Seen {
+                    line: 23,
+                    statement: "wait empty[s] parity 1".into(),
+                    count: 3,
+                }],
+                stale_reads: Vec::new(),
+                runaway_loops: 0,
+            }),
+            findings: vec![FindingResult {
+                rule: "deadlock".into(),
+                code: "PC100".into(),
+                class: "deadlock".into(),
+                line: 23,
+                statement: "wait empty[s] parity 1".into(),
+                outcome: Outcome::Confirmed,
+                detail: "bounded waits expired at line 23".into(),
+                trials: 132,
+                trials_showing: 132,
+                seconds: 0.1,
+                trace_steps: 4,
+                stuck: false,
+            }],
+            stuck: false,
+            faulted: false,
+            notes: Vec::new(),
+        };
+        let text = serde_json::to_string(&o).expect("serializes");
+        let back: GpuOutcome = serde_json::from_str(&text).expect("deserializes");
+        assert_eq!(back.hazard, Some(true));
+        assert_eq!(back.findings[0].outcome, Outcome::Confirmed);
+        assert_eq!(
+            back.describe(),
+            "fuzz: 3 hang(s) at line 23 in 8448 trials; replay: deadlock (line 23) confirmed"
+        );
+        let nothing = GpuOutcome {
+            hazard: Some(false),
+            fuzz: Some(FuzzBrief {
+                trials: 10,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(nothing.describe(), "fuzz: nothing seen in 10 trials");
+    }
 }

@@ -481,7 +481,13 @@ pub fn run(args: &MutateArgs) -> Exit {
         }
         if let GpuState::On { .. } = &gpu_state {
             for m in &mut mutants {
+                // Shown like a long search (on a terminal, or a line every 5 s in a log).
+                let shown = status.search(
+                    format!("{} (mutant {} of {total} on the GPU)", file.name, m.id),
+                    0,
+                );
                 m.gpu = Some(gpu::run_child(args, &prepared, &only, m));
+                drop(shown);
             }
         }
         let run = FileRun {
