@@ -424,8 +424,10 @@ pub struct MutateArgs {
     /// Ignore phasecheck.toml files (their [[params]]).
     #[arg(long)]
     pub no_config: bool,
-    /// Only these operators (repeatable or comma-separated; `phasecheck mutate --help` and
-    /// docs/ci.md list them).
+    /// Only these operators (repeatable or comma-separated): flip-parity, count-plus-one,
+    /// count-minus-one, arrive-to-drop, drop-to-arrive, remove-wait, swap-stage, remove-fence,
+    /// tx-plus-16, tx-minus-16, tx-times-2, exit-early, trips-plus-one, trips-minus-one,
+    /// arrive-before-access (docs/ci.md, "phasecheck mutate").
     #[arg(long = "operator", value_name = "NAME")]
     pub operators: Vec<String>,
     /// Output: a table per file for people, or one JSON object (docs/ci.md).
