@@ -10,6 +10,8 @@
 #   PROBES   gpu-harness/probes/*.phase and probes/raw/*.cu (nvcc): the open questions of docs/gpu.md
 #   CONFIRM  `confirm` on every corpus/hazards/*/fail.phase
 #   FUZZ     `fuzz --seconds $FUZZ_SECONDS` on every corpus file with `expect ok` (JOBS at once)
+#   MUTATE   `mutate --gpu` on $MUTATE_FILES (small guide files by default): the agreement of
+#            checker and GPU over their mutants, $MUTATE_SECONDS of fuzzing and of replay each
 #   TESTS    the gated GPU tests (PHASECHECK_GPU_TESTS=1), the NVRTC compile of every lowered
 #            file and the machine-code check of the proxy-window kernel: with cargo, or
 #            prebuilt test executables in $TEST_BINS
@@ -140,9 +142,37 @@ PY
   done < "$LOGS/fuzz_jobs.txt"
 fi
 
+if [ "${SKIP_MUTATE:-0}" != 1 ]; then
+  MUTATE_FILES=${MUTATE_FILES:-corpus/guide/double_buffer.phase corpus/guide/tma_transaction_barrier.phase corpus/guide/transaction_barrier.phase corpus/guide/split_arrive_wait.phase corpus/guide/early_exit_drop.phase corpus/guide/explicit_phase_tracking.phase corpus/guide/init_bootstrap.phase}
+  MUTATE_SECONDS=${MUTATE_SECONDS:-2}
+  for f in $MUTATE_FILES; do
+    n=$(basename "$f" .phase)
+    timeout 1800 "$B" mutate --gpu "$f" --gpu-seconds "$MUTATE_SECONDS" --confirm-seconds "$MUTATE_SECONDS" \
+      --format json > "$LOGS/mutate_$n.json" 2> "$LOGS/mutate_$n.err"
+    rc=$?
+    res=$(python3 - "$LOGS/mutate_$n.json" <<'PY' 2>/dev/null || echo "no result: $(head -c 300 "$LOGS/mutate_$n.err" | tr '\n' ' ')"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["summary"]["counts"]
+g = d["gpu"] or {}
+if g.get("skipped"):
+    print("%d mutants, score %.2f; GPU skipped: %s" % (c["mutants"], c["score"] or 0, g["reason"]))
+else:
+    m = g["matrix"]
+    row = lambda r: "%d/%d/%d" % (m[r]["gpu_hazard"], m[r]["gpu_nothing_seen"], m[r]["gpu_not_run"])
+    print("%d mutants, score %.2f; checker hazard -> GPU hazard/nothing/not run %s; checker ok -> %s; other -> %s; disagreements %s"
+          % (c["mutants"], c["score"] or 0, row("checker_hazard"), row("checker_ok"), row("checker_other"), g["disagreements"]))
+PY
+)
+    note "MUTATE $f (exit $rc): $res"
+  done
+fi
+
 if [ "${SKIP_TESTS:-0}" != 1 ] && command -v cargo >/dev/null; then
   PHASECHECK_GPU_TESTS=1 cargo test -q --test cli_gpu > "$LOGS/tests.log" 2>&1
   note "TESTS cli_gpu with PHASECHECK_GPU_TESTS=1: exit $? ($(grep 'test result' "$LOGS/tests.log" | tail -1))"
+  PHASECHECK_GPU_TESTS=1 cargo test -q --test cli_mutate gpu_ > "$LOGS/tests_mutate.log" 2>&1
+  note "TESTS cli_mutate (gpu_*) with PHASECHECK_GPU_TESTS=1: exit $? ($(grep 'test result' "$LOGS/tests_mutate.log" | tail -1))"
   cargo test -q -p gpu-harness --test nvrtc_compile > "$LOGS/tests_nvrtc.log" 2>&1
   note "TESTS nvrtc_compile: exit $? ($(grep 'test result' "$LOGS/tests_nvrtc.log" | tail -1))"
   cargo test -q -p gpu-harness --test proxy_window_sass > "$LOGS/tests_sass.log" 2>&1

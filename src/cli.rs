@@ -48,6 +48,10 @@ pub enum Command {
     Confirm(ConfirmArgs),
     /// Run every `expect` line of the .phase files under PATHS (a protocol test suite).
     Test(TestArgs),
+    /// Check systematic mutants of each protocol (a flipped parity, a count off by one, a
+    /// removed wait, ...) and report the share the checker flags; with --gpu, also run each
+    /// mutant on the GPU and compare.
+    Mutate(MutateArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -407,6 +411,64 @@ pub struct TestArgs {
     /// Print each line's load-and-check time.
     #[arg(long)]
     pub timings: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct MutateArgs {
+    /// The .phase files to mutate; a folder stands for every .phase file below it.
+    #[arg(required = true, value_name = "PATH")]
+    pub files: Vec<PathBuf>,
+    /// Override a parameter in every file that declares it: `--param K=2` (repeatable; on top
+    /// of the default parameters, see --declared).
+    #[arg(long = "param", short = 'p', value_parser = parse_param)]
+    pub params: Vec<(String, i64)>,
+    /// Start from the declared parameter values instead of the small ones the file's first
+    /// `expect ok ... with` line or the nearest phasecheck.toml's [[params]] give.
+    #[arg(long)]
+    pub declared: bool,
+    /// Ignore phasecheck.toml files (their [[params]]).
+    #[arg(long)]
+    pub no_config: bool,
+    /// Only these operators (repeatable or comma-separated): flip-parity, count-plus-one,
+    /// count-minus-one, arrive-to-drop, drop-to-arrive, remove-wait, swap-stage, remove-fence,
+    /// tx-plus-16, tx-minus-16, tx-times-2, exit-early, trips-plus-one, trips-minus-one,
+    /// arrive-before-access (docs/ci.md, "phasecheck mutate").
+    #[arg(long = "operator", value_name = "NAME")]
+    pub operators: Vec<String>,
+    /// Output: a table per file for people, or one JSON object (docs/ci.md).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Stop each mutant's search after this much time (verdict inconclusive).
+    #[arg(long, default_value = "10s", value_parser = parse_time_limit)]
+    pub max_time: TimeLimit,
+    /// Stop each mutant's search after this many states (verdict inconclusive).
+    #[arg(long, default_value_t = 2_000_000)]
+    pub max_states: u64,
+    /// The most memory the run may use (one search at a time).
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = parse_size)]
+    pub max_memory: u64,
+    /// Per-thread bound on the trips of one `while` loop.
+    #[arg(long, default_value_t = 1_000)]
+    pub max_loop_trips: u32,
+    /// Also fuzz each mutant on the GPU and replay the checker's findings there, and print
+    /// the agreement of checker and GPU (docs/gpu.md). Without a GPU this part is skipped.
+    #[arg(long)]
+    pub gpu: bool,
+    /// With --gpu: fuzzing time per mutant, in seconds.
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub gpu_seconds: f64,
+    /// With --gpu: replay time per error-level finding of a mutant, in seconds (0: fuzz only).
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub confirm_seconds: f64,
+    #[command(flatten)]
+    pub gpu_args: GpuArgs,
+    /// Run the GPU part of mutant N in this process and print it as JSON (what `--gpu` runs
+    /// in a child process per mutant).
+    #[arg(long, hide = true, value_name = "N")]
+    pub gpu_child: Option<usize>,
+    /// With --gpu-child: the parent's checker flagged the mutant, replay its findings.
+    #[arg(long, hide = true)]
+    pub gpu_child_replay: bool,
 }
 
 #[cfg(test)]

@@ -664,85 +664,84 @@ fn run_baseline(
     })
 }
 
-pub fn run(args: &FuzzArgs) -> Exit {
-    let name = args.file.display().to_string();
-    let not_run = NotRun {
-        format: args.format,
-        file: &name,
-    };
-    let (file, program) = match load(&args.file, &args.params) {
-        Ok(x) => x,
-        Err((code, msg)) => return not_run.print("bad-input", &msg, code),
-    };
-    let lowered = match lower::lower(
-        &program,
-        Some(&file),
+/// What one fuzzing run of a loaded program needs besides the GPU and the kernel.
+pub struct FuzzPlan<'a> {
+    pub gpu_args: &'a GpuArgs,
+    /// Blocks per round (default: 8 per multiprocessor).
+    pub blocks: Option<u32>,
+    /// Seed of the first round (default: from the clock).
+    pub seed: Option<u64>,
+    pub seconds: f64,
+    /// The kernel was lowered for the proxy window (`--proxy-window`).
+    pub proxy_window: bool,
+    /// A file that bulk-stores also gets rounds of the proxy-window kernel (a quarter of the
+    /// time, no delays); not with `--baseline`, whose figure is the plain kernel's throughput.
+    pub window_rounds: bool,
+    /// The `--param` overrides, for the replay flags.
+    pub params: &'a [(String, i64)],
+}
+
+/// Why a fuzzing run could not give its summary.
+pub enum FuzzError {
+    /// The proxy-window variant of the kernel cannot be lowered.
+    NotLowered(lower::LowerError),
+    Run(RunError),
+}
+
+/// The plain fuzzing kernel of a loaded program (or its proxy-window variant).
+pub fn lower_for_fuzz(
+    program: &Program,
+    file: &SourceFile,
+    proxy_window: bool,
+) -> Result<Lowered, lower::LowerError> {
+    lower::lower(
+        program,
+        Some(file),
         &LowerOptions {
             mode: Mode::Fuzz,
-            proxy_window: args.proxy_window,
+            proxy_window,
             ..Default::default()
         },
-    ) {
-        Ok(l) => l,
-        Err(e) => {
-            report_lower_error(&file, &e);
-            return not_run.print("not-lowered", &e.message, Exit::BadInput);
-        }
-    };
-    let gpu = match open_gpu(&args.gpu, &not_run) {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
-    let kernel = match gpu.load_lowered(&lowered) {
-        Ok(k) => k,
-        Err(e) => return fail_as(e, Some(&not_run)),
-    };
+    )
+}
+
+/// Fuzz a loaded program on an open GPU: compile `lowered` (from [`lower_for_fuzz`]) and launch
+/// rounds for `plan.seconds`, a quarter of them in the proxy-window kernel when the file has a
+/// `tma_store` and `plan.window_rounds` (in the plain kernel the harness's own bookkeeping
+/// drains the writers' stores before the copy, so a missing `fence_proxy_async` rarely shows
+/// there: docs/gpu.md "Proxy fences"). `fuzz`, `confirm` (files without error-level findings)
+/// and `mutate --gpu` run this.
+pub fn fuzz_program(
+    gpu: &Gpu,
+    file: &SourceFile,
+    program: &Program,
+    lowered: &Lowered,
+    plan: &FuzzPlan<'_>,
+    pb: Option<&indicatif::ProgressBar>,
+) -> Result<FuzzSummary, FuzzError> {
+    let kernel = gpu.load_lowered(lowered).map_err(FuzzError::Run)?;
     let cluster = lowered.cluster.max(1);
-    let blocks = args
+    let blocks = plan
         .blocks
         .map(|b| (b.max(cluster) / cluster) * cluster)
-        .unwrap_or_else(|| default_blocks(&gpu, cluster));
-    let first_seed = args.seed.unwrap_or_else(seed_from_clock);
-    // A file that bulk-stores also gets rounds of the proxy-window kernel (a quarter of the
-    // time, no delays): in the plain kernel the harness's own bookkeeping drains the writers'
-    // stores before the copy, so a missing `fence_proxy_async` rarely shows there (docs/gpu.md
-    // "Proxy fences"). Not with --baseline, whose figure is the plain kernel's throughput.
-    let window = (!args.proxy_window
-        && args.baseline.is_none()
+        .unwrap_or_else(|| default_blocks(gpu, cluster));
+    let first_seed = plan.seed.unwrap_or_else(seed_from_clock);
+    let window = (!plan.proxy_window
+        && plan.window_rounds
         && lowered.stmts.iter().any(|s| s.keyword == "tma_store"))
-    .then(|| {
-        let options = LowerOptions {
-            mode: Mode::Fuzz,
-            proxy_window: true,
-            ..Default::default()
-        };
-        lower::lower(&program, Some(&file), &options)
-    });
-    let window = match window.transpose() {
-        Ok(w) => w,
-        Err(e) => {
-            report_lower_error(&file, &e);
-            return not_run.print("not-lowered", &e.message, Exit::BadInput);
-        }
-    };
-    let window_kernel = match window.as_ref().map(|w| gpu.load_lowered(w)).transpose() {
-        Ok(k) => k,
-        Err(e) => return fail_as(e, Some(&not_run)),
-    };
+    .then(|| lower_for_fuzz(program, file, true))
+    .transpose()
+    .map_err(FuzzError::NotLowered)?;
+    let window_kernel = window
+        .as_ref()
+        .map(|w| gpu.load_lowered(w))
+        .transpose()
+        .map_err(FuzzError::Run)?;
     let window_seconds = if window.is_some() {
-        args.seconds / 4.0
+        plan.seconds / 4.0
     } else {
         0.0
     };
-    let show = !args.quiet && args.format == Format::Human;
-    let pb = show.then(|| {
-        let pb = indicatif::ProgressBar::new((args.seconds * 10.0).max(1.0) as u64);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {elapsed} {msg}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        pb
-    });
     let device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
     // One part of the run: `seconds` of rounds of one kernel from `seed` on.
     let run_part = |l: &Lowered,
@@ -753,47 +752,95 @@ pub fn run(args: &FuzzArgs) -> Exit {
                     seconds: f64,
                     progress: Option<&indicatif::ProgressBar>|
      -> Result<FuzzSummary, RunError> {
-        let mut acc = Accumulator::new(&file, &program, l);
+        let mut acc = Accumulator::new(file, program, l);
         acc.summary.device = device.clone();
         acc.summary.blocks_per_round = blocks;
         acc.summary.first_seed = seed;
-        acc.summary.replay_flags = replay_flags(args, gpu_args, proxy_window);
+        acc.summary.replay_flags = replay_flags(plan.params, gpu_args, proxy_window);
         let t0 = Instant::now();
         fuzz_rounds(
-            &gpu, k, &mut acc, l, gpu_args, blocks, seed, seconds, progress,
+            gpu, k, &mut acc, l, gpu_args, blocks, seed, seconds, progress,
         )?;
         Ok(acc.finish(t0.elapsed().as_secs_f64()))
     };
     let mut summary = run_part(
-        &lowered,
+        lowered,
         &kernel,
-        &args.gpu,
-        args.proxy_window,
+        plan.gpu_args,
+        plan.proxy_window,
         first_seed,
-        args.seconds - window_seconds,
-        pb.as_ref(),
-    );
-    if let (Ok(s), Some(w), Some(k)) = (&mut summary, &window, &window_kernel) {
-        if let Some(pb) = &pb {
+        plan.seconds - window_seconds,
+        pb,
+    )
+    .map_err(FuzzError::Run)?;
+    if let (Some(w), Some(k)) = (&window, &window_kernel) {
+        if let Some(pb) = pb {
             pb.set_message("proxy-window rounds (no delays)");
         }
         let gpu_args = GpuArgs {
             delay_ns: 0,
-            ..args.gpu.clone()
+            ..plan.gpu_args.clone()
         };
-        let seed = first_seed.wrapping_add(s.rounds);
-        match run_part(w, k, &gpu_args, true, seed, window_seconds, None) {
-            Ok(part) => s.proxy_window = Some(Box::new(part)),
-            Err(e) => summary = Err(e),
-        }
+        let seed = first_seed.wrapping_add(summary.rounds);
+        let part =
+            run_part(w, k, &gpu_args, true, seed, window_seconds, None).map_err(FuzzError::Run)?;
+        summary.proxy_window = Some(Box::new(part));
     }
+    Ok(summary)
+}
+
+pub fn run(args: &FuzzArgs) -> Exit {
+    let name = args.file.display().to_string();
+    let not_run = NotRun {
+        format: args.format,
+        file: &name,
+    };
+    let (file, program) = match load(&args.file, &args.params) {
+        Ok(x) => x,
+        Err((code, msg)) => return not_run.print("bad-input", &msg, code),
+    };
+    let lowered = match lower_for_fuzz(&program, &file, args.proxy_window) {
+        Ok(l) => l,
+        Err(e) => {
+            report_lower_error(&file, &e);
+            return not_run.print("not-lowered", &e.message, Exit::BadInput);
+        }
+    };
+    let gpu = match open_gpu(&args.gpu, &not_run) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let show = !args.quiet && args.format == Format::Human;
+    let pb = show.then(|| {
+        let pb = indicatif::ProgressBar::new((args.seconds * 10.0).max(1.0) as u64);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {elapsed} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let plan = FuzzPlan {
+        gpu_args: &args.gpu,
+        blocks: args.blocks,
+        seed: args.seed,
+        seconds: args.seconds,
+        proxy_window: args.proxy_window,
+        window_rounds: args.baseline.is_none(),
+        params: &args.params,
+    };
+    let summary = fuzz_program(&gpu, &file, &program, &lowered, &plan, pb.as_ref());
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
     let summary = match summary {
         Ok(s) => s,
-        Err(e) => return fail_as(e, Some(&not_run)),
+        Err(FuzzError::NotLowered(e)) => {
+            report_lower_error(&file, &e);
+            return not_run.print("not-lowered", &e.message, Exit::BadInput);
+        }
+        Err(FuzzError::Run(e)) => return fail_as(e, Some(&not_run)),
     };
+    let blocks = summary.blocks_per_round;
     let baseline = match &args.baseline {
         Some(path) => match run_baseline(&gpu, args, path, lowered.block, blocks, &summary) {
             Ok(b) => Some(b),
@@ -832,9 +879,9 @@ pub fn run(args: &FuzzArgs) -> Exit {
 
 /// The options besides the file, `--seed` and `--blocks` that replay a round: parameters,
 /// delay and wait settings, the kernel variant.
-fn replay_flags(args: &FuzzArgs, gpu: &GpuArgs, proxy_window: bool) -> String {
+fn replay_flags(params: &[(String, i64)], gpu: &GpuArgs, proxy_window: bool) -> String {
     let mut f = String::new();
-    for (k, v) in &args.params {
+    for (k, v) in params {
         f.push_str(&format!(" --param {k}={v}"));
     }
     if proxy_window {

@@ -80,7 +80,7 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Whether the file declares `param NAME` (so that a value for NAME applies to it).
-fn declares_param(text: &str, name: &str) -> bool {
+pub(crate) fn declares_param(text: &str, name: &str) -> bool {
     text.split(['\n', ';']).any(|stmt| {
         let mut words = stmt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
         let mut words = words.by_ref().filter(|w| !w.is_empty());

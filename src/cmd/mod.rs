@@ -5,6 +5,7 @@ pub mod explain;
 pub mod fuzz;
 pub mod lint;
 pub mod lower;
+pub mod mutate;
 pub mod rules;
 pub mod test;
 pub mod verify;

@@ -16,7 +16,7 @@ fn color() -> bool {
 
 /// The files to check: files as given, folders as every `.phase` file below them (as `lint`
 /// finds them: sorted, honouring `.gitignore`).
-fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {

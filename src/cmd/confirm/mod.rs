@@ -7,7 +7,7 @@
 
 mod judge;
 mod plan;
-mod report;
+pub(crate) mod report;
 
 use crate::cli::{ConfirmArgs, Exit, GpuArgs};
 use crate::cmd::fuzz::{self, Accumulator};
@@ -24,11 +24,12 @@ use report::{ConfirmReport, print_report};
 use report::{FindingResult, Outcome};
 use std::time::{Duration, Instant};
 
-struct Replayer<'a> {
-    gpu: &'a Gpu,
-    kernel: &'a LoadedKernel,
-    lowered: &'a Lowered,
-    gpu_args: &'a GpuArgs,
+/// What replays a finding: the open GPU, the compiled replay kernel and the run settings.
+pub(crate) struct Replayer<'a> {
+    pub(crate) gpu: &'a Gpu,
+    pub(crate) kernel: &'a LoadedKernel,
+    pub(crate) lowered: &'a Lowered,
+    pub(crate) gpu_args: &'a GpuArgs,
 }
 
 impl Replayer<'_> {
@@ -218,6 +219,80 @@ fn replay_finding(
     Ok(res)
 }
 
+/// The kernel that replays finding `f` (an error-level finding of `program`), as `confirm`
+/// does: in confirm mode, with the non-aligned `barrier.sync 0` for `syncthreads` when the trace
+/// runs through a divergent one first (the compiled `__syncthreads` hangs there, which confirms
+/// the UB finding, so the race behind it is replayed as the checker models past that UB: the
+/// second value is true then), or in the proxy-window fuzz kernel for a proxy-fence race, which
+/// runs unsequenced (plan::unsequenced) with the writers' stores left in flight for the copy.
+pub(crate) fn lower_for_replay(
+    program: &Program,
+    file: &SourceFile,
+    f: &Finding,
+) -> Result<(Lowered, bool), lower::LowerError> {
+    let past_divergence =
+        ub_on_trace(program, f, file).is_some_and(|u| u.rule == "barrier-divergence");
+    let options = LowerOptions {
+        mode: Mode::Confirm,
+        non_aligned_syncthreads: past_divergence,
+        proxy_window: false,
+    };
+    let plain = lower::lower(program, Some(file), &options)?;
+    let lowered = if plan::unsequenced(&plain, f) {
+        let window = LowerOptions {
+            mode: Mode::Fuzz,
+            non_aligned_syncthreads: past_divergence,
+            proxy_window: true,
+        };
+        lower::lower(program, Some(file), &window)?
+    } else {
+        plain
+    };
+    Ok((lowered, past_divergence))
+}
+
+/// The result of a finding whose protocol cannot be lowered: nothing to run.
+pub(crate) fn not_lowered(file: &SourceFile, f: &Finding, why: &str) -> FindingResult {
+    FindingResult {
+        rule: f.rule.name.to_string(),
+        code: f.rule.code.to_string(),
+        class: f.class().as_str().to_string(),
+        line: file.line_col(f.span.start).line,
+        statement: fuzz::stmt_text(file, f.span),
+        outcome: Outcome::NotObservable,
+        detail: format!("the protocol cannot be lowered: {why}"),
+        trials: 0,
+        trials_showing: 0,
+        seconds: 0.0,
+        trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+        stuck: false,
+    }
+}
+
+/// Replay finding `f` on the GPU for up to `seconds`, in the kernel [`lower_for_replay`] gave
+/// (`past_divergence` is its second value). A result with `stuck` set lost the GPU context:
+/// the process must end without replaying anything else.
+pub(crate) fn replay_one(
+    rp: &Replayer<'_>,
+    past_divergence: bool,
+    program: &Program,
+    file: &SourceFile,
+    f: &Finding,
+    seconds: f64,
+) -> Result<FindingResult, RunError> {
+    let (ub_first, past_ub) = match ub_on_trace(program, f, file) {
+        Some(u) if past_divergence => (
+            None,
+            Some(format!(
+                "replayed past the divergent syncthreads of {u} with the non-aligned \
+                 `barrier.sync 0`; as `__syncthreads` the compiled kernel hangs there"
+            )),
+        ),
+        u => (u.map(|u| u.to_string()), None),
+    };
+    replay_finding(rp, program, file, f, ub_first, seconds).map(|r| with_note(r, past_ub))
+}
+
 pub fn run(args: &ConfirmArgs) -> Exit {
     let name = args.file.display().to_string();
     let not_run = fuzz::NotRun {
@@ -245,35 +320,19 @@ pub fn run(args: &ConfirmArgs) -> Exit {
     if !errors.is_empty() && args.finding.is_none() {
         return run_children(args, &file, &errors, check_seconds, &not_run);
     }
-    // A race behind a divergent `syncthreads`: the compiled `__syncthreads` hangs there (which
-    // confirms the UB finding), so the race is replayed with the non-aligned barrier, whose
-    // arrivals count wherever each thread is, as the checker models past that UB.
-    let past_divergence = args
-        .finding
-        .and_then(|i| errors.get(i))
-        .and_then(|f| ub_on_trace(&program, f, &file))
-        .is_some_and(|u| u.rule == "barrier-divergence");
-    let options = LowerOptions {
-        mode,
-        non_aligned_syncthreads: past_divergence,
-        proxy_window: false,
+    let lowered = match args.finding.and_then(|i| errors.get(i)) {
+        Some(f) => lower_for_replay(&program, &file, f),
+        None => lower::lower(
+            &program,
+            Some(&file),
+            &LowerOptions {
+                mode,
+                ..Default::default()
+            },
+        )
+        .map(|l| (l, false)),
     };
-    let lowered = lower::lower(&program, Some(&file), &options).and_then(|plain| {
-        // A proxy-fence race runs unsequenced (plan::unsequenced), in a kernel that leaves
-        // the writers' stores in flight for the copy (LowerOptions::proxy_window).
-        match args.finding.and_then(|i| errors.get(i)) {
-            Some(f) if plan::unsequenced(&plain, f) => {
-                let window = LowerOptions {
-                    mode: Mode::Fuzz,
-                    non_aligned_syncthreads: past_divergence,
-                    proxy_window: true,
-                };
-                lower::lower(&program, Some(&file), &window)
-            }
-            _ => Ok(plain),
-        }
-    });
-    let lowered = match lowered {
+    let (lowered, past_divergence) = match lowered {
         Ok(l) => l,
         Err(e) if !errors.is_empty() => {
             // Nothing to run: every finding is "not observable" for the same reason.
@@ -284,20 +343,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
                 check_seconds,
                 findings: errors
                     .iter()
-                    .map(|f| FindingResult {
-                        rule: f.rule.name.to_string(),
-                        code: f.rule.code.to_string(),
-                        class: f.class().as_str().to_string(),
-                        line: file.line_col(f.span.start).line,
-                        statement: fuzz::stmt_text(&file, f.span),
-                        outcome: Outcome::NotObservable,
-                        detail: format!("the protocol cannot be lowered: {}", e.message),
-                        trials: 0,
-                        trials_showing: 0,
-                        seconds: 0.0,
-                        trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
-                        stuck: false,
-                    })
+                    .map(|f| not_lowered(&file, f, &e.message))
                     .collect(),
                 fuzz: None,
             };
@@ -358,19 +404,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
             None => errors.iter().collect(),
         };
         for f in only {
-            let (ub_first, past_ub) = match ub_on_trace(&program, f, &file) {
-                Some(u) if past_divergence => (
-                    None,
-                    Some(format!(
-                        "replayed past the divergent syncthreads of {u} with the non-aligned \
-                         `barrier.sync 0`; as `__syncthreads` the compiled kernel hangs there"
-                    )),
-                ),
-                u => (u.map(|u| u.to_string()), None),
-            };
-            match replay_finding(&rp, &program, &file, f, ub_first, args.seconds)
-                .map(|r| with_note(r, past_ub))
-            {
+            match replay_one(&rp, past_divergence, &program, &file, f, args.seconds) {
                 Ok(r) if r.stuck => {
                     out.findings.push(r);
                     print_report(args.format, &out);

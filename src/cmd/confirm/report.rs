@@ -14,7 +14,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub(super) fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Outcome::Confirmed => "confirmed",
             Outcome::NotObserved => "not observed",
