@@ -284,12 +284,58 @@ fn parity_one_on_fresh_barrier_passes() {
 
 #[test]
 fn stale_phase() {
+    // Consumed (an access, an arrive) and then waited on again: stale.
     assert_flags(
-        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\nwait b parity 0\n",
+        "protocol p\nblock 1\nmbarrier b\nbuffer x\ninit b, 1\narrive b\nwait b parity 0\nread x\nwait b parity 0\n",
+        "stale-phase",
+    );
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\nmbarrier c\ninit b, 1\ninit c, 2\narrive b\nwait b parity 0\narrive c\nwait b parity 0\n",
         "stale-phase",
     );
     assert_ok(
         "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\narrive b\nwait b parity 1\n",
+    );
+}
+
+/// Re-testing or re-waiting a phase the thread already saw complete, with nothing done in
+/// between, only re-confirms it (tinygemm2 polls two barriers, then waits on each).
+#[test]
+fn stale_phase_not_for_a_re_wait() {
+    assert_ok(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\nwait b parity 0\n",
+    );
+    // Polling two barriers and then waiting on each: the waits on another barrier, and
+    // `compute`, do not consume the phase.
+    assert_ok(
+        "protocol p
+block 2
+mbarrier w
+mbarrier a
+buffer x
+if tid == 0 { init w, 1
+  init a, 1 }
+syncthreads
+role loader when tid == 1 {
+  arrive w
+  arrive a
+}
+role mma when tid == 0 {
+  let w_ok = test_wait w parity 0
+  let a_ok = test_wait a parity 0
+  compute
+  wait w parity 0
+  wait a parity 0
+  let again = test_wait w parity 0
+  wait w parity 0
+  read x
+}
+",
+    );
+    // A test that passes on a consumed phase does not make it fresh again.
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\nbuffer x\ninit b, 1\narrive b\nwait b parity 0\nread x\nlet ok = test_wait b parity 0\nwait b parity 0\n",
+        "stale-phase",
     );
 }
 

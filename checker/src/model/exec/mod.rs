@@ -237,6 +237,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         bar,
                         last_obs: NONE,
                         arrived_in: NONE,
+                        fresh: false,
                     },
                 );
                 p
@@ -249,6 +250,21 @@ impl<'m, 'p> Exec<'m, 'p> {
         Shared::make_mut(&mut self.state.threads[t as usize])
             .tracks
             .retain(|x| x.last_obs != NONE || x.arrived_in != NONE);
+    }
+
+    /// `t` runs an operation that is not a wait or a test: the phases it observed so far are
+    /// consumed, and a later wait that returns because of one of them is `stale-phase`.
+    fn consume(&mut self, t: u32) {
+        if self.state.threads[t as usize]
+            .tracks
+            .iter()
+            .any(|x| x.fresh)
+        {
+            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+            for x in th.tracks.iter_mut() {
+                x.fresh = false;
+            }
+        }
     }
 
     /// A wait of `t` completed: its arrivals are no longer "the latest before a wait".
@@ -663,12 +679,15 @@ impl<'m, 'p> Exec<'m, 'p> {
         self.state.events.insert(pos, ev);
     }
 
-    /// A successful parity observation of `bar` by `t`.
+    /// A successful parity observation of `bar` by `t`. A wait (`stale_check`) that returns
+    /// because of a completion this thread already observed is `stale-phase`, unless the thread
+    /// did nothing but waits and tests since then (polling two barriers, then waiting on each,
+    /// re-confirms a phase: semantics.md §2.8).
     fn observe(&mut self, t: u32, bar: u32, span: Span, stale_check: bool) {
         let b = self.state.bars[bar as usize];
         let observed = i64::from(b.phase) - 1;
         let tr = *self.track(t, bar);
-        if stale_check && tr.last_obs == observed {
+        if stale_check && tr.last_obs == observed && !tr.fresh {
             self.flag(
                 MFinding::new(
                     &rules::stale_phase::RULE,
@@ -682,7 +701,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 .help("flip the parity once per completed phase (track the phase per stage)"),
             );
         }
-        self.track(t, bar).last_obs = observed;
+        // Seeing again a phase it consumed (a `test_wait` that passes on it) does not make
+        // it fresh.
+        let tr = self.track(t, bar);
+        tr.fresh = tr.fresh || tr.last_obs != observed;
+        tr.last_obs = observed;
         if b.phase > 0 {
             self.state.bars[bar as usize].consumed = true;
         }
@@ -705,6 +728,12 @@ impl<'m, 'p> Exec<'m, 'p> {
                     return Done::Handled;
                 }
             };
+        }
+        if !matches!(
+            op,
+            Op::WaitParity { .. } | Op::TestWait { .. } | Op::WaitToken { .. } | Op::Compute
+        ) {
+            self.consume(t);
         }
         match op {
             Op::Compute | Op::FenceMbarrierInit => Done::Next,
