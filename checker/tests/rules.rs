@@ -538,10 +538,11 @@ producer_acquire tp
     );
 }
 
-/// semantics.md §4.2 P6: a consumer that quits a partitioned pipeline while its peer has
-/// already released the next stage leaves that phase one arrival short. Reported as
-/// `after-quit` at the quit (besides the deadlock it leads to); the same consumers quitting
-/// after their last release are fine.
+/// semantics.md §4.2 P6: a consumer that quits a partitioned pipeline while the producer still
+/// needs its releases leaves a phase one arrival short. Reported as `after-quit` at the quit
+/// (besides the deadlock it leads to, whose headline names the quit); the same consumers
+/// quitting after their last release are fine, and so is a quit at one of the last two (=
+/// stages) batches: the phases it leaves short are ones nobody waits for.
 #[test]
 fn quit_with_obligations_left() {
     let early = "protocol p
@@ -582,8 +583,94 @@ role consumer when tid > 0 {
         f.message
     );
     assert!(rules(&r).contains(&"deadlock"), "{:?}", rules(&r));
+    let d = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "deadlock")
+        .unwrap();
+    assert!(
+        d.message.starts_with(
+            "consumer[1] quit `pipe` while `pipe.consumed[1]` still counts it (quit does not arrive_and_drop): producer[0] waits on `pipe.consumed[1]`"
+        ),
+        "{}",
+        d.message
+    );
     let late = early.replace("if tid == 2 && b == 1 {", "if tid == 2 && b == 9 {");
     assert_ok(&late);
+    // At the last batches: nobody waits for what the quit leaves short.
+    for at in [2, 3] {
+        let last = early.replace(
+            "if tid == 2 && b == 1 {",
+            &format!("if tid == 2 && b == {at} {{"),
+        );
+        assert_ok(&last);
+    }
+    // The producer quits early: the consumers wait for its commits forever.
+    let producer = "protocol p
+block 2
+pipeline pipe stages 2 producers 1 consumers 1
+buffer chunk[2]
+role producer when tid == 0 {
+  for b in 0..3 {
+    if b == 1 {
+      quit pipe
+      exit
+    }
+    producer_acquire pipe
+    memcpy_async chunk[b % 2] -> pipe
+    producer_commit pipe
+  }
+}
+role consumer when tid == 1 {
+  for b in 0..3 {
+    consumer_wait pipe
+    read chunk[b % 2]
+    consumer_release pipe
+  }
+  quit pipe
+}
+";
+    let r = assert_flags(producer, "after-quit");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "after-quit")
+        .unwrap();
+    assert!(f.message.contains("`producer_commit`"), "{}", f.message);
+}
+
+/// The deadlock's headline names the root cause first: the thread that exited without
+/// `arrive_drop`, and the barrier that still counts it.
+#[test]
+fn deadlock_headline_names_the_exited_thread() {
+    let src = "protocol p
+param NT = 3
+block NT
+barrier bar
+if tid == 0 { init bar, NT }
+syncthreads
+for i in 0..3 {
+  if tid == NT - 1 && i == 1 { exit }
+  let t = arrive bar
+  wait bar token t
+}
+";
+    let r = assert_flags(src, "deadlock");
+    let d = &r.findings[0];
+    assert_eq!(
+        d.message,
+        "t2 exited without arrive_drop on `bar`, which still counts it: t0..t1 wait on `bar` phase 1 forever (1 arrival missing)"
+    );
+    // No exit: the headline says who waits on what.
+    let r = assert_flags(
+        "protocol p\nblock 2\nmbarrier b\nif tid == 0 { init b, 2 }\nsyncthreads\nif tid == 0 { arrive b }\nwait b parity 0\n",
+        "deadlock",
+    );
+    assert!(
+        r.findings[0].message.contains("can never finish"),
+        "{}",
+        r.findings[0].message
+    );
 }
 
 #[test]

@@ -133,6 +133,9 @@ pub struct PipeThread {
     /// 0 unknown, 1 producer, 2 consumer, 3 both (unified).
     pub role: u8,
     pub quit: bool,
+    /// The `quit` statement (instruction index), once `quit`. A thread that quit keeps this
+    /// entry when it finishes: the deadlock analysis reads which phases its quit left short.
+    pub quit_pc: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -22,7 +22,7 @@ mod rendezvous;
 
 pub use enabled::*;
 pub use footprint::RunCache;
-pub use pipeline::PipeRef;
+pub use pipeline::{PipeRef, peek_pipe, quit_checks};
 pub use por::ample;
 
 /// Largest arrival count and |tx| of an mbarrier (PTX, layout V0).
@@ -650,7 +650,8 @@ impl<'m, 'p> Exec<'m, 'p> {
         th.mode = mode;
         th.locals.iter_mut().for_each(|x| *x = 0);
         th.tracks.clear();
-        th.pipes.clear();
+        // What a quit left short stays known (stuck.rs); the rest goes.
+        th.pipes.retain(|p| p.1.quit);
         th.named_arrived = 0;
         th.cluster_token = None;
         th.aw = None;
@@ -1347,10 +1348,12 @@ impl<'m, 'p> Exec<'m, 'p> {
                     );
                     return Done::Handled;
                 }
-                if let Some((bars, stages)) = p.block {
-                    ensure!(self.quit_without_obligations(t, &p, bars, stages, span));
-                }
-                self.pipe_state(t, p.id).quit = true;
+                // A quit that leaves a stage barrier one arrival short is an error only where
+                // some thread still needs that phase: the deadlock analysis reports it
+                // (semantics.md §4.2 P6).
+                let ps = self.pipe_state(t, p.id);
+                ps.quit = true;
+                ps.quit_pc = pc;
                 if let Some((bars, stages)) = p.block {
                     let r = &mut self.state.pipe_refs[p.id as usize];
                     *r = r.saturating_sub(1);
