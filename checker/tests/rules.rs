@@ -425,6 +425,102 @@ fn named_barrier_rearrive() {
     assert_ok("protocol p\nblock 4\nif tid < 2 { bar_arrive 1, 4 } else { bar_sync 1, 4 }\n");
 }
 
+/// Rules, with partial-order reduction on (a warp's worth of named-barrier arrivals is too
+/// many orders for the unreduced runs), with symmetry on and off; the two must agree.
+fn check_por(src: &str) -> checker::Report {
+    let p = load(src);
+    let opts = |symmetry| checker::CheckOptions {
+        exhaustive: true,
+        symmetry,
+        ..checker::CheckOptions::default()
+    };
+    let on = checker::check(&p, &opts(true));
+    let off = checker::check(&p, &opts(false));
+    let keys = |r: &checker::Report| {
+        r.findings
+            .iter()
+            .map(|f| (f.rule.name, f.span.start))
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(keys(&on), keys(&off), "symmetry changed the findings");
+    assert_eq!(on.verdict, off.verdict);
+    on
+}
+
+/// semantics.md §9.1: in a block of a warp or more, a named barrier's count is in threads of
+/// whole warps; a count that is not a multiple of 32 is its own finding, not a deadlock of the
+/// lanes of a partial warp. A block under 32 threads is a scaled-down model: not judged.
+#[test]
+fn named_barrier_count() {
+    let r = assert_flags(
+        "protocol p\nblock 64\nbar_sync 1, 40\n",
+        "named-barrier-count",
+    );
+    assert!(!rules(&r).contains(&"deadlock"), "{:?}", rules(&r));
+    assert_flags(
+        "protocol p\nblock 64\nif tid == 0 { bar_arrive 1, 2 }\n",
+        "named-barrier-count",
+    );
+    // Scaled down: one model thread per warp(group).
+    assert_ok("protocol p\nblock 3\nif tid > 0 { bar_sync 1, 2 }\n");
+    // Whole warps.
+    let r = check_por("protocol p\nblock 64\nbar_sync 1, 64\nbar_sync 2, 64\n");
+    assert!(errors(&r).is_empty(), "{:?}", rules(&r));
+    let r = check_por(
+        "protocol p\nblock 96\nif warp == 0 { bar_arrive 1, 96 } else { bar_sync 1, 96 }\n",
+    );
+    assert!(errors(&r).is_empty(), "{:?}", rules(&r));
+}
+
+/// semantics.md §9.1 / W8: `bar_sync`/`bar_arrive` with a count are `.aligned`: run by some
+/// lanes of a warp only (inside `elect`, under a lane condition) is `barrier-divergence`,
+/// naming the warp and the lanes that never come; not the deadlock of their arrivals.
+#[test]
+fn named_barrier_by_part_of_a_warp() {
+    let r = assert_flags(
+        "protocol p\nblock 64\nelect { bar_sync 1, 64 }\n",
+        "barrier-divergence",
+    );
+    assert!(!rules(&r).contains(&"deadlock"), "{:?}", rules(&r));
+    let f = &r.findings[0];
+    assert!(
+        f.message.contains("only some lanes of warp")
+            && f.message.contains("t1..t31 never reach")
+            && f.message.contains("elect"),
+        "{}",
+        f.message
+    );
+    let r = assert_flags(
+        "protocol p\nblock 64\nif lane == 0 { bar_arrive 1, 64 }\n",
+        "barrier-divergence",
+    );
+    assert!(
+        r.findings[0].message.contains("t0 arrives on it"),
+        "{}",
+        r.findings[0].message
+    );
+    // Lanes of one warp at two statements.
+    let r = check_por(
+        "protocol p\nblock 64\nif lane < 16 { bar_sync 1, 64 } else { bar_sync 1, 64 }\n",
+    );
+    assert!(rules(&r).contains(&"barrier-divergence"), "{:?}", rules(&r));
+    // Warp 0 runs it whole, warp 1 in part: the threads of one symmetry class (tid < 40) differ
+    // in their warps' gaps.
+    let r = check_por("protocol p\nblock 64\nif tid < 40 { bar_sync 1, 64 }\n");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "barrier-divergence")
+        .expect("a partial warp 1");
+    assert!(
+        f.message.contains("warp 1") && f.message.contains("t40..t63"),
+        "{}",
+        f.message
+    );
+    // Small blocks: not judged (one thread may stand for a warp).
+    assert_ok("protocol p\nblock 3\nif tid == 0 { bar_arrive 1, 3 } else { bar_sync 1, 3 }\n");
+}
+
 // ---------- clusters ----------
 
 const PAIR: &str = include_str!("data/multicast_pair.phase");

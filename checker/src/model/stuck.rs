@@ -3,7 +3,7 @@
 //! thread that was expected to release it (by its code: an arrive on that barrier, a
 //! rendezvous it has not reached), with where that thread is now.
 
-use super::code::{Instr, uses_local};
+use super::code::Instr;
 use super::exec::{parity_passes, peek_pipe, pipe_wait, quit_checks, waits_on};
 use super::state::*;
 use super::trace::fold_names;
@@ -14,22 +14,6 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use protocols::Span;
 use protocols::ir::{ObjectId, Op};
 use std::collections::BTreeMap;
-
-/// Can thread `t` reach instruction `pc`, judging by the `if`/`role` conditions around it that
-/// depend on builtins and params only?
-fn may_reach(m: &PhaseModel, t: u32, pc: usize) -> bool {
-    let ti = &m.threads[t as usize];
-    let code = m.code_of(t);
-    code.guards[pc].iter().all(|(cond, want)| {
-        if uses_local(cond) {
-            return true;
-        }
-        match m.eval_static(cond, ti.kernel, ti.cta, ti.tid) {
-            Ok(v) => (v != 0) == *want,
-            Err(_) => true,
-        }
-    })
-}
 
 /// Does `op` signal object `obj` (arrive-like, bytes, or a pipeline's other side)?
 fn signals(op: &Op, obj: ObjectId, producer_side: Option<bool>) -> bool {
@@ -72,7 +56,7 @@ fn providers(m: &PhaseModel, t: u32, obj: ObjectId, producer_side: Option<bool>)
         .collect();
     (0..m.nthreads())
         .filter(|&u| m.threads[u as usize].kernel == k)
-        .filter(|&u| sites.iter().any(|&p| may_reach(m, u, p)))
+        .filter(|&u| sites.iter().any(|&p| m.may_reach(u, p)))
         .collect()
 }
 

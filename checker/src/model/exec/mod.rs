@@ -1023,6 +1023,43 @@ impl<'m, 'p> Exec<'m, 'p> {
                     );
                     return Done::Handled;
                 }
+                // Whole warps (semantics.md §9.1): in a block of a warp or more, the count is in
+                // threads of whole warps, and every lane of the warp executes the statement.
+                if c != 0 && self.m.warp_rules(t) {
+                    if c % 32 != 0 {
+                        let kw = if blocking { "bar_sync" } else { "bar_arrive" };
+                        self.fail(
+                            &rules::named_barrier_count::RULE,
+                            span,
+                            format!(
+                                "`{kw} {idv}, {c}`: the count {c} is not a multiple of the warp size; bar.sync and bar.arrive count whole warps, so the hardware never counts {c} arrivals"
+                            ),
+                        );
+                        return Done::Handled;
+                    }
+                    if let Some(gone) = self.m.warp_gap(t, pc) {
+                        let warp = self.m.threads[t as usize].tid / 32;
+                        let names = crate::model::trace::fold_names(self.m, gone);
+                        let msg = format!(
+                            "named barrier {idv} is run by only some lanes of warp {warp}: {} {} it, but {names} never {} this statement ({}); bar.sync and bar.arrive are `.aligned`, so every lane of a warp runs the same statement",
+                            self.name(t),
+                            if blocking { "syncs on" } else { "arrives on" },
+                            if gone.len() == 1 { "reaches" } else { "reach" },
+                            if self.m.in_elect(t, pc) {
+                                "only one lane runs an `elect` body"
+                            } else {
+                                "their `if`/`role` conditions exclude them"
+                            },
+                        );
+                        self.found.push(
+                            MFinding::new(&rules::barrier_divergence::RULE, span, msg).help(
+                                "run the named barrier with the whole warp (outside `elect` and lane conditions)",
+                            ),
+                        );
+                        self.stop = true;
+                        return Done::Handled;
+                    }
+                }
                 let slot = block as usize * 16 + idv as usize;
                 let cur = self.state.named[slot];
                 let busy = cur.arrived > 0
