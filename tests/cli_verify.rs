@@ -234,7 +234,10 @@ fn human_report_named_barrier_warps() {
     assert_eq!(code, 1, "{out}");
     let out = out.replace(p.to_str().unwrap(), "FILE");
     insta::assert_snapshot!("verify_human_named_barrier_count", out);
-    let p = write("nb_elect.phase", "protocol nb\nblock 64\nelect { bar_sync 1, 64 }\n");
+    let p = write(
+        "nb_elect.phase",
+        "protocol nb\nblock 64\nelect { bar_sync 1, 64 }\n",
+    );
     let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");
     let out = out.replace(p.to_str().unwrap(), "FILE");

@@ -368,7 +368,7 @@ impl Gen<'_> {
                     ),
                     // The whole block: `bar.sync id` without a count (a count of `nthreads`
                     // is not a multiple of 32 in a block of partial warps).
-                    None if self.block % 32 != 0 => {
+                    None if !self.block.is_multiple_of(32) => {
                         self.line(out, &format!("pc_bar_sync_all({});", print(p, bid)))
                     }
                     None => self.line(out, &format!("pc_bar_sync({}, nthreads);", print(p, bid))),
@@ -376,7 +376,7 @@ impl Gen<'_> {
             }
             Op::BarArrive { id: bid, count } => {
                 whole_warps(p, count.as_ref(), s.span)?;
-                if count.is_none() && self.block % 32 != 0 {
+                if count.is_none() && !self.block.is_multiple_of(32) {
                     return Err(unsupported(
                         format!(
                             "`bar_arrive` without a count in a block of {} threads: bar.arrive needs a thread count, a multiple of 32, and this block is not whole warps",
