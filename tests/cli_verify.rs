@@ -204,6 +204,46 @@ fn json_contract() {
     assert_eq!(v["exit_code"], 2);
 }
 
+/// The deadlock's headline names the root cause first: the thread that exited without
+/// `arrive_drop` and the barrier that still counts it.
+#[test]
+fn human_report_names_the_exited_thread() {
+    let src = "protocol dx
+block 3
+barrier bar
+if tid == 0 { init bar, 3 }
+syncthreads
+for i in 0..3 {
+  if tid == 2 && i == 1 { exit }
+  let t = arrive bar
+  wait bar token t
+}
+";
+    let p = write("dl_exit.phase", src);
+    let (_, out, _) = run(&["verify", p.to_str().unwrap()]);
+    let out = out.replace(p.to_str().unwrap(), "FILE");
+    insta::assert_snapshot!("verify_human_deadlock_exited", out);
+}
+
+/// A named barrier in a block of whole warps: a count that is not a multiple of 32, and a
+/// statement that only one lane of each warp runs (`elect`).
+#[test]
+fn human_report_named_barrier_warps() {
+    let p = write("nb_count.phase", "protocol nb\nblock 64\nbar_sync 1, 40\n");
+    let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    let out = out.replace(p.to_str().unwrap(), "FILE");
+    insta::assert_snapshot!("verify_human_named_barrier_count", out);
+    let p = write(
+        "nb_elect.phase",
+        "protocol nb\nblock 64\nelect { bar_sync 1, 64 }\n",
+    );
+    let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    let out = out.replace(p.to_str().unwrap(), "FILE");
+    insta::assert_snapshot!("verify_human_named_barrier_elect", out);
+}
+
 #[test]
 fn human_report() {
     let p = write("dl_human.phase", DEADLOCK);

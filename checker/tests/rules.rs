@@ -284,12 +284,58 @@ fn parity_one_on_fresh_barrier_passes() {
 
 #[test]
 fn stale_phase() {
+    // Consumed (an access, an arrive) and then waited on again: stale.
     assert_flags(
-        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\nwait b parity 0\n",
+        "protocol p\nblock 1\nmbarrier b\nbuffer x\ninit b, 1\narrive b\nwait b parity 0\nread x\nwait b parity 0\n",
+        "stale-phase",
+    );
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\nmbarrier c\ninit b, 1\ninit c, 2\narrive b\nwait b parity 0\narrive c\nwait b parity 0\n",
         "stale-phase",
     );
     assert_ok(
         "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\narrive b\nwait b parity 1\n",
+    );
+}
+
+/// Re-testing or re-waiting a phase the thread already saw complete, with nothing done in
+/// between, only re-confirms it (tinygemm2 polls two barriers, then waits on each).
+#[test]
+fn stale_phase_not_for_a_re_wait() {
+    assert_ok(
+        "protocol p\nblock 1\nmbarrier b\ninit b, 1\narrive b\nwait b parity 0\nwait b parity 0\n",
+    );
+    // Polling two barriers and then waiting on each: the waits on another barrier, and
+    // `compute`, do not consume the phase.
+    assert_ok(
+        "protocol p
+block 2
+mbarrier w
+mbarrier a
+buffer x
+if tid == 0 { init w, 1
+  init a, 1 }
+syncthreads
+role loader when tid == 1 {
+  arrive w
+  arrive a
+}
+role mma when tid == 0 {
+  let w_ok = test_wait w parity 0
+  let a_ok = test_wait a parity 0
+  compute
+  wait w parity 0
+  wait a parity 0
+  let again = test_wait w parity 0
+  wait w parity 0
+  read x
+}
+",
+    );
+    // A test that passes on a consumed phase does not make it fresh again.
+    assert_flags(
+        "protocol p\nblock 1\nmbarrier b\nbuffer x\ninit b, 1\narrive b\nwait b parity 0\nread x\nlet ok = test_wait b parity 0\nwait b parity 0\n",
+        "stale-phase",
     );
 }
 
@@ -377,6 +423,102 @@ fn named_barrier_rearrive() {
     );
     assert_ok("protocol p\nblock 4\nbar_sync 1, 4\n");
     assert_ok("protocol p\nblock 4\nif tid < 2 { bar_arrive 1, 4 } else { bar_sync 1, 4 }\n");
+}
+
+/// Rules, with partial-order reduction on (a warp's worth of named-barrier arrivals is too
+/// many orders for the unreduced runs), with symmetry on and off; the two must agree.
+fn check_por(src: &str) -> checker::Report {
+    let p = load(src);
+    let opts = |symmetry| checker::CheckOptions {
+        exhaustive: true,
+        symmetry,
+        ..checker::CheckOptions::default()
+    };
+    let on = checker::check(&p, &opts(true));
+    let off = checker::check(&p, &opts(false));
+    let keys = |r: &checker::Report| {
+        r.findings
+            .iter()
+            .map(|f| (f.rule.name, f.span.start))
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(keys(&on), keys(&off), "symmetry changed the findings");
+    assert_eq!(on.verdict, off.verdict);
+    on
+}
+
+/// semantics.md §9.1: in a block of a warp or more, a named barrier's count is in threads of
+/// whole warps; a count that is not a multiple of 32 is its own finding, not a deadlock of the
+/// lanes of a partial warp. A block under 32 threads is a scaled-down model: not judged.
+#[test]
+fn named_barrier_count() {
+    let r = assert_flags(
+        "protocol p\nblock 64\nbar_sync 1, 40\n",
+        "named-barrier-count",
+    );
+    assert!(!rules(&r).contains(&"deadlock"), "{:?}", rules(&r));
+    assert_flags(
+        "protocol p\nblock 64\nif tid == 0 { bar_arrive 1, 2 }\n",
+        "named-barrier-count",
+    );
+    // Scaled down: one model thread per warp(group).
+    assert_ok("protocol p\nblock 3\nif tid > 0 { bar_sync 1, 2 }\n");
+    // Whole warps.
+    let r = check_por("protocol p\nblock 64\nbar_sync 1, 64\nbar_sync 2, 64\n");
+    assert!(errors(&r).is_empty(), "{:?}", rules(&r));
+    let r = check_por(
+        "protocol p\nblock 96\nif warp == 0 { bar_arrive 1, 96 } else { bar_sync 1, 96 }\n",
+    );
+    assert!(errors(&r).is_empty(), "{:?}", rules(&r));
+}
+
+/// semantics.md §9.1 / W8: `bar_sync`/`bar_arrive` with a count are `.aligned`: run by some
+/// lanes of a warp only (inside `elect`, under a lane condition) is `barrier-divergence`,
+/// naming the warp and the lanes that never come; not the deadlock of their arrivals.
+#[test]
+fn named_barrier_by_part_of_a_warp() {
+    let r = assert_flags(
+        "protocol p\nblock 64\nelect { bar_sync 1, 64 }\n",
+        "barrier-divergence",
+    );
+    assert!(!rules(&r).contains(&"deadlock"), "{:?}", rules(&r));
+    let f = &r.findings[0];
+    assert!(
+        f.message.contains("only some lanes of warp")
+            && f.message.contains("t1..t31 never reach")
+            && f.message.contains("elect"),
+        "{}",
+        f.message
+    );
+    let r = assert_flags(
+        "protocol p\nblock 64\nif lane == 0 { bar_arrive 1, 64 }\n",
+        "barrier-divergence",
+    );
+    assert!(
+        r.findings[0].message.contains("t0 arrives on it"),
+        "{}",
+        r.findings[0].message
+    );
+    // Lanes of one warp at two statements.
+    let r = check_por(
+        "protocol p\nblock 64\nif lane < 16 { bar_sync 1, 64 } else { bar_sync 1, 64 }\n",
+    );
+    assert!(rules(&r).contains(&"barrier-divergence"), "{:?}", rules(&r));
+    // Warp 0 runs it whole, warp 1 in part: the threads of one symmetry class (tid < 40) differ
+    // in their warps' gaps.
+    let r = check_por("protocol p\nblock 64\nif tid < 40 { bar_sync 1, 64 }\n");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "barrier-divergence")
+        .expect("a partial warp 1");
+    assert!(
+        f.message.contains("warp 1") && f.message.contains("t40..t63"),
+        "{}",
+        f.message
+    );
+    // Small blocks: not judged (one thread may stand for a warp).
+    assert_ok("protocol p\nblock 3\nif tid == 0 { bar_arrive 1, 3 } else { bar_sync 1, 3 }\n");
 }
 
 // ---------- clusters ----------
@@ -492,10 +634,11 @@ producer_acquire tp
     );
 }
 
-/// semantics.md §4.2 P6: a consumer that quits a partitioned pipeline while its peer has
-/// already released the next stage leaves that phase one arrival short. Reported as
-/// `after-quit` at the quit (besides the deadlock it leads to); the same consumers quitting
-/// after their last release are fine.
+/// semantics.md §4.2 P6: a consumer that quits a partitioned pipeline while the producer still
+/// needs its releases leaves a phase one arrival short. Reported as `after-quit` at the quit
+/// (besides the deadlock it leads to, whose headline names the quit); the same consumers
+/// quitting after their last release are fine, and so is a quit at one of the last two (=
+/// stages) batches: the phases it leaves short are ones nobody waits for.
 #[test]
 fn quit_with_obligations_left() {
     let early = "protocol p
@@ -536,8 +679,94 @@ role consumer when tid > 0 {
         f.message
     );
     assert!(rules(&r).contains(&"deadlock"), "{:?}", rules(&r));
+    let d = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "deadlock")
+        .unwrap();
+    assert!(
+        d.message.starts_with(
+            "consumer[1] quit `pipe` while `pipe.consumed[1]` still counts it (quit does not arrive_and_drop): producer[0] waits on `pipe.consumed[1]`"
+        ),
+        "{}",
+        d.message
+    );
     let late = early.replace("if tid == 2 && b == 1 {", "if tid == 2 && b == 9 {");
     assert_ok(&late);
+    // At the last batches: nobody waits for what the quit leaves short.
+    for at in [2, 3] {
+        let last = early.replace(
+            "if tid == 2 && b == 1 {",
+            &format!("if tid == 2 && b == {at} {{"),
+        );
+        assert_ok(&last);
+    }
+    // The producer quits early: the consumers wait for its commits forever.
+    let producer = "protocol p
+block 2
+pipeline pipe stages 2 producers 1 consumers 1
+buffer chunk[2]
+role producer when tid == 0 {
+  for b in 0..3 {
+    if b == 1 {
+      quit pipe
+      exit
+    }
+    producer_acquire pipe
+    memcpy_async chunk[b % 2] -> pipe
+    producer_commit pipe
+  }
+}
+role consumer when tid == 1 {
+  for b in 0..3 {
+    consumer_wait pipe
+    read chunk[b % 2]
+    consumer_release pipe
+  }
+  quit pipe
+}
+";
+    let r = assert_flags(producer, "after-quit");
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "after-quit")
+        .unwrap();
+    assert!(f.message.contains("`producer_commit`"), "{}", f.message);
+}
+
+/// The deadlock's headline names the root cause first: the thread that exited without
+/// `arrive_drop`, and the barrier that still counts it.
+#[test]
+fn deadlock_headline_names_the_exited_thread() {
+    let src = "protocol p
+param NT = 3
+block NT
+barrier bar
+if tid == 0 { init bar, NT }
+syncthreads
+for i in 0..3 {
+  if tid == NT - 1 && i == 1 { exit }
+  let t = arrive bar
+  wait bar token t
+}
+";
+    let r = assert_flags(src, "deadlock");
+    let d = &r.findings[0];
+    assert_eq!(
+        d.message,
+        "t2 exited without arrive_drop on `bar`, which still counts it: t0..t1 wait on `bar` phase 1 forever (1 arrival missing)"
+    );
+    // No exit: the headline says who waits on what.
+    let r = assert_flags(
+        "protocol p\nblock 2\nmbarrier b\nif tid == 0 { init b, 2 }\nsyncthreads\nif tid == 0 { arrive b }\nwait b parity 0\n",
+        "deadlock",
+    );
+    assert!(
+        r.findings[0].message.contains("can never finish"),
+        "{}",
+        r.findings[0].message
+    );
 }
 
 #[test]

@@ -260,3 +260,25 @@ fn named_barrier_counts_must_be_whole_warps() {
     let full = protocols::load(&file, &[("WG".into(), 32)]).expect("loads");
     lower(&full, Some(&file), &LowerOptions::default()).expect("count 64 lowers");
 }
+
+/// A whole-block named barrier in a block that is not whole warps: `bar_sync ID` lowers to
+/// `bar.sync ID` without a count (a count of 40 would not be a multiple of 32); `bar_arrive ID`
+/// needs a count, so it is refused.
+#[test]
+fn whole_block_named_barriers_in_a_block_of_partial_warps() {
+    let text = "protocol n\nblock 40\nbar_sync 1\n";
+    let file = SourceFile::new("n.phase", text);
+    let p = protocols::load(&file, &[]).expect("loads");
+    let l = lower(&p, Some(&file), &LowerOptions::default()).expect("bar_sync lowers");
+    assert!(l.source.contains("pc_bar_sync_all(1);"), "{}", l.source);
+    let text = "protocol n\nblock 40\nif tid < 32 { bar_arrive 1 } else { bar_sync 1 }\n";
+    let file = SourceFile::new("n.phase", text);
+    let p = protocols::load(&file, &[]).expect("loads");
+    let e = lower(&p, Some(&file), &LowerOptions::default()).expect_err("bar_arrive refused");
+    assert!(
+        e.message
+            .contains("`bar_arrive` without a count in a block of 40 threads"),
+        "{}",
+        e.message
+    );
+}

@@ -67,6 +67,11 @@ pub struct ThreadInfo {
     pub role_index: u32,
     /// Symmetry class: threads of one class are interchangeable.
     pub class: u32,
+    /// In a block of a warp or more: per `bar_sync`/`bar_arrive` with a count that this thread
+    /// may reach (instruction index), the lanes of its warp that never run that statement with
+    /// it (their `if`/`role` conditions exclude them, or it is in an `elect` body). Only the
+    /// statements with such lanes are listed (semantics.md §9.1, "Whole warps").
+    pub warp_gaps: Vec<(u32, Vec<u32>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -433,13 +438,99 @@ impl<'p> PhaseModel<'p> {
                         role,
                         role_index,
                         class: 0,
+                        warp_gaps: Vec::new(),
                     });
                 }
             }
         }
         model.threads = threads;
+        model.warp_gaps();
         model.classes = symmetry::classes(&mut model);
         model
+    }
+
+    /// Can thread `t` reach instruction `pc`, judging by the `if`/`role` conditions around it
+    /// that depend on builtins and params only?
+    pub fn may_reach(&self, t: u32, pc: usize) -> bool {
+        let ti = &self.threads[t as usize];
+        self.code_of(t).guards[pc].iter().all(|(cond, want)| {
+            if code::uses_local(cond) {
+                return true;
+            }
+            match self.eval_static(cond, ti.kernel, ti.cta, ti.tid) {
+                Ok(v) => (v != 0) == *want,
+                Err(_) => true,
+            }
+        })
+    }
+
+    /// The warp rules of named barriers apply to `t`: its block has a warp or more. A smaller
+    /// block is a scaled-down model (one thread may stand for a warp or a warpgroup).
+    pub fn warp_rules(&self, t: u32) -> bool {
+        self.kernels[self.threads[t as usize].kernel as usize].block >= 32
+    }
+
+    /// Is instruction `pc` of `t`'s kernel inside an `elect` body?
+    pub fn in_elect(&self, t: u32, pc: u32) -> bool {
+        self.code_of(t).instrs.iter().enumerate().any(
+            |(e, i)| matches!(i, code::Instr::Elect { skip, .. } if (e as u32) < pc && pc < *skip),
+        )
+    }
+
+    /// The lanes of `t`'s warp that never run the named-barrier statement at `pc` with it
+    /// (`ThreadInfo::warp_gaps`), if any.
+    pub fn warp_gap(&self, t: u32, pc: u32) -> Option<&[u32]> {
+        self.threads[t as usize]
+            .warp_gaps
+            .iter()
+            .find(|g| g.0 == pc)
+            .map(|g| g.1.as_slice())
+    }
+
+    /// Fill `ThreadInfo::warp_gaps`: a `bar_sync`/`bar_arrive` with a count is `.aligned`, run by
+    /// whole warps. Static: lanes that leave by a condition on locals or by `exit` are not seen
+    /// here (the missing arrivals then show as a deadlock).
+    fn warp_gaps(&mut self) {
+        for t in 0..self.nthreads() {
+            if !self.warp_rules(t) {
+                continue;
+            }
+            let ti = &self.threads[t as usize];
+            let code = self.code_of(t);
+            let mates: Vec<u32> = (0..self.nthreads())
+                .filter(|&u| {
+                    let x = &self.threads[u as usize];
+                    u != t && x.kernel == ti.kernel && x.cta == ti.cta && x.tid / 32 == ti.tid / 32
+                })
+                .collect();
+            let mut gaps = Vec::new();
+            for (pc, i) in code.instrs.iter().enumerate() {
+                let counted = matches!(
+                    i,
+                    code::Instr::Op {
+                        op: protocols::ir::Op::BarSync { count: Some(_), .. }
+                            | protocols::ir::Op::BarArrive { count: Some(_), .. },
+                        ..
+                    }
+                );
+                if !counted || !self.may_reach(t, pc) {
+                    continue;
+                }
+                let gone: Vec<u32> = if self.in_elect(t, pc as u32) {
+                    mates.clone()
+                } else {
+                    mates
+                        .iter()
+                        .copied()
+                        .filter(|&u| !self.may_reach(u, pc))
+                        .collect()
+                };
+                if !gone.is_empty() {
+                    gaps.push((pc as u32, gone));
+                }
+            }
+            self.threads[t as usize].warp_gaps = gaps;
+        }
     }
 
     pub fn nthreads(&self) -> u32 {

@@ -102,6 +102,10 @@ pub struct BarTrack {
     pub last_obs: i64,
     /// The phase of this thread's latest arrive not yet followed by any completed wait.
     pub arrived_in: i64,
+    /// `last_obs` is fresh: since observing it the thread did nothing but waits and tests
+    /// (no arrive, no access, no other operation), so waiting on that phase again only
+    /// re-confirms it (semantics.md §2.8, "Re-waiting").
+    pub fresh: bool,
 }
 
 pub const NONE: i64 = i64::MIN;
@@ -129,6 +133,9 @@ pub struct PipeThread {
     /// 0 unknown, 1 producer, 2 consumer, 3 both (unified).
     pub role: u8,
     pub quit: bool,
+    /// The `quit` statement (instruction index), once `quit`. A thread that quit keeps this
+    /// entry when it finishes: the deadlock analysis reads which phases its quit left short.
+    pub quit_pc: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

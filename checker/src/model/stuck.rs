@@ -3,8 +3,8 @@
 //! thread that was expected to release it (by its code: an arrive on that barrier, a
 //! rendezvous it has not reached), with where that thread is now.
 
-use super::code::{Instr, uses_local};
-use super::exec::{parity_passes, pipe_wait, waits_on};
+use super::code::Instr;
+use super::exec::{parity_passes, peek_pipe, pipe_wait, quit_checks, waits_on};
 use super::state::*;
 use super::trace::fold_names;
 use super::{MFinding, PhaseModel};
@@ -14,22 +14,6 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use protocols::Span;
 use protocols::ir::{ObjectId, Op};
 use std::collections::BTreeMap;
-
-/// Can thread `t` reach instruction `pc`, judging by the `if`/`role` conditions around it that
-/// depend on builtins and params only?
-fn may_reach(m: &PhaseModel, t: u32, pc: usize) -> bool {
-    let ti = &m.threads[t as usize];
-    let code = m.code_of(t);
-    code.guards[pc].iter().all(|(cond, want)| {
-        if uses_local(cond) {
-            return true;
-        }
-        match m.eval_static(cond, ti.kernel, ti.cta, ti.tid) {
-            Ok(v) => (v != 0) == *want,
-            Err(_) => true,
-        }
-    })
-}
 
 /// Does `op` signal object `obj` (arrive-like, bytes, or a pipeline's other side)?
 fn signals(op: &Op, obj: ObjectId, producer_side: Option<bool>) -> bool {
@@ -72,7 +56,7 @@ fn providers(m: &PhaseModel, t: u32, obj: ObjectId, producer_side: Option<bool>)
         .collect();
     (0..m.nthreads())
         .filter(|&u| m.threads[u as usize].kernel == k)
-        .filter(|&u| sites.iter().any(|&p| may_reach(m, u, p)))
+        .filter(|&u| sites.iter().any(|&p| m.may_reach(u, p)))
         .collect()
 }
 
@@ -82,6 +66,56 @@ struct Blocked {
     waits_on: String,
     missing: String,
     from: Vec<u32>,
+    /// The root cause, when it is plain: a thread that left while a barrier still counts it
+    /// (`t5 exited without arrive_drop on `empty[1]`, which still counts it`).
+    cause: Option<String>,
+    /// Threads whose `quit` left the phase this thread waits for short, with the stage barrier.
+    quitters: Vec<(u32, u32)>,
+}
+
+/// Threads of `t`'s block that quit pipeline `pipe` (as `t` names it) while they still owed
+/// the current phase of stage barrier `bar` an arrival: that phase can never complete.
+fn quit_short(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    pipe: &protocols::ir::ObjRef,
+    bar: u32,
+) -> Vec<u32> {
+    let Some(pr) = peek_pipe(m, t, pipe, &s.threads[t as usize].locals) else {
+        return Vec::new();
+    };
+    let block = m.block_of(t);
+    (0..m.nthreads())
+        .filter(|&u| m.block_of(u) == block)
+        .filter(|&u| {
+            s.threads[u as usize].pipes.iter().any(|(id, ps)| {
+                *id == pr.id
+                    && ps.quit
+                    && quit_checks(s, &pr, ps)
+                        .into_iter()
+                        .any(|(b, owes)| b == bar && owes)
+            })
+        })
+        .collect()
+}
+
+/// Providers of mbarrier instance `bar` (object `obj`) that ran `exit` where the code after
+/// their `exit` could still arrive on it: the barrier still counts them (an `exit` does not
+/// drop the thread from a barrier), so the phase is short.
+fn exited_counted(m: &PhaseModel, s: &State, from: &[u32], obj: ObjectId) -> Vec<u32> {
+    from.iter()
+        .copied()
+        .filter(|&u| {
+            let th = &s.threads[u as usize];
+            if th.mode != Mode::Exited {
+                return false;
+            }
+            let reach = &m.kernels[m.threads[u as usize].kernel as usize].reach;
+            let next = th.pc as usize + 1;
+            next < reach.signals.len() && super::code::has(&reach.signals[next], obj.0, true)
+        })
+        .collect()
 }
 
 fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
@@ -98,6 +132,8 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
         waits_on: String::new(),
         missing: String::new(),
         from: Vec::new(),
+        cause: None,
+        quitters: Vec::new(),
     };
     match th.mode {
         Mode::Sync(SyncKind::Named { id }) => {
@@ -231,6 +267,36 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
                 if obj.0 != u32::MAX {
                     b.from = providers(m, t, obj, side);
                 }
+                if let Some(
+                    Op::ProducerAcquire { pipe }
+                    | Op::ConsumerWait { pipe }
+                    | Op::ConsumerWaitPrior { pipe, .. },
+                ) = op
+                    && bs.pending > 0
+                {
+                    let gone = quit_short(m, s, t, pipe, bar);
+                    if !gone.is_empty() {
+                        b.cause = Some(format!(
+                            "{} quit `{}` while `{}` still counts {} (quit does not arrive_and_drop)",
+                            fold_names(m, &gone),
+                            m.program.object(pipe.object).name,
+                            m.bar_names[bar as usize],
+                            if gone.len() == 1 { "it" } else { "them" }
+                        ));
+                        b.quitters = gone.into_iter().map(|u| (u, bar)).collect();
+                    }
+                }
+                if side.is_none() && obj.0 != u32::MAX && bs.pending > 0 {
+                    let gone = exited_counted(m, s, &b.from, obj);
+                    if !gone.is_empty() {
+                        b.cause = Some(format!(
+                            "{} exited without arrive_drop on `{}`, which still counts {}",
+                            fold_names(m, &gone),
+                            m.bar_names[bar as usize],
+                            if gone.len() == 1 { "it" } else { "them" }
+                        ));
+                    }
+                }
             } else {
                 b.waits_on = "an operation that cannot proceed".into();
                 b.missing = "-".into();
@@ -266,7 +332,8 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let cyclic = petgraph::algo::is_cyclic_directed(&g);
     // Fold threads blocked at the same statement on the same thing.
     #[allow(clippy::type_complexity)]
-    let mut groups: BTreeMap<(Span, String, String), (Vec<u32>, Vec<u32>)> = BTreeMap::new();
+    let mut groups: BTreeMap<(Span, String, String), (Vec<u32>, Vec<u32>, Option<String>)> =
+        BTreeMap::new();
     for b in &blocked {
         let e = groups
             .entry((b.span, b.waits_on.clone(), b.missing.clone()))
@@ -277,9 +344,14 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                 e.1.push(u);
             }
         }
+        if e.2.is_none() {
+            e.2.clone_from(&b.cause);
+        }
     }
     let mut waits_for = Vec::new();
-    for ((span, on, missing), (threads, from)) in groups {
+    let mut causes = Vec::new();
+    for ((span, on, missing), (threads, from, cause)) in groups {
+        causes.push(cause);
         let mut parties: BTreeMap<(u8, Option<Span>), (PartyStatus, Vec<u32>)> = BTreeMap::new();
         for u in from
             .iter()
@@ -305,34 +377,90 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                 .collect(),
         });
     }
+    // The headline: the root cause first where it is plain (a thread that left while a barrier
+    // still counts it), else who waits on what.
+    let cause = causes.iter().position(|c| c.is_some());
+    if let Some(i) = cause {
+        let w = waits_for.remove(i);
+        waits_for.insert(0, w);
+        let c = causes.remove(i);
+        causes.insert(0, c);
+    }
     let first = &waits_for[0];
-    let message = format!(
-        "{} can never finish: {} wait{} on {} ({}){}",
-        if blocked.len() == 1 {
-            "a thread".to_string()
-        } else {
-            format!("{} threads", blocked.len())
-        },
-        first.thread,
-        if first.thread.contains("..") || first.thread.contains(',') {
-            ""
-        } else {
-            "s"
-        },
-        first.waits_on,
-        first.missing,
-        if cyclic {
-            "; the threads wait for each other in a cycle"
-        } else {
-            ""
-        }
-    );
+    let plural = first.thread.contains("..") || first.thread.contains(',');
+    let message = match &causes[0] {
+        Some(cause) => format!(
+            "{cause}: {} wait{} on {} forever ({})",
+            first.thread,
+            if plural { "" } else { "s" },
+            first.waits_on,
+            first.missing,
+        ),
+        None => format!(
+            "{} can never finish: {} wait{} on {} ({}){}",
+            if blocked.len() == 1 {
+                "a thread".to_string()
+            } else {
+                format!("{} threads", blocked.len())
+            },
+            first.thread,
+            if plural { "" } else { "s" },
+            first.waits_on,
+            first.missing,
+            if cyclic {
+                "; the threads wait for each other in a cycle"
+            } else {
+                ""
+            }
+        ),
+    };
     let mut f = MFinding::new(&rules::deadlock::RULE, first.span, message);
     for w in waits_for.iter().skip(1) {
         f = f.label(w.span, format!("{} blocked on {}", w.thread, w.waits_on));
     }
     f.waits_for = waits_for;
     found.push(f);
+
+    // A quit that left a phase short which some thread waits for: `after-quit` at the quit.
+    let mut short: BTreeMap<(u32, u32), Vec<u32>> = BTreeMap::new();
+    for b in &blocked {
+        for &(u, bar) in &b.quitters {
+            short.entry((u, bar)).or_default().push(b.thread);
+        }
+    }
+    for ((u, bar), waiters) in short {
+        let ps = s.threads[u as usize]
+            .pipes
+            .iter()
+            .find(|p| p.1.quit)
+            .map(|p| p.1)
+            .unwrap_or_default();
+        let quit_span = m.code_of(u).instrs[ps.quit_pc as usize].span();
+        let bs = s.bars[bar as usize];
+        let consumed_side = bar_is_consumed(m, bar);
+        found.push(
+            MFinding::new(
+                &rules::after_quit::RULE,
+                quit_span,
+                format!(
+                    "{} quits while `{}` phase {} still counts its `{}` ({} of {} arrivals in): quit does not arrive_and_drop, so that phase can never complete, and {} {} for it",
+                    m.threads[u as usize].name,
+                    m.bar_names[bar as usize],
+                    bs.phase,
+                    if consumed_side { "consumer_release" } else { "producer_commit" },
+                    bs.expected - bs.pending,
+                    bs.expected,
+                    fold_names(m, &waiters),
+                    if waiters.len() == 1 { "waits" } else { "wait" }
+                ),
+            )
+            .label(
+                m.code_of(waiters[0]).instrs[s.threads[waiters[0] as usize].pc as usize].span(),
+                "waits here forever",
+            )
+            .help("quit only once no later phase counts this thread, or keep arriving until then"),
+        );
+    }
 
     // A syncthreads reached by some live threads while others are stuck elsewhere.
     for blk in 0..m.nblocks {
@@ -398,4 +526,24 @@ pub fn wait_for_dot(waits_for: &[WaitFor]) -> String {
         }
     }
     format!("{}", petgraph::dot::Dot::new(&g))
+}
+
+/// Is stage barrier `bar` one of a block pipeline's `consumed` barriers (released by the
+/// consumers, acquired by the producers)? Else it is a `produced` one. Per pipeline instance
+/// the layout holds `stages` consumed barriers, then `stages` produced ones.
+fn bar_is_consumed(m: &PhaseModel, bar: u32) -> bool {
+    for (oi, l) in m.layouts.iter().enumerate() {
+        if let super::Layout::Pipe { bar_base, .. } = *l
+            && let protocols::ir::ObjectKind::Pipeline(protocols::ir::PipelineKind::Block {
+                stages,
+                ..
+            }) = m.program.objects[oi].kind
+        {
+            let n = m.program.objects[oi].count() * m.nblocks;
+            if bar >= bar_base && bar < bar_base + n * 2 * stages {
+                return (bar - bar_base) % (2 * stages) < stages;
+            }
+        }
+    }
+    false
 }

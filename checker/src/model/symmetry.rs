@@ -5,7 +5,9 @@
 //! kernel that mentions `tid`, `lane` or `warp` evaluates the same for both, and no such
 //! expression also mentions a local (then its value could differ per thread at run time).
 //! Kernels with `syncwarp` or `elect` (warp membership and the elected lane depend on
-//! identity) get no symmetry. The canonical state sorts each class's thread states and renames
+//! identity) get no symmetry. A thread's warp gaps (named-barrier statements that some lanes of
+//! its warp never run with it: `ThreadInfo::warp_gaps`) are part of its signature, since that
+//! step's verdict depends on them. The canonical state sorts each class's thread states and renames
 //! thread ids in the shared part (initializer of a barrier, async events).
 
 use super::PhaseModel;
@@ -49,10 +51,11 @@ pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
         let ti = &m.threads[t as usize];
         let k = ti.kernel as usize;
         let sig = if sym_kernel[k] {
-            let vals = exprs_of[k]
+            let mut vals: Vec<Option<i64>> = exprs_of[k]
                 .iter()
                 .map(|e| m.eval_static(e, ti.kernel, ti.cta, ti.tid).ok())
                 .collect();
+            vals.extend(ti.warp_gaps.iter().map(|g| Some(-1 - i64::from(g.0))));
             (ti.kernel, ti.cta, vals, 0)
         } else {
             (ti.kernel, ti.cta, Vec::new(), t + 1)

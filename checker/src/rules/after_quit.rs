@@ -3,18 +3,24 @@
 super::declare_rule! {
     /// # What
     ///
-    /// A pipeline operation by a thread after it called `quit` on that pipeline, or a `quit` while
-    /// other threads still need this thread's arrivals on the stage barriers.
+    /// A pipeline operation by a thread after it called `quit` on that pipeline, or a `quit` that
+    /// leaves a stage barrier's phase one arrival short while another thread waits for that
+    /// phase (reported at the `quit`, together with the `deadlock` it causes, whose headline
+    /// names the quit).
+    ///
+    /// A quit that leaves short only phases that nobody waits for is not reported: a consumer
+    /// that quits at one of its last batches owes `consumer_release`s that no later
+    /// `producer_acquire` waits for (on an H100 such a pipeline finishes).
     ///
     /// # Why
     ///
     /// After `pipeline::quit()` the thread's pipeline object is in the quitted state and only its
     /// destructor may run (libcu++). And quit only drops the thread from the shared state's
     /// reference count: it does not `arrive_and_drop` on the stage barriers, which still count it,
-    /// so a thread that quits while others carry on leaves later phases one arrival short (a hang);
-    /// if it is the last reference holder it invalidates barriers that others still use. The
-    /// Programming Guide's "the others can proceed normally" holds only for a thread-scope pipeline
-    /// or a thread with no obligations left.
+    /// so a thread that quits while others carry on leaves later phases one arrival short (a hang
+    /// once someone waits for one of them); if it is the last reference holder it invalidates
+    /// barriers that others still use. The Programming Guide's "the others can proceed normally"
+    /// holds only for a thread-scope pipeline or a thread whose later arrivals nobody needs.
     ///
     /// # Example
     ///
@@ -54,7 +60,7 @@ super::declare_rule! {
     /// # Fix
     ///
     /// Quit once, after the thread's last operation on the pipeline; leave a block-scope pipeline
-    /// early only when no later stage counts this thread.
+    /// early only when no other thread will wait for a stage phase that still counts this thread.
     ///
     /// `corpus/hazards/after-quit/pass.phase` (one line differs):
     ///
@@ -97,5 +103,5 @@ super::declare_rule! {
     name: "after-quit",
     class: Ub,
     severity: Error,
-    summary: "a pipeline operation after quit, or quit while other threads still need this thread's arrivals",
+    summary: "a pipeline operation after quit, or a quit that leaves a phase short which another thread waits for",
 }

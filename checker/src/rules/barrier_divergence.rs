@@ -7,13 +7,21 @@ super::declare_rule! {
     /// reached by some threads at one statement and by others at another statement, or by some
     /// threads while others are stuck elsewhere.
     ///
+    /// Also, in a block of 32 threads or more, a named barrier with a count (`bar_sync ID, N`,
+    /// `bar_arrive ID, N`) run by only some lanes of a warp: inside an `elect` body, or under
+    /// an `if`/`role` condition that splits the warp (`if lane == 0`). The finding names the warp
+    /// and the lanes that never run the statement. (Static: lanes that leave by a condition on a
+    /// local, or by `exit`, show as a `deadlock` of their arrivals instead.)
+    ///
     /// # Why
     ///
     /// `__syncthreads()` is allowed in conditional code only if the condition evaluates identically
-    /// across the block; `bar.sync` is `.aligned`. Threads meeting at two different `syncthreads`
-    /// statements is undefined: on recent GPUs it often "works" by accident (both statements use
-    /// barrier 0) and then deadlocks or releases the wrong threads after a compiler or architecture
-    /// change.
+    /// across the block; `bar.sync` is `.aligned`: every lane of a warp executes the same barrier
+    /// instruction together, so a single elected or divergent lane running a named barrier is
+    /// undefined (the hardware marks whole warps' arrivals). Threads meeting at two different
+    /// `syncthreads` statements is undefined: on recent GPUs it often "works" by accident (both
+    /// statements use barrier 0) and then deadlocks or releases the wrong threads after a
+    /// compiler or architecture change.
     ///
     /// # Example
     ///
@@ -69,11 +77,11 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md W8; PTX ISA, *bar.sync / barrier* (`.aligned`); CUDA Programming Guide,
-    /// `__syncthreads()`.
+    /// semantics.md W8, §9.1 ("Whole warps"); PTX ISA, *bar.sync / barrier* (`.aligned`); CUDA
+    /// Programming Guide, `__syncthreads()`.
     code: "PC211",
     name: "barrier-divergence",
     class: Ub,
     severity: Error,
-    summary: "syncthreads, syncwarp or a cluster barrier reached by some threads at different statements",
+    summary: "syncthreads, syncwarp or a cluster barrier reached by some threads at different statements, or a named barrier run by part of a warp",
 }

@@ -8,7 +8,11 @@ super::declare_rule! {
     /// whose phase, barrier or copy can no longer complete, because every thread or async operation
     /// that could still arrive, complete bytes or reach the barrier has exited, finished or is
     /// itself blocked. The report names who waits for whom and what is missing (`1 arrival and 1024
-    /// bytes missing`).
+    /// bytes missing`). Where the root cause is plain, the headline names it first: a thread that
+    /// ran `exit` while a barrier it could still have arrived on counts it (`t2 exited without
+    /// arrive_drop on `bar`, which still counts it: t0..t1 wait on `bar` phase 1 forever`), or a
+    /// pipeline `quit` that left the waited phase short (then `after-quit` is reported at the
+    /// `quit` too).
     ///
     /// # Why
     ///

@@ -94,6 +94,7 @@ pub mod init_not_visible;
 pub mod inval_in_use;
 pub mod missing_proxy_fence;
 pub mod model_error;
+pub mod named_barrier_count;
 pub mod named_barrier_rearrive;
 pub mod parity_not_bit;
 pub mod pipeline_role;
@@ -134,6 +135,7 @@ pub static ALL: &[&Rule] = &[
     &after_quit::RULE,
     &expect_without_arrival::RULE,
     &model_error::RULE,
+    &named_barrier_count::RULE,
     &data_race::RULE,
     &missing_proxy_fence::RULE,
     &stale_phase::RULE,

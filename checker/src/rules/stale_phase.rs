@@ -4,8 +4,15 @@ super::declare_rule! {
     /// # What
     ///
     /// A blocking parity wait that returns because of a phase completion this same thread already
-    /// observed with an earlier wait on that barrier: its phase tracking is off, so the data the
-    /// wait guards is not the fill it waits for.
+    /// observed with an earlier wait on that barrier, and consumed since (it arrived on a
+    /// barrier, touched a buffer, or ran any other operation but a wait or a test): its phase
+    /// tracking is off, so the data the wait guards is not the fill it waits for.
+    ///
+    /// Re-testing or re-waiting a phase the thread has seen complete, with nothing but waits and
+    /// tests in between, is legal and not reported: a consumer that polls two barriers with
+    /// `test_wait` and then waits on each for the same phase (TensorRT-LLM's tinygemm2 loop,
+    /// `corpus/production/poll_both_barriers.phase`) only re-confirms the phase. A `test_wait`
+    /// that passes on a consumed phase does not make it fresh again.
     ///
     /// # Why
     ///
@@ -94,11 +101,11 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §2.8 (parity form, aliasing table), §0.1 (`stale-phase`); PTX ISA,
+    /// semantics.md §2.8 (parity form, aliasing table, re-waiting), §0.1 (`stale-phase`); PTX ISA,
     /// *mbarrier.test_wait/try_wait* (`.parity`); CUTLASS `sm90_pipeline.hpp` (`PipelineState`).
     code: "PC302",
     name: "stale-phase",
     class: Race,
     severity: Error,
-    summary: "a wait returns because of a phase completion this thread already observed: its phase tracking is off",
+    summary: "a wait returns because of a phase completion this thread already observed and consumed: its phase tracking is off",
 }

@@ -463,6 +463,9 @@ __device__ __forceinline__ pc_u32 pc_warp_mask() {
 __device__ __forceinline__ void pc_bar_sync(long long id, long long count) {
   asm volatile("bar.sync %0, %1;" :: "r"((pc_u32)id), "r"((pc_u32)count) : "memory");
 }
+__device__ __forceinline__ void pc_bar_sync_all(long long id) {
+  asm volatile("bar.sync %0;" :: "r"((pc_u32)id) : "memory");
+}
 __device__ __forceinline__ void pc_bar_arrive(long long id, long long count) {
   asm volatile("bar.arrive %0, %1;" :: "r"((pc_u32)id), "r"((pc_u32)count) : "memory");
 }

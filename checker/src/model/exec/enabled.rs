@@ -306,7 +306,12 @@ pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         if tr.last_obs == NONE {
             continue;
         }
-        let target = intended_phase(tr.last_obs, p);
+        // A re-wait on the phase it just observed (nothing done since) means that phase.
+        let target = if tr.fresh && (tr.last_obs & 1) == (p & 1) {
+            tr.last_obs
+        } else {
+            intended_phase(tr.last_obs, p)
+        };
         let cur = i64::from(bs.phase);
         if target <= cur - 2 {
             found.push(

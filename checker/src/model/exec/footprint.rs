@@ -43,10 +43,6 @@ pub const B_ARRIVE_FIRST: u8 = 16;
 /// A wait that passes and is not followed, on its path, by an arrive of the same thread on
 /// the same barrier (so it is not ordered before a completion that needs that arrive).
 pub const B_WAIT_LATE: u8 = 32;
-/// Reads the barrier's arrival count and transaction count (a block pipeline's `quit` checks
-/// whether a phase it still owes an arrival has begun): every arrival and every change of the
-/// transaction count depends on it.
-pub const B_QUIT: u8 = 64;
 /// Buffer flags.
 pub const X_READ: u8 = 1;
 pub const X_WRITE: u8 = 2;
@@ -1017,19 +1013,10 @@ fn pipe_step(
             }
             next
         }
-        // Quit reads the phase of the stage barriers of its side(s) (does it still owe an
-        // arrival there?) and, where it owes one, their arrival and transaction counts (has
-        // that phase begun?), as `quit_without_obligations` does. A stuck phase stays put
-        // while the candidate stands still, so whether the thread owes an arrival there is
-        // known now; where it does not, the quit commutes with every arrival, the completing
-        // one included (the fresh phase has not begun). The last quit invalidates the
-        // barriers ([`frozen`] counts the quits).
+        // Quit reads nothing of the stage barriers (what it leaves short is judged at a
+        // deadlock, from the thread's own ring state: `quit_checks`). The last quit
+        // invalidates the barriers ([`frozen`] counts the quits).
         (Op::Quit { .. }, Some((bars, stages))) => {
-            for (b, owes) in quit_checks(s, pr, &ps) {
-                if owes || !stuck[b as usize] {
-                    flag(&mut run.bars, b, B_QUIT);
-                }
-            }
             if !run.quits.iter().any(|q| q.0 == pr.id) {
                 run.quits.push((pr.id, bars, stages));
             }
@@ -1076,30 +1063,4 @@ fn pipe_step(
         p.pc += 1;
     }
     next
-}
-
-/// The stage barriers a block pipeline `quit` of a thread in pipeline state `ps` checks
-/// (`quit_without_obligations`: those of its side or sides), each with whether the thread owes
-/// an arrival to its current phase. Where it owes one, the quit reads the arrival and
-/// transaction counts (has that phase begun?).
-pub fn quit_checks(s: &State, pr: &PipeRef, ps: &PipeThread) -> Vec<(u32, bool)> {
-    let Some((bars, stages)) = pr.block else {
-        return Vec::new();
-    };
-    let mut sides = Vec::new();
-    if pr.unified || ps.role == 1 {
-        sides.push((bars + stages, ps.head, ps.consumed_parity ^ 1));
-    }
-    if pr.unified || ps.role == 2 {
-        sides.push((bars, ps.tail, ps.produced_parity));
-    }
-    let mut checks = Vec::new();
-    for (set, pos, laps) in sides {
-        for st in 0..stages {
-            let b = set + st;
-            let arrivals = (u32::from(laps) + u32::from(st < pos)) % 2;
-            checks.push((b, arrivals == s.bars[b as usize].phase % 2));
-        }
-    }
-    checks
 }

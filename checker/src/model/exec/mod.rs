@@ -22,7 +22,7 @@ mod rendezvous;
 
 pub use enabled::*;
 pub use footprint::RunCache;
-pub use pipeline::PipeRef;
+pub use pipeline::{PipeRef, peek_pipe, quit_checks};
 pub use por::ample;
 
 /// Largest arrival count and |tx| of an mbarrier (PTX, layout V0).
@@ -237,6 +237,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         bar,
                         last_obs: NONE,
                         arrived_in: NONE,
+                        fresh: false,
                     },
                 );
                 p
@@ -249,6 +250,21 @@ impl<'m, 'p> Exec<'m, 'p> {
         Shared::make_mut(&mut self.state.threads[t as usize])
             .tracks
             .retain(|x| x.last_obs != NONE || x.arrived_in != NONE);
+    }
+
+    /// `t` runs an operation that is not a wait or a test: the phases it observed so far are
+    /// consumed, and a later wait that returns because of one of them is `stale-phase`.
+    fn consume(&mut self, t: u32) {
+        if self.state.threads[t as usize]
+            .tracks
+            .iter()
+            .any(|x| x.fresh)
+        {
+            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+            for x in th.tracks.iter_mut() {
+                x.fresh = false;
+            }
+        }
     }
 
     /// A wait of `t` completed: its arrivals are no longer "the latest before a wait".
@@ -634,7 +650,8 @@ impl<'m, 'p> Exec<'m, 'p> {
         th.mode = mode;
         th.locals.iter_mut().for_each(|x| *x = 0);
         th.tracks.clear();
-        th.pipes.clear();
+        // What a quit left short stays known (stuck.rs); the rest goes.
+        th.pipes.retain(|p| p.1.quit);
         th.named_arrived = 0;
         th.cluster_token = None;
         th.aw = None;
@@ -663,12 +680,15 @@ impl<'m, 'p> Exec<'m, 'p> {
         self.state.events.insert(pos, ev);
     }
 
-    /// A successful parity observation of `bar` by `t`.
+    /// A successful parity observation of `bar` by `t`. A wait (`stale_check`) that returns
+    /// because of a completion this thread already observed is `stale-phase`, unless the thread
+    /// did nothing but waits and tests since then (polling two barriers, then waiting on each,
+    /// re-confirms a phase: semantics.md §2.8).
     fn observe(&mut self, t: u32, bar: u32, span: Span, stale_check: bool) {
         let b = self.state.bars[bar as usize];
         let observed = i64::from(b.phase) - 1;
         let tr = *self.track(t, bar);
-        if stale_check && tr.last_obs == observed {
+        if stale_check && tr.last_obs == observed && !tr.fresh {
             self.flag(
                 MFinding::new(
                     &rules::stale_phase::RULE,
@@ -682,7 +702,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 .help("flip the parity once per completed phase (track the phase per stage)"),
             );
         }
-        self.track(t, bar).last_obs = observed;
+        // Seeing again a phase it consumed (a `test_wait` that passes on it) does not make
+        // it fresh.
+        let tr = self.track(t, bar);
+        tr.fresh = tr.fresh || tr.last_obs != observed;
+        tr.last_obs = observed;
         if b.phase > 0 {
             self.state.bars[bar as usize].consumed = true;
         }
@@ -705,6 +729,12 @@ impl<'m, 'p> Exec<'m, 'p> {
                     return Done::Handled;
                 }
             };
+        }
+        if !matches!(
+            op,
+            Op::WaitParity { .. } | Op::TestWait { .. } | Op::WaitToken { .. } | Op::Compute
+        ) {
+            self.consume(t);
         }
         match op {
             Op::Compute | Op::FenceMbarrierInit => Done::Next,
@@ -992,6 +1022,43 @@ impl<'m, 'p> Exec<'m, 'p> {
                         format!("named barrier count {c} is outside 0..1024"),
                     );
                     return Done::Handled;
+                }
+                // Whole warps (semantics.md §9.1): in a block of a warp or more, the count is in
+                // threads of whole warps, and every lane of the warp executes the statement.
+                if c != 0 && self.m.warp_rules(t) {
+                    if c % 32 != 0 {
+                        let kw = if blocking { "bar_sync" } else { "bar_arrive" };
+                        self.fail(
+                            &rules::named_barrier_count::RULE,
+                            span,
+                            format!(
+                                "`{kw} {idv}, {c}`: the count {c} is not a multiple of the warp size; bar.sync and bar.arrive count whole warps, so the hardware never counts {c} arrivals"
+                            ),
+                        );
+                        return Done::Handled;
+                    }
+                    if let Some(gone) = self.m.warp_gap(t, pc) {
+                        let warp = self.m.threads[t as usize].tid / 32;
+                        let names = crate::model::trace::fold_names(self.m, gone);
+                        let msg = format!(
+                            "named barrier {idv} is run by only some lanes of warp {warp}: {} {} it, but {names} never {} this statement ({}); bar.sync and bar.arrive are `.aligned`, so every lane of a warp runs the same statement",
+                            self.name(t),
+                            if blocking { "syncs on" } else { "arrives on" },
+                            if gone.len() == 1 { "reaches" } else { "reach" },
+                            if self.m.in_elect(t, pc) {
+                                "only one lane runs an `elect` body"
+                            } else {
+                                "their `if`/`role` conditions exclude them"
+                            },
+                        );
+                        self.found.push(
+                            MFinding::new(&rules::barrier_divergence::RULE, span, msg).help(
+                                "run the named barrier with the whole warp (outside `elect` and lane conditions)",
+                            ),
+                        );
+                        self.stop = true;
+                        return Done::Handled;
+                    }
                 }
                 let slot = block as usize * 16 + idv as usize;
                 let cur = self.state.named[slot];
@@ -1318,10 +1385,12 @@ impl<'m, 'p> Exec<'m, 'p> {
                     );
                     return Done::Handled;
                 }
-                if let Some((bars, stages)) = p.block {
-                    ensure!(self.quit_without_obligations(t, &p, bars, stages, span));
-                }
-                self.pipe_state(t, p.id).quit = true;
+                // A quit that leaves a stage barrier one arrival short is an error only where
+                // some thread still needs that phase: the deadlock analysis reports it
+                // (semantics.md §4.2 P6).
+                let ps = self.pipe_state(t, p.id);
+                ps.quit = true;
+                ps.quit_pc = pc;
                 if let Some((bars, stages)) = p.block {
                     let r = &mut self.state.pipe_refs[p.id as usize];
                     *r = r.saturating_sub(1);

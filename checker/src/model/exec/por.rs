@@ -237,8 +237,7 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 let Some(b) = peek_bar(m, s, t, bar) else {
                     return false;
                 };
-                // (A quit reads the raised count.)
-                raise_alone(m, s, t, b, f) && f.bar[b as usize] & B_QUIT == 0
+                raise_alone(m, s, t, b, f)
             }
             // An async copy's write (cp.async) or read (bulk store) in flight from now on.
             Op::CpAsync { dst: buf } | Op::TmaStore { src: buf } => {
@@ -353,25 +352,13 @@ fn pipe_alone(
     }
     let kept_quiet = || kept_quiet(th, f);
     match (op, pr.block) {
-        // Quits commute with each other (the last one invalidates the stage barriers in
-        // either order); this one must not be the last, and what its check reads must stay
-        // put: the phases where it owes nothing are stuck, and nobody else touches the
-        // barriers where it may owe an arrival.
+        // A quit reads nothing of the stage barriers (the phases it leaves short are judged
+        // at a deadlock, from the thread's own ring state, which the order of the others'
+        // arrivals does not change: `quit_checks`). Quits commute with each other (the last
+        // one invalidates the stage barriers in either order); this one must not be the last.
         (Op::Quit { .. }, Some((bars, stages))) => {
-            use footprint::*;
-            let untouched = |b: u32| f.bar[b as usize] & (B_ARRIVE | B_TX) == 0;
-            // Where it owes nothing now, the others may at most complete the current phase
-            // (no arrival of theirs lands in the next, no transaction count changes): in the
-            // fresh phase it owes an arrival that has not begun, so it passes either way.
-            let settled = |b: u32| {
-                f.arrivals[b as usize] <= s.bars[b as usize].pending.max(0) as u32
-                    && f.bar[b as usize] & B_TX == 0
-            };
             s.pipe_refs[pr.id as usize] >= 2
-                && (bars..bars + 2 * stages).all(|b| f.bar[b as usize] & B_INIT == 0)
-                && quit_checks(s, &pr, &ps)
-                    .into_iter()
-                    .all(|(b, owes)| !targeted(s, b) && (untouched(b) || (!owes && settled(b))))
+                && (bars..bars + 2 * stages).all(|b| f.bar[b as usize] & footprint::B_INIT == 0)
         }
         (Op::Quit { .. }, None) => true,
         (Op::MemcpyAsync { dst, .. }, _) => {
@@ -383,9 +370,8 @@ fn pipe_alone(
         (Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. }, Some((bars, stages))) => {
             wait_alone(m, s, t, bars + stages + ps.tail % stages, f)
         }
-        // A raise and an arrival: the pending count ends where it was (so a quit reads the
-        // same count either way), and an arrive-on is in flight. The arrival's release settles
-        // the thread's kept accesses.
+        // A raise and an arrival: the pending count ends where it was, and an arrive-on is in
+        // flight. The arrival's release settles the thread's kept accesses.
         (Op::ProducerCommit { .. }, Some((bars, stages))) => {
             raise_alone(m, s, t, bars + stages + ps.head % stages, f) && kept_quiet()
         }
@@ -478,7 +464,7 @@ fn arrival_commutes(bs: &Bar, n: i64, tx: bool, f: &footprint::Frozen, b: u32) -
     let pending = i64::from(bs.pending);
     // No order of this arrive and the others' arrives lands one in the next phase (no
     // over-arrival: every arrive sees the same phase and returns the same token)...
-    others & (B_INIT | B_QUIT) == 0
+    others & B_INIT == 0
         && total <= pending
         && if total < pending {
             // ...and the phase completes in no order, so nothing the others read changes:

@@ -15,6 +15,7 @@ impl Gen<'_> {
         kernel_name: &str,
     ) -> Result<(), LowerError> {
         let p = self.program;
+        self.block = kernel.block;
         if kernel.cluster > 1 {
             let _ = writeln!(
                 out,

@@ -21,6 +21,8 @@ pub(crate) struct Gen<'a> {
     proxy_window: bool,
     next_stmt: usize,
     depth: usize,
+    /// Threads per block of the kernel being lowered.
+    block: u32,
 }
 
 impl<'a> Gen<'a> {
@@ -39,6 +41,7 @@ impl<'a> Gen<'a> {
             proxy_window: options.proxy_window,
             next_stmt: 0,
             depth: 1,
+            block: 0,
         }
     }
 
