@@ -623,6 +623,7 @@ impl Data {
         }
         for &(u, _) in &slot.waiting {
             self.threads[u].vc.join(&slot.acc);
+            self.threads[u].status = Status::Running;
             self.waited(u);
         }
         if id == 0 && slot.count == 0 {
@@ -679,6 +680,7 @@ impl Data {
         for &(u, _, _) in &waiting {
             self.threads[u].vc.join(&acc);
             self.threads[u].elected = Some(u) == leader;
+            self.threads[u].status = Status::Running;
             self.waited(u);
         }
         true

@@ -99,7 +99,7 @@ pub fn explore(prog: &Prog, opts: &Options) -> Outcome {
     let mut out = Outcome {
         found: found.lock().unwrap().clone(),
         executions,
-        complete: opts.max_executions.is_none_or(|m| executions < m),
+        complete: opts.max_executions.is_none_or(|m| executions + 1 < m),
         loom_panic: None,
     };
     if let Err(payload) = result {

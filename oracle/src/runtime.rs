@@ -108,8 +108,9 @@ impl World {
                 self.data().closed[g] = true;
             }
         }
-        let all = (0..self.handles.lock().unwrap().len()).collect();
-        self.unpark(all);
+        // Only actors parked on a gate: loom's own blocking (a `join`) must not be woken.
+        let parked = self.data().waiters.iter_mut().flat_map(std::mem::take).collect();
+        self.unpark(parked);
         Stopped
     }
 
@@ -174,9 +175,19 @@ impl World {
             }
             drop(d);
             self.unpark(woken);
-            match r {
-                Ok(v) => return Ok(v),
-                Err(_) => loom::thread::park(),
+            if let Ok(v) = r {
+                return Ok(v);
+            }
+            loom::thread::park();
+            // A rendezvous completes for all its waiters in the completing step, which marks
+            // them running: nothing left to decide, so no new step. A barrier wait must look
+            // at the barrier again (it may have moved on twice).
+            let mut d = self.data();
+            if who < d.threads.len()
+                && d.threads[who].status == Status::Running
+                && let Ok((Ok(v), _)) = f(&mut d)
+            {
+                return Ok(v);
             }
         }
     }
