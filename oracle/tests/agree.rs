@@ -1,0 +1,351 @@
+//! The checker against the loom oracle on generated protocols.
+//!
+//! `protogen` generates protocols shaped like real kernels, half of them with a deliberate
+//! bug. For those the oracle can run (one block of at most 4 threads; `oracle::prepare` says
+//! why not, and the skips are counted per reason), the set of classes {deadlock, ub, race} of
+//! the checker's error findings (exhaustive search) must equal the set of classes the loom
+//! exploration observed.
+//!
+//! loom first runs with a preemption bound (`PHASECHECK_ORACLE_PREEMPTIONS`, default 1). A
+//! bounded exploration can miss what needs more preemptions, never invent a finding, so when
+//! it finds less than the checker the case is explored again with bounds up to 3, then
+//! without a bound, each time at most `PHASECHECK_ORACLE_MAX_EXECUTIONS` executions (default
+//! 5 000); a case still short of the checker's answer and cut there is counted as
+//! inconclusive, not compared. (An exploration cut there that already observed the checker's
+//! classes agrees; one that observed more disagrees, since every observation is a real
+//! execution.)
+//!
+//! Deterministic (a fixed ChaCha seed). `PHASECHECK_ORACLE_CASES=N` runs N cases instead of
+//! the default (and admits 4 threads), `PHASECHECK_ORACLE_SEED=S` picks another seed,
+//! `PHASECHECK_ORACLE_COLLECT=1` lists every disagreement instead of stopping at the first,
+//! `PHASECHECK_ORACLE_SLOW_MS=MS` prints every case slower than that.
+
+use checker::{CheckOptions, Severity, Verdict};
+use oracle::{Class, Options, Outcome};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
+const DEFAULT_CASES: u32 = 250;
+
+fn env_u64(name: &str) -> Option<u64> {
+    let v = std::env::var(name).ok()?;
+    Some(
+        v.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number")),
+    )
+}
+
+fn runner(cases: u32) -> TestRunner {
+    let seed = env_u64("PHASECHECK_ORACLE_SEED").unwrap_or(0x6f72_6163_6c65_2121);
+    let mut bytes = [0u8; 32];
+    for (i, b) in seed.to_le_bytes().iter().enumerate() {
+        bytes[i] = *b;
+        bytes[i + 8] = b.rotate_left(5);
+    }
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        rng_algorithm: RngAlgorithm::ChaCha,
+        fork: false,
+        timeout: 0,
+        max_shrink_iters: 1024,
+        ..Config::default()
+    };
+    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+}
+
+/// The shapes that fit one block of at most 4 threads (clusters and `cuda::pipeline` are not
+/// in the oracle; `prepare` would skip them all).
+fn small_protocol() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => protogen::ring(),
+        2 => protogen::tokens(),
+        2 => protogen::rounds(),
+        1 => protogen::pingpong(),
+        1 => protogen::cp_async(),
+        2 => protogen::tma(),
+        1 => protogen::tile(),
+    ]
+}
+
+#[derive(Default)]
+struct Tally {
+    agreed: u32,
+    escalated: u32,
+    inconclusive: u32,
+    skipped: BTreeMap<String, u32>,
+    executions: u64,
+    known: BTreeMap<&'static str, u32>,
+    disagreed: u32,
+    by_classes: BTreeMap<String, u32>,
+}
+
+fn names(c: &BTreeSet<Class>) -> String {
+    let v: Vec<_> = c.iter().map(|c| c.as_str()).collect();
+    format!("{{{}}}", v.join(", "))
+}
+
+/// The explorations tried in turn while the oracle finds less than the checker: growing
+/// preemption bounds, then none (capped: a case cut there is inconclusive).
+fn ladder() -> Vec<Options> {
+    let first = env_u64("PHASECHECK_ORACLE_PREEMPTIONS").unwrap_or(1) as usize;
+    let cap = env_u64("PHASECHECK_ORACLE_MAX_EXECUTIONS").unwrap_or(5_000) as usize;
+    let mut v: Vec<Options> = (first..=3)
+        .map(|b| Options {
+            preemption_bound: Some(b),
+            max_executions: Some(cap),
+            ..Options::default()
+        })
+        .collect();
+    v.push(Options {
+        preemption_bound: None,
+        max_executions: Some(cap),
+        ..Options::default()
+    });
+    v
+}
+
+/// The checker's answer: the classes of its error findings and the rules behind them, or
+/// `None` when its search was not complete.
+fn checker_classes(program: &protocols::ir::Program) -> Option<(BTreeSet<Class>, Vec<String>)> {
+    let opts = CheckOptions {
+        max_states: 1_000_000,
+        exhaustive: true,
+        ..CheckOptions::default()
+    };
+    let r = checker::check(program, &opts);
+    if r.verdict == Verdict::Inconclusive || r.incomplete.is_some() {
+        return None;
+    }
+    let mut classes = BTreeSet::new();
+    let mut rules = Vec::new();
+    for f in r.findings.iter().filter(|f| f.severity == Severity::Error) {
+        classes.insert(match f.rule.class {
+            checker::Class::Deadlock => Class::Deadlock,
+            checker::Class::Ub => Class::Ub,
+            checker::Class::Race => Class::Race,
+            checker::Class::Perf => continue,
+        });
+        rules.push(format!("{}@{}", f.rule.name, f.span.start));
+    }
+    Some((classes, rules))
+}
+
+fn describe(o: &Outcome) -> String {
+    let rules: Vec<_> = o.found.iter().map(|f| f.1).collect();
+    format!(
+        "{} {rules:?} in {} executions{}{}",
+        names(&o.classes()),
+        o.executions,
+        if o.complete { "" } else { " (cut short)" },
+        o.loom_panic
+            .as_ref()
+            .map(|p| format!(", loom panicked: {p}"))
+            .unwrap_or_default()
+    )
+}
+
+/// Compare one generated protocol.
+pub fn compare(src: &str, tally: &RefCell<Tally>) -> Result<(), TestCaseError> {
+    let file = protocols::SourceFile::new("gen.phase", src);
+    let program = protocols::load(&file, &[])
+        .map_err(|_| TestCaseError::fail("a generated protocol does not load"))?;
+    let prog = match oracle::prepare(&program) {
+        Ok(p) => p,
+        Err(why) => {
+            *tally.borrow_mut().skipped.entry(why).or_default() += 1;
+            return Ok(());
+        }
+    };
+    let Some((want, rules)) = checker_classes(&program) else {
+        *tally
+            .borrow_mut()
+            .skipped
+            .entry("checker inconclusive".into())
+            .or_default() += 1;
+        return Ok(());
+    };
+    let mut out = Outcome::default();
+    for (i, opts) in ladder().iter().enumerate() {
+        if i == 1 {
+            tally.borrow_mut().escalated += 1;
+        }
+        out = oracle::explore(&prog, opts);
+        tally.borrow_mut().executions += out.executions as u64;
+        // A bounded exploration can miss a finding, never invent one.
+        if !(out.classes() != want && out.classes().is_subset(&want)) {
+            break;
+        }
+    }
+    if !out.complete && out.classes() != want && out.classes().is_subset(&want) {
+        tally.borrow_mut().inconclusive += 1;
+        return Ok(());
+    }
+    if out.classes() != want {
+        if let Some(gap) = known_gap(src, &want, &out) {
+            *tally.borrow_mut().known.entry(gap).or_default() += 1;
+            return Ok(());
+        }
+        let msg = format!(
+            "the checker and the oracle disagree\n  checker: {} {rules:?}\n  oracle:  {}",
+            names(&want),
+            describe(&out)
+        );
+        if std::env::var("PHASECHECK_ORACLE_COLLECT").is_ok() {
+            // Long runs: list every disagreement instead of stopping (and shrinking) at the
+            // first one.
+            eprintln!("{msg}\n--- protocol ---\n{src}---");
+            tally.borrow_mut().disagreed += 1;
+            return Ok(());
+        }
+        return Err(TestCaseError::fail(msg));
+    }
+    let mut t = tally.borrow_mut();
+    t.agreed += 1;
+    *t.by_classes.entry(names(&want)).or_default() += 1;
+    Ok(())
+}
+
+fn run_property<S: Strategy<Value = String>>(strategy: S, cases: u32) {
+    quiet_panics();
+    let tally = RefCell::new(Tally::default());
+    let mut runner = runner(cases);
+    let start = std::time::Instant::now();
+    let slow_ms = env_u64("PHASECHECK_ORACLE_SLOW_MS");
+    let result = runner.run(&strategy, |src| {
+        let t = std::time::Instant::now();
+        let before = tally.borrow().executions;
+        let r = compare(&src, &tally);
+        if slow_ms.is_some_and(|ms| t.elapsed().as_millis() > u128::from(ms)) {
+            eprintln!(
+                "slow case: {} ms, {} executions\n{src}",
+                t.elapsed().as_millis(),
+                tally.borrow().executions - before
+            );
+        }
+        r
+    });
+    let t = tally.into_inner();
+    eprintln!(
+        "{} disagreed, {} agreed ({:?}), {} explored again with a larger bound, {} inconclusive, known checker gaps {:?}, skipped {:?}; {} loom executions, {:.1} s",
+        t.disagreed,
+        t.agreed,
+        t.by_classes,
+        t.escalated,
+        t.inconclusive,
+        t.known,
+        t.skipped,
+        t.executions,
+        start.elapsed().as_secs_f64()
+    );
+    match result {
+        Ok(()) => {}
+        Err(TestError::Fail(reason, src)) => {
+            panic!("{reason}\n--- minimal generated protocol ---\n{src}---")
+        }
+        Err(TestError::Abort(reason)) => panic!("proptest aborted: {reason}"),
+    }
+    assert_eq!(t.disagreed, 0, "disagreements (listed above)");
+    assert!(
+        t.inconclusive * 10 <= t.agreed + t.inconclusive,
+        "too many inconclusive cases"
+    );
+}
+
+/// loom reports the panics it catches (its own deadlock detection, our stop unwinding) through
+/// the panic hook; the explorer classifies them, so keep them off the test output.
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info.to_string();
+            if !(msg.contains("deadlock") || msg.contains("maximum number of branches")) {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// The block size of a generated protocol.
+fn threads(src: &str) -> u32 {
+    let file = protocols::SourceFile::new("gen.phase", src);
+    protocols::load(&file, &[]).map_or(0, |p| p.kernels[0].block)
+}
+
+/// The default (CI) run keeps to protocols of at most 3 threads, whose explorations take
+/// milliseconds; a run with `PHASECHECK_ORACLE_CASES` set takes every size up to 4 threads.
+#[test]
+fn checker_and_oracle_agree_on_generated_protocols() {
+    match env_u64("PHASECHECK_ORACLE_CASES") {
+        Some(n) => run_property(small_protocol(), n as u32),
+        None => run_property(
+            small_protocol().prop_filter("at most 3 threads", |s| threads(s) <= 3),
+            DEFAULT_CASES,
+        ),
+    }
+}
+
+// ---------- disagreements found ----------
+
+/// Disagreements that are known gaps of the checker (each has an ignored regression test
+/// below): the name of the gap when the oracle's extra findings are exactly that gap.
+fn known_gap(src: &str, want: &BTreeSet<Class>, out: &Outcome) -> Option<&'static str> {
+    // cp.async writes go through the generic proxy (semantics.md §6.3): an `mma` reading them
+    // needs a proxy fence, which the checker does not ask for.
+    let rest: BTreeSet<Class> = out
+        .found
+        .iter()
+        .filter(|f| f.1 != "missing-proxy-fence")
+        .map(|f| f.0)
+        .collect();
+    if src.contains("cp_async") && src.contains("mma") && rest == *want {
+        return Some("cp.async then mma without a proxy fence");
+    }
+    None
+}
+
+#[track_caller]
+fn regression(src: &str) {
+    quiet_panics();
+    let tally = RefCell::new(Tally::default());
+    if let Err(e) = compare(src, &tally) {
+        panic!("{e}\n--- protocol ---\n{src}---");
+    }
+}
+
+/// A checker gap: a ring whose producer fills a stage with `cp_async` (generic proxy) and whose
+/// consumer reads it with `mma` (async proxy) after the mbarrier hand-off, with no
+/// `fence_proxy_async` anywhere. semantics.md §6.3: generic write then async read needs the
+/// fence, and cp.async goes through the generic proxy. The checker reports nothing; the oracle
+/// reports `missing-proxy-fence` (race). Found by the property at its first run.
+#[test]
+#[ignore = "checker gap: cp.async writes are not held for the proxy-fence check"]
+fn regression_cp_async_then_mma_needs_a_proxy_fence() {
+    regression(
+        "protocol p
+block 2
+mbarrier full
+mbarrier empty
+buffer slot
+if tid == 0 {
+  init full, 1
+  init empty, 1
+}
+syncthreads
+if tid == 0 {
+  wait empty parity 1
+  cp_async slot
+  cp_async_arrive full
+  arrive full
+} else {
+  wait full parity 0
+  mma slot
+  arrive empty
+}
+",
+    );
+}
