@@ -48,6 +48,9 @@ pub enum Command {
     Confirm(ConfirmArgs),
     /// Run every `expect` line of the .phase files under PATHS (a protocol test suite).
     Test(TestArgs),
+    /// Extract a kernel's synchronization skeleton from its PTX as a .phase protocol
+    /// (docs/ptx.md); `verify` takes .ptx files with the same options.
+    Extract(crate::cmd::extract::ExtractArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -118,6 +121,8 @@ pub struct VerifyArgs {
     /// portfolio confirms one), to list every finding.
     #[arg(long)]
     pub exhaustive: bool,
+    #[command(flatten)]
+    pub ptx: crate::cmd::extract::PtxArgs,
 }
 
 /// A wall-clock limit: `90`, `90s`, `500ms`, `10m`, `1h`; `0` or `none` for no limit.

@@ -28,6 +28,7 @@ fn main() -> ExitCode {
         cli::Command::Fuzz(args) => cmd::fuzz::run(&args),
         cli::Command::Confirm(args) => cmd::confirm::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
+        cli::Command::Extract(args) => cmd::extract::run(&args),
     };
     ExitCode::from(code as u8)
 }
