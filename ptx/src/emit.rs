@@ -1149,33 +1149,39 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         groups.sort_by_key(|g| g.members[0]);
         seg_groups.push(groups);
     }
-    // Names: one per set of threads (the same set in several segments keeps its name).
+    // Names: one per set of threads (the same set in several segments keeps its name), from
+    // what the set does in all its segments.
     let total = inp.nthreads as usize * inp.cluster as usize;
+    let mut sets: Vec<(Vec<(u32, u32)>, Vec<Line>)> = Vec::new();
+    for g in seg_groups.iter().flatten() {
+        if g.lines.is_empty() && !g.exit_here {
+            continue;
+        }
+        match sets.iter_mut().find(|(m, _)| *m == g.members) {
+            Some((_, lines)) => lines.extend(g.lines.iter().cloned()),
+            None => sets.push((g.members.clone(), g.lines.clone())),
+        }
+    }
     let mut by_set: HashMap<Vec<(u32, u32)>, String> = HashMap::new();
     let mut taken: BTreeSet<String> = BTreeSet::new();
-    for groups in seg_groups.iter_mut() {
-        for g in groups.iter_mut() {
-            if g.lines.is_empty() && !g.exit_here {
-                continue;
-            }
-            if let Some(n) = by_set.get(&g.members) {
-                g.name = n.clone();
-                continue;
-            }
-            let base = if g.members.len() == total {
-                "all"
-            } else {
-                role_name(&g.lines)
-            };
-            let mut name = base.to_string();
-            let mut k = 2;
-            while taken.contains(&name) {
-                name = format!("{base}{k}");
-                k += 1;
-            }
-            taken.insert(name.clone());
-            by_set.insert(g.members.clone(), name.clone());
-            g.name = name;
+    for (members, lines) in &sets {
+        let base = if members.len() == total {
+            "all"
+        } else {
+            role_name(lines)
+        };
+        let mut name = base.to_string();
+        let mut k = 2;
+        while taken.contains(&name) {
+            name = format!("{base}{k}");
+            k += 1;
+        }
+        taken.insert(name.clone());
+        by_set.insert(members.clone(), name);
+    }
+    for g in seg_groups.iter_mut().flatten() {
+        if let Some(n) = by_set.get(&g.members) {
+            g.name = n.clone();
         }
     }
     // syncwarp is one statement for a warp only when all its lanes are in one role.

@@ -126,7 +126,8 @@ impl Extracted {
     }
 }
 
-/// `db.cu:43` or `db.cu:43 (via db.cu:13)` for a position inside an inlined helper.
+/// `db.cu:43`, or `db.cu:43 (via line 13)` / `db.cu:43 (via helper.h:13)` for a position
+/// inside an inlined helper.
 pub fn source_text(s: &SrcLoc, files: &HashMap<u32, String>) -> String {
     let name = |f: u32| -> String {
         files
@@ -136,13 +137,12 @@ pub fn source_text(s: &SrcLoc, files: &HashMap<u32, String>) -> String {
     };
     let u = s.user();
     if s.outer.is_some() && s.inner != u {
-        format!(
-            "{}:{} (via {}:{})",
-            name(u.file),
-            u.line,
-            name(s.inner.file),
-            s.inner.line
-        )
+        let inner = if s.inner.file == u.file {
+            format!("line {}", s.inner.line)
+        } else {
+            format!("{}:{}", name(s.inner.file), s.inner.line)
+        };
+        format!("{}:{} (via {inner})", name(u.file), u.line)
     } else {
         format!("{}:{}", name(u.file), u.line)
     }
@@ -341,14 +341,19 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
             "Extracted by `phasecheck extract` from {ptx_name}, kernel `{}`.",
             func.name
         ),
-        format!(
-            "Block {} x {} x {} = {nthreads} threads (tid = x + {} * y + {} * z), cluster {cluster}.",
-            block[0],
-            block[1],
-            block[2],
-            block[0],
-            block[0] * block[1]
-        ),
+        if block[1] == 1 && block[2] == 1 {
+            format!("Block {nthreads} threads, cluster {cluster}.")
+        } else {
+            format!(
+                "Block {} x {} x {} = {nthreads} threads (tid = x + {} * y + {} * z), cluster \
+                 {cluster}.",
+                block[0],
+                block[1],
+                block[2],
+                block[0],
+                block[0] * block[1]
+            )
+        },
     ];
     if !opts.args.is_empty() || !opts.assume.is_empty() {
         let mut given: Vec<String> = opts
