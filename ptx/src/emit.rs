@@ -1062,8 +1062,25 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                         }
                     }
                 }
-                pos.insert(i, (segs.len() - 1, segs.last().expect("a segment").len()));
-                segs.last_mut().expect("a segment").push(s);
+                // Consecutive identical accesses from one source line (an unrolled loop over
+                // a tile, the two operands of one wgmma) are one statement: a second access
+                // right after the first adds nothing the model could tell apart.
+                let seg_no = segs.len() - 1;
+                let cur = segs.last_mut().expect("a segment");
+                if let Some(last) = cur.last_mut()
+                    && is_access(&s)
+                    && last.pieces == s.pieces
+                    && last.key == s.key
+                {
+                    for x in s.instrs {
+                        if !last.instrs.contains(&x) {
+                            last.instrs.push(x);
+                        }
+                    }
+                    continue;
+                }
+                pos.insert(i, (seg_no, cur.len()));
+                cur.push(s);
             }
         }
         let reached = segs.len();
@@ -1152,7 +1169,8 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
     // Names: one per set of threads (the same set in several segments keeps its name), from
     // what the set does in all its segments.
     let total = inp.nthreads as usize * inp.cluster as usize;
-    let mut sets: Vec<(Vec<(u32, u32)>, Vec<Line>)> = Vec::new();
+    type Members = Vec<(u32, u32)>;
+    let mut sets: Vec<(Members, Vec<Line>)> = Vec::new();
     for g in seg_groups.iter().flatten() {
         if g.lines.is_empty() && !g.exit_here {
             continue;
@@ -1290,6 +1308,10 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         lines.push(o);
     }
     Ok(Output { text, lines, notes })
+}
+
+fn is_access(s: &Stmt) -> bool {
+    matches!(s.pieces.first(), Some(Piece::T(t)) if ["read ", "write ", "mma "].iter().any(|w| t.starts_with(w)))
 }
 
 fn same_shape(a: &[Vec<Stmt>], b: &[Vec<Stmt>]) -> bool {
