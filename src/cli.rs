@@ -52,6 +52,9 @@ pub enum Command {
     /// removed wait, ...) and report the share the checker flags; with --gpu, also run each
     /// mutant on the GPU and compare.
     Mutate(MutateArgs),
+    /// Extract a kernel's synchronization skeleton from its PTX as a .phase protocol
+    /// (docs/ptx.md); `verify` takes .ptx files with the same options.
+    Extract(crate::cmd::extract::ExtractArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -127,6 +130,8 @@ pub struct VerifyArgs {
     /// whatever the number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    #[command(flatten)]
+    pub ptx: crate::cmd::extract::PtxArgs,
 }
 
 /// A wall-clock limit: `90`, `90s`, `500ms`, `10m`, `1h`; `0` or `none` for no limit.

@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         cli::Command::Confirm(args) => cmd::confirm::run(&args),
         cli::Command::Test(args) => cmd::test::run(&args),
         cli::Command::Mutate(args) => cmd::mutate::run(&args),
+        cli::Command::Extract(args) => cmd::extract::run(&args),
     };
     ExitCode::from(code as u8)
 }

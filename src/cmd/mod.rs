@@ -2,6 +2,7 @@
 
 pub mod confirm;
 pub mod explain;
+pub mod extract;
 pub mod fuzz;
 pub mod lint;
 pub mod lower;

@@ -114,6 +114,11 @@ pub fn run(args: &VerifyArgs) -> Exit {
                 continue;
             }
         };
+        // A `.ptx` file is checked as the protocol extracted from it (docs/ptx.md).
+        let Ok((file, ptx)) = crate::cmd::extract::for_verify(file, path, &args.ptx) else {
+            worst = Exit::BadInput;
+            continue;
+        };
         let program = match protocols::load(&file, &args.params) {
             Err(errors) => {
                 worst = Exit::BadInput;
@@ -192,6 +197,9 @@ pub fn run(args: &VerifyArgs) -> Exit {
                 "{}",
                 report::human::render(&file, &program, &result, color())
             );
+            if let Some(ex) = &ptx {
+                print!("{}", crate::cmd::extract::annotate(&file, ex, &result));
+            }
             if schedule.is_none() && !program.expects.is_empty() {
                 println!(
                     "  note: verify does not check `expect` lines ({} here); `phasecheck test {}` does",

@@ -1,0 +1,1676 @@
+//! Traces -> `.phase` text.
+//!
+//! 1. **Objects.** Every shared address an mbarrier operation uses is an mbarrier; they are
+//!    grouped by the shared symbol they lie in (`mbarrier full[2]`). Every other shared access
+//!    (loads, stores, copies, wgmma operands) is a byte range; overlapping ranges of one symbol
+//!    are merged into regions, and each region is one buffer instance (`buffer buf[2]`).
+//! 2. **Segments.** When every thread meets its `k`-th `__syncthreads` (`bar.sync 0` for the
+//!    whole block) at the same instruction, the body is cut there and each cut becomes one
+//!    top-level `syncthreads` statement (the model requires one statement for all threads).
+//! 3. **Roles.** Threads with the same events (the same instructions with the same operands)
+//!    form a role, `role NAME when COND`; threads whose events differ only in integer operands
+//!    that are functions of `tid` (an index `tid % 64`, a barrier `bar[warp]`) are folded into
+//!    one role with those expressions.
+//! 4. **Loops.** A block of statements repeated with operands that are functions of the trip
+//!    number (ring position `k % 2`, parity `k / 2 % 2`) is written as `for k in 0..N`.
+//!
+//! Each statement carries a comment with its CUDA source line and PTX line, and the line map
+//! records the same for every generated line.
+
+use crate::events::{CopyBytes, Ev, Event, Range, SAddr, Trace};
+use crate::exec::Placed;
+use crate::fit::{Fit, fit};
+use crate::parse::{Function, Module, SrcLoc};
+use crate::{Error, Origin};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write;
+
+pub struct Input<'a> {
+    pub module: &'a Module,
+    pub func: &'a Function,
+    pub traces: Vec<Trace>,
+    pub shared: &'a [Placed],
+    pub nthreads: u32,
+    pub cluster: u32,
+    /// Kernel parameter values (for tensor-map byte counts).
+    pub params: &'a HashMap<(u32, u64), i64>,
+}
+
+pub struct Output {
+    pub text: String,
+    /// Per generated line (0-based), where it came from.
+    pub lines: Vec<Option<Origin>>,
+    pub notes: Vec<String>,
+}
+
+// ---- objects --------------------------------------------------------------------------------
+
+struct SymObjects {
+    name: String,
+    /// Barrier offsets in this symbol, in order (index = position).
+    bars: Vec<u64>,
+    /// Buffer regions `[start, end)`, sorted.
+    regions: Vec<(u64, u64)>,
+    bar_name: String,
+    buf_name: String,
+}
+
+struct Objects {
+    syms: Vec<SymObjects>,
+}
+
+impl Objects {
+    fn sym_of(shared: &[Placed], off: u64) -> Option<usize> {
+        shared
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.base <= off && off < p.base + p.size.max(1))
+            .max_by_key(|(_, p)| p.base)
+            .map(|(i, _)| i)
+    }
+
+    /// `full[0]` / `bar` pieces for a barrier.
+    fn bar(&self, shared: &[Placed], a: SAddr) -> Vec<Piece> {
+        let s = &self.syms[Self::sym_of(shared, a.off).expect("a known symbol")];
+        let idx = s
+            .bars
+            .iter()
+            .position(|&o| o == a.off)
+            .expect("a known barrier");
+        let mut p = vec![Piece::T(s.bar_name.clone())];
+        if s.bars.len() > 1 {
+            p.push(Piece::T("[".into()));
+            p.push(Piece::I(idx as i64));
+            p.push(Piece::T("]".into()));
+        }
+        if let Some(r) = a.rank {
+            p.push(Piece::T(" @ ".into()));
+            p.push(Piece::I(r as i64));
+        }
+        p
+    }
+
+    fn buf(&self, shared: &[Placed], r: Range) -> Vec<Piece> {
+        let s = &self.syms[Self::sym_of(shared, r.at.off).expect("a known symbol")];
+        let idx = s
+            .regions
+            .iter()
+            .position(|&(a, b)| a <= r.at.off && r.at.off < b)
+            .expect("a known region");
+        let mut p = vec![Piece::T(s.buf_name.clone())];
+        if s.regions.len() > 1 {
+            p.push(Piece::T("[".into()));
+            p.push(Piece::I(idx as i64));
+            p.push(Piece::T("]".into()));
+        }
+        if let Some(rank) = r.at.rank {
+            p.push(Piece::T(" @ ".into()));
+            p.push(Piece::I(rank as i64));
+        }
+        p
+    }
+}
+
+/// A readable name for a (maybe mangled) PTX symbol: `_ZZ13double_bufferE4full` -> `full`.
+pub fn demangle_local(name: &str) -> String {
+    let mut out = name.to_string();
+    if let Some(rest) = name.strip_prefix("_ZZ") {
+        // _ZZ <function encoding> E <len><name> [_<discriminator>]
+        if let Some(e) = rest.rfind('E') {
+            let tail = &rest[e + 1..];
+            let digits: String = tail.chars().take_while(|c| c.is_ascii_digit()).collect();
+            if let Ok(n) = digits.parse::<usize>() {
+                let start = digits.len();
+                if tail.len() >= start + n {
+                    out = tail[start..start + n].to_string();
+                }
+            }
+        }
+    } else if let Some(rest) = name.strip_prefix("_Z") {
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if let Ok(n) = digits.parse::<usize>()
+            && rest.len() >= digits.len() + n
+        {
+            out = rest[digits.len()..digits.len() + n].to_string();
+        }
+    }
+    let mut clean: String = out
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.is_empty() || clean.starts_with(|c: char| c.is_ascii_digit()) {
+        clean.insert(0, 's');
+    }
+    if protocols::BUILTIN_NAMES.contains(&clean.as_str()) {
+        clean.push('_');
+    }
+    clean
+}
+
+fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Error> {
+    let shared = inp.shared;
+    let mut bars: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); shared.len()];
+    let mut ranges: Vec<Vec<(u64, u64)>> = vec![Vec::new(); shared.len()];
+    let sym = |off: u64, ev: &Event| -> Result<usize, Error> {
+        Objects::sym_of(shared, off).ok_or_else(|| Error {
+            message: format!("shared address {off:#x} is in no shared symbol"),
+            line: Some(inp.func.instrs[ev.instr as usize].line),
+            src: inp.func.instrs[ev.instr as usize].src,
+            help: None,
+        })
+    };
+    for t in &inp.traces {
+        for e in &t.events {
+            if let Some(b) = e.ev.barrier() {
+                bars[sym(b.off, e)?].insert(b.off);
+            }
+            if let Some(r) = access_range(&e.ev) {
+                let s = sym(r.at.off, e)?;
+                ranges[s].push((r.at.off, r.at.off + r.len.max(1)));
+            }
+        }
+    }
+    let mut syms = Vec::new();
+    let mut used_names: BTreeSet<String> = BTreeSet::new();
+    for (i, p) in shared.iter().enumerate() {
+        let mut rs = std::mem::take(&mut ranges[i]);
+        // Accesses to a barrier's own bytes (reading the mbarrier word) are not buffer accesses.
+        let before = rs.len();
+        rs.retain(|&(a, b)| !bars[i].iter().any(|&o| a < o + 8 && o < b));
+        if rs.len() != before {
+            notes.push(format!(
+                "{} plain loads or stores of mbarrier words in `{}` are not modelled",
+                before - rs.len(),
+                demangle_local(&p.name)
+            ));
+        }
+        rs.sort_unstable();
+        let mut regions: Vec<(u64, u64)> = Vec::new();
+        for (a, b) in rs {
+            match regions.last_mut() {
+                Some(last) if a < last.1 => last.1 = last.1.max(b),
+                _ => regions.push((a, b)),
+            }
+        }
+        let base = demangle_local(&p.name);
+        let both = !bars[i].is_empty() && !regions.is_empty();
+        let mut unique = |n: String| -> String {
+            let mut cand = n.clone();
+            let mut k = 2;
+            while used_names.contains(&cand) {
+                cand = format!("{n}_{k}");
+                k += 1;
+            }
+            used_names.insert(cand.clone());
+            cand
+        };
+        let bar_name = if bars[i].is_empty() {
+            String::new()
+        } else if both {
+            unique(format!("{base}_bar"))
+        } else {
+            unique(base.clone())
+        };
+        let buf_name = if regions.is_empty() {
+            String::new()
+        } else {
+            unique(base.clone())
+        };
+        syms.push(SymObjects {
+            name: p.name.clone(),
+            bars: bars[i].iter().copied().collect(),
+            regions,
+            bar_name,
+            buf_name,
+        });
+    }
+    Ok(Objects { syms })
+}
+
+fn access_range(ev: &Ev) -> Option<Range> {
+    match ev {
+        Ev::Read(r) | Ev::Write(r) | Ev::Mma(r) => Some(*r),
+        Ev::CpAsync { dst } => Some(*dst),
+        Ev::Copy {
+            dst,
+            bytes: CopyBytes::Known(n),
+            ..
+        } => Some(Range {
+            at: *dst,
+            len: (*n).max(1) as u64,
+        }),
+        Ev::TmaStore { src, len, .. } => Some(Range {
+            at: *src,
+            len: len.unwrap_or(1),
+        }),
+        _ => None,
+    }
+}
+
+// ---- tensor copy sizes ----------------------------------------------------------------------
+
+/// Give every tensor copy its byte count: from `--arg MAP=BYTES` for its tensor-map parameter,
+/// else from the `expect_tx` of the same thread it is paired with (copies share the expected
+/// bytes equally). Tensor stores need `--arg`.
+fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), Error> {
+    let params = inp.params;
+    let func = inp.func;
+    let mut noted = BTreeSet::new();
+    let err = |e: &Event, message: String, help: String| Error {
+        message,
+        line: Some(func.instrs[e.instr as usize].line),
+        src: func.instrs[e.instr as usize].src,
+        help: Some(help),
+    };
+    let map_name = |p: Option<u32>| -> String {
+        match p {
+            Some(i) => format!(
+                "parameter {i} (`{}`)",
+                func.params.get(i as usize).map_or("?", |x| x.name.as_str())
+            ),
+            None => "a tensor map that is not a kernel parameter".into(),
+        }
+    };
+    for t in inp.traces.iter_mut() {
+        // Tensor stores: their size must be given.
+        for e in t.events.iter_mut() {
+            let param = match &e.ev {
+                Ev::TmaStore {
+                    len: None, param, ..
+                } => *param,
+                _ => continue,
+            };
+            match param.and_then(|p| params.get(&(p, 0))) {
+                Some(&b) => {
+                    if let Ev::TmaStore { len, .. } = &mut e.ev {
+                        *len = Some(b.max(1) as u64);
+                    }
+                }
+                None => {
+                    return Err(err(
+                        e,
+                        format!(
+                            "the tensor store reads a box of shared memory whose size the PTX \
+                                 does not say (its tensor map is {})",
+                            map_name(param)
+                        ),
+                        format!(
+                            "give the bytes one copy through that map moves with `--arg {}=BYTES`",
+                            param.map_or("MAP".into(), |p| p.to_string())
+                        ),
+                    ));
+                }
+            }
+        }
+        // Tensor loads.
+        let bars: BTreeSet<SAddr> = t
+            .events
+            .iter()
+            .filter_map(|e| match &e.ev {
+                Ev::Copy {
+                    bytes: CopyBytes::TensorMap { .. },
+                    bar,
+                    ..
+                } => Some(*bar),
+                _ => None,
+            })
+            .collect();
+        for bar in bars {
+            // The thread's tx events on this barrier, in order: expects and copies.
+            let idx: Vec<usize> = t
+                .events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| match &e.ev {
+                    Ev::Arrive {
+                        bar: b,
+                        tx: Some(_),
+                        ..
+                    }
+                    | Ev::ExpectTx { bar: b, .. } => *b == bar,
+                    Ev::Copy { bar: b, .. } => *b == bar,
+                    _ => false,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            let is_expect = |e: &Ev| matches!(e, Ev::Arrive { .. } | Ev::ExpectTx { .. });
+            let expects_first = idx.first().is_some_and(|&i| is_expect(&t.events[i].ev));
+            // Windows: each expect owns the copies after it (expects first) or before it.
+            let mut windows: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
+            let mut cur: (Option<usize>, Vec<usize>) = (None, Vec::new());
+            for &i in &idx {
+                if is_expect(&t.events[i].ev) {
+                    if expects_first {
+                        if cur.0.is_some() || !cur.1.is_empty() {
+                            windows.push(std::mem::take(&mut cur));
+                        }
+                        cur.0 = Some(i);
+                    } else {
+                        cur.0 = Some(i);
+                        windows.push(std::mem::take(&mut cur));
+                    }
+                } else {
+                    cur.1.push(i);
+                }
+            }
+            if cur.0.is_some() || !cur.1.is_empty() {
+                windows.push(cur);
+            }
+            for (exp, copies) in windows {
+                let mut known = 0i64;
+                let mut open = Vec::new();
+                for &c in &copies {
+                    match &t.events[c].ev {
+                        Ev::Copy {
+                            bytes: CopyBytes::Known(n),
+                            ..
+                        } => known += n,
+                        Ev::Copy {
+                            bytes: CopyBytes::TensorMap { param },
+                            ..
+                        } => match param.and_then(|p| params.get(&(p, 0))) {
+                            Some(&b) => {
+                                known += b;
+                                if let Ev::Copy { bytes, .. } = &mut t.events[c].ev {
+                                    *bytes = CopyBytes::Known(b);
+                                }
+                            }
+                            None => open.push(c),
+                        },
+                        _ => {}
+                    }
+                }
+                if open.is_empty() {
+                    continue;
+                }
+                let expected = exp.map(|e| match &t.events[e].ev {
+                    Ev::Arrive { tx: Some(n), .. } => *n,
+                    Ev::ExpectTx { bytes, .. } => *bytes,
+                    _ => 0,
+                });
+                let first = &t.events[open[0]];
+                let param = match &first.ev {
+                    Ev::Copy {
+                        bytes: CopyBytes::TensorMap { param },
+                        ..
+                    } => *param,
+                    _ => None,
+                };
+                let help = format!(
+                    "give the bytes one copy through its tensor map moves with `--arg {}=BYTES`",
+                    param.map_or("MAP".into(), |p| p.to_string())
+                );
+                let Some(expected) = expected else {
+                    return Err(err(
+                        first,
+                        format!(
+                            "a tensor copy through {} whose size the PTX does not say, and no \
+                             expect_tx of the same thread on its barrier to take it from",
+                            map_name(param)
+                        ),
+                        help,
+                    ));
+                };
+                let rest = expected - known;
+                let n = open.len() as i64;
+                if rest <= 0 || rest % n != 0 {
+                    return Err(err(
+                        first,
+                        format!(
+                            "cannot share the {expected} expected bytes of the paired expect_tx \
+                             among {n} tensor copies (after {known} bytes of copies of known size)"
+                        ),
+                        help,
+                    ));
+                }
+                for &c in &open {
+                    let line = func.instrs[t.events[c].instr as usize].line;
+                    if noted.insert(line) {
+                        notes.push(format!(
+                            "the tensor copy at PTX line {line} is taken to move {} bytes: its share \
+                             of the expect_tx at PTX line {} (give --arg {}=BYTES to set it)",
+                            rest / n,
+                            exp.map_or(0, |e| func.instrs[t.events[e].instr as usize].line),
+                            param.map_or("MAP".into(), |p| p.to_string())
+                        ));
+                    }
+                    if let Ev::Copy { bytes, .. } = &mut t.events[c].ev {
+                        *bytes = CopyBytes::Known(rest / n);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---- statements -------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Piece {
+    T(String),
+    I(i64),
+}
+
+#[derive(Clone, Debug)]
+struct Stmt {
+    pieces: Vec<Piece>,
+    /// Instructions it came from (one per unrolled copy).
+    instrs: Vec<u32>,
+    /// What makes two statements "the same statement" for folding and re-rolling: the CUDA
+    /// source position when known, else the instruction.
+    key: (Option<(u32, u32, u32)>, u32),
+    /// `let tN = arrive ...`: the token it defines (printed name is by position).
+    token_def: bool,
+    /// `wait ... token tN`: the statement (index in the list) whose token it waits on.
+    token_use: Option<usize>,
+}
+
+impl Stmt {
+    fn shape_eq(&self, other: &Stmt) -> bool {
+        self.key == other.key
+            && self.token_def == other.token_def
+            && self.pieces.len() == other.pieces.len()
+            && self
+                .pieces
+                .iter()
+                .zip(&other.pieces)
+                .all(|(a, b)| match (a, b) {
+                    (Piece::T(x), Piece::T(y)) => x == y,
+                    (Piece::I(_), Piece::I(_)) => true,
+                    _ => false,
+                })
+    }
+    fn ints(&self) -> impl Iterator<Item = i64> + '_ {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::I(v) => Some(*v),
+            _ => None,
+        })
+    }
+}
+
+struct Ctx<'a> {
+    inp: &'a Input<'a>,
+    objs: &'a Objects,
+    /// Per (rank, tid) key: is the write a part write.
+    part: HashMap<(u32, u32, usize), bool>,
+    syncthreads_segments: bool,
+}
+
+impl Ctx<'_> {
+    fn key(&self, instr: u32) -> (Option<(u32, u32, u32)>, u32) {
+        let ins = &self.inp.func.instrs[instr as usize];
+        match ins.src {
+            Some(s) => {
+                let u = s.user();
+                (Some((u.file, u.line, u.col)), u32::MAX)
+            }
+            None => (None, instr),
+        }
+    }
+
+    fn stmt(&self, t: &Trace, i: usize, uses_token: &BTreeSet<usize>) -> Option<Stmt> {
+        let e = &t.events[i];
+        let sh = self.inp.shared;
+        let o = self.objs;
+        let mut p: Vec<Piece> = Vec::new();
+        let txt = |s: &str| Piece::T(s.to_string());
+        let mut token_def = false;
+        let mut token_use = None;
+        match &e.ev {
+            Ev::Init { bar, count } => {
+                p.push(txt("init "));
+                p.extend(o.bar(sh, *bar));
+                p.push(txt(", "));
+                p.push(Piece::I(*count));
+            }
+            Ev::Inval { bar } => {
+                p.push(txt("inval "));
+                p.extend(o.bar(sh, *bar));
+            }
+            Ev::Arrive {
+                bar,
+                count,
+                drop,
+                tx,
+                cluster_scope,
+            } => {
+                if uses_token.contains(&i) {
+                    p.push(txt("let tok = "));
+                    token_def = true;
+                }
+                match (drop, tx) {
+                    (true, _) => p.push(txt("arrive_drop ")),
+                    (false, Some(_)) => p.push(txt("arrive_expect_tx ")),
+                    (false, None) => p.push(txt("arrive ")),
+                }
+                p.extend(o.bar(sh, *bar));
+                if let Some(n) = tx {
+                    p.push(txt(", "));
+                    p.push(Piece::I(*n));
+                } else if *count != 1 {
+                    p.push(txt(", "));
+                    p.push(Piece::I(*count));
+                }
+                if *cluster_scope {
+                    p.push(txt(" scope cluster"));
+                }
+            }
+            Ev::ExpectTx { bar, bytes } | Ev::CompleteTx { bar, bytes } => {
+                p.push(txt(if matches!(e.ev, Ev::ExpectTx { .. }) {
+                    "expect_tx "
+                } else {
+                    "complete_tx "
+                }));
+                p.extend(o.bar(sh, *bar));
+                p.push(txt(", "));
+                p.push(Piece::I(*bytes));
+            }
+            Ev::WaitParity {
+                bar,
+                parity,
+                cluster_scope,
+            } => {
+                p.push(txt("wait "));
+                p.extend(o.bar(sh, *bar));
+                p.push(txt(" parity "));
+                p.push(Piece::I((*parity & 1) as i64));
+                if *cluster_scope {
+                    p.push(txt(" scope cluster"));
+                }
+            }
+            Ev::WaitToken {
+                bar,
+                arrive,
+                cluster_scope,
+            } => {
+                p.push(txt("wait "));
+                p.extend(o.bar(sh, *bar));
+                p.push(txt(" token "));
+                token_use = Some(*arrive);
+                if *cluster_scope {
+                    p.push(txt(" scope cluster"));
+                }
+            }
+            Ev::BarSync { id, count, aligned } => {
+                if *id == 0 && count.is_none() {
+                    if self.syncthreads_segments {
+                        return None; // a segment boundary
+                    }
+                    p.push(txt(if *aligned {
+                        "syncthreads"
+                    } else {
+                        "bar_sync 0"
+                    }));
+                } else {
+                    p.push(txt("bar_sync "));
+                    p.push(Piece::I(*id));
+                    if let Some(c) = count {
+                        p.push(txt(", "));
+                        p.push(Piece::I(*c));
+                    }
+                }
+            }
+            Ev::BarArrive { id, count } => {
+                p.push(txt("bar_arrive "));
+                p.push(Piece::I(*id));
+                if let Some(c) = count {
+                    p.push(txt(", "));
+                    p.push(Piece::I(*c));
+                }
+            }
+            Ev::SyncWarp => p.push(txt("syncwarp")),
+            Ev::ClusterArrive => p.push(txt("cluster_arrive")),
+            Ev::ClusterWait => p.push(txt("cluster_wait")),
+            Ev::FenceProxyAsync => p.push(txt("fence_proxy_async")),
+            Ev::FenceMbarrierInit => p.push(txt("fence_mbarrier_init")),
+            Ev::Copy {
+                dst,
+                bytes,
+                bar,
+                multicast,
+                ..
+            } => {
+                let n = match bytes {
+                    CopyBytes::Known(n) => *n,
+                    CopyBytes::TensorMap { .. } => unreachable!("resolved"),
+                };
+                p.push(txt("tma "));
+                p.extend(o.buf(
+                    sh,
+                    Range {
+                        at: *dst,
+                        len: n as u64,
+                    },
+                ));
+                p.push(txt(" -> "));
+                p.extend(o.bar(sh, *bar));
+                p.push(txt(", "));
+                p.push(Piece::I(n));
+                if let Some(m) = multicast {
+                    p.push(txt(" multicast "));
+                    p.push(Piece::I(*m as i64));
+                }
+            }
+            Ev::TmaStore { src, len, .. } => {
+                p.push(txt("tma_store "));
+                p.extend(o.buf(
+                    sh,
+                    Range {
+                        at: *src,
+                        len: len.unwrap_or(1),
+                    },
+                ));
+            }
+            Ev::BulkCommit => p.push(txt("bulk_commit")),
+            Ev::BulkWaitRead { n } => {
+                p.push(txt("bulk_wait_read "));
+                p.push(Piece::I(*n));
+            }
+            Ev::CpAsync { dst } => {
+                p.push(txt("cp_async "));
+                p.extend(o.buf(sh, *dst));
+            }
+            Ev::CommitGroup => p.push(txt("commit_group")),
+            Ev::WaitGroup { n } => {
+                p.push(txt("wait_group "));
+                p.push(Piece::I(*n));
+            }
+            Ev::CpAsyncArrive { bar, noinc } => {
+                p.push(txt("cp_async_arrive "));
+                p.extend(o.bar(sh, *bar));
+                if *noinc {
+                    p.push(txt(" noinc"));
+                }
+            }
+            Ev::Read(r) => {
+                if self.on_barrier(*r) {
+                    return None;
+                }
+                p.push(txt("read "));
+                p.extend(o.buf(sh, *r));
+            }
+            Ev::Write(r) => {
+                if self.on_barrier(*r) {
+                    return None;
+                }
+                let part = self.part.get(&(t.rank, t.tid, i)).copied().unwrap_or(false);
+                p.push(txt(if part { "write part " } else { "write " }));
+                p.extend(o.buf(sh, *r));
+            }
+            Ev::Mma(r) => {
+                if self.on_barrier(*r) {
+                    return None;
+                }
+                p.push(txt("mma "));
+                p.extend(o.buf(sh, *r));
+            }
+        }
+        Some(Stmt {
+            pieces: p,
+            instrs: vec![e.instr],
+            key: self.key(e.instr),
+            token_def,
+            token_use,
+        })
+    }
+
+    fn on_barrier(&self, r: Range) -> bool {
+        let Some(s) = Objects::sym_of(self.inp.shared, r.at.off) else {
+            return true;
+        };
+        !self.objs.syms[s]
+            .regions
+            .iter()
+            .any(|&(a, b)| a <= r.at.off && r.at.off < b)
+    }
+}
+
+/// Decide for every shared store whether it is a part write: it covers less than its region
+/// and no store of another thread overlaps it.
+fn part_writes(inp: &Input, objs: &Objects) -> HashMap<(u32, u32, usize), bool> {
+    // Per region: (start, end, thread, event) of every store.
+    type Store = (u64, u64, (u32, u32), usize);
+    let mut per: HashMap<(usize, u64), Vec<Store>> = HashMap::new();
+    for t in &inp.traces {
+        for (i, e) in t.events.iter().enumerate() {
+            if let Ev::Write(r) = &e.ev
+                && let Some(s) = Objects::sym_of(inp.shared, r.at.off)
+                && let Some(&(a, _)) = objs.syms[s]
+                    .regions
+                    .iter()
+                    .find(|&&(a, b)| a <= r.at.off && r.at.off < b)
+            {
+                per.entry((s, a)).or_default().push((
+                    r.at.off,
+                    r.at.off + r.len,
+                    (t.rank, t.tid),
+                    i,
+                ));
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for ((s, a), mut ws) in per {
+        let region = objs.syms[s]
+            .regions
+            .iter()
+            .copied()
+            .find(|&(x, _)| x == a)
+            .expect("a region");
+        ws.sort_unstable_by_key(|w| (w.0, w.1));
+        let mut shared_with_other = vec![false; ws.len()];
+        for i in 0..ws.len() {
+            let mut j = i + 1;
+            while j < ws.len() && ws[j].0 < ws[i].1 {
+                if ws[j].2 != ws[i].2 {
+                    shared_with_other[i] = true;
+                    shared_with_other[j] = true;
+                }
+                j += 1;
+            }
+        }
+        for (k, w) in ws.iter().enumerate() {
+            let whole = w.0 <= region.0 && w.1 >= region.1;
+            out.insert((w.2.0, w.2.1, w.3), !whole && !shared_with_other[k]);
+        }
+    }
+    out
+}
+
+// ---- roles ---------------------------------------------------------------------------------
+
+/// The threads of one role in one segment, with their statements.
+struct Group {
+    members: Vec<(u32, u32)>,
+    /// Statements as expressions (after folding across members and re-rolling).
+    lines: Vec<Line>,
+    /// The members' runs end in this segment, and later segments exist: they exit here.
+    exit_here: bool,
+    name: String,
+}
+
+/// A statement with every integer either constant or an expression.
+#[derive(Clone, Debug)]
+struct Line {
+    pieces: Vec<LPiece>,
+    instrs: Vec<u32>,
+    src: Option<SrcLoc>,
+    token_def: bool,
+    token_use: Option<usize>,
+    key: (Option<(u32, u32, u32)>, u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum LPiece {
+    T(String),
+    /// An integer as a function of `tid` (members) — constant for most.
+    E(Fit),
+}
+
+impl Line {
+    fn shape_eq(&self, o: &Line) -> bool {
+        self.key == o.key
+            && self.token_def == o.token_def
+            && self.pieces.len() == o.pieces.len()
+            && self
+                .pieces
+                .iter()
+                .zip(&o.pieces)
+                .all(|(a, b)| match (a, b) {
+                    (LPiece::T(x), LPiece::T(y)) => x == y,
+                    (LPiece::E(Fit::Const(_)), LPiece::E(Fit::Const(_))) => true,
+                    (LPiece::E(x), LPiece::E(y)) => x == y,
+                    _ => false,
+                })
+    }
+    fn consts(&self) -> Vec<Option<i64>> {
+        self.pieces
+            .iter()
+            .filter_map(|p| match p {
+                LPiece::E(Fit::Const(c)) => Some(Some(*c)),
+                LPiece::E(_) => Some(None),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn role_name(lines: &[Line]) -> &'static str {
+    let text: Vec<String> = lines
+        .iter()
+        .map(|l| match &l.pieces[0] {
+            LPiece::T(t) => t.clone(),
+            _ => String::new(),
+        })
+        .collect();
+    let has = |w: &str| {
+        text.iter()
+            .any(|t| t.starts_with(w) || t.contains(&format!(" {w}")))
+    };
+    if has("tma ") || has("expect_tx") || has("arrive_expect_tx") || has("cp_async ") {
+        "producer"
+    } else if has("mma ") || (has("wait ") && has("read ")) {
+        "consumer"
+    } else if has("write") || has("read ") {
+        "worker"
+    } else if has("init ") {
+        "setup"
+    } else if text.is_empty() {
+        "idle"
+    } else {
+        "sync"
+    }
+}
+
+/// The condition selecting exactly `members` (pairs of block rank and tid).
+fn condition(members: &[(u32, u32)], nthreads: u32, cluster: u32) -> String {
+    let mut by_rank: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for &(r, t) in members {
+        by_rank.entry(r).or_default().push(t);
+    }
+    let sets: Vec<&Vec<u32>> = by_rank.values().collect();
+    let same = sets.windows(2).all(|w| w[0] == w[1]);
+    if same {
+        let tc = tid_condition(sets[0], nthreads);
+        if by_rank.len() as u32 == cluster {
+            return tc;
+        }
+        let ranks: Vec<String> = by_rank.keys().map(|r| format!("cta == {r}")).collect();
+        let rc = if ranks.len() == 1 {
+            ranks[0].clone()
+        } else {
+            format!("({})", ranks.join(" || "))
+        };
+        return if tc == "tid >= 0" {
+            rc
+        } else {
+            format!("{rc} && {}", paren_or(&tc))
+        };
+    }
+    by_rank
+        .iter()
+        .map(|(r, ts)| {
+            let tc = tid_condition(ts, nthreads);
+            if tc == "tid >= 0" {
+                format!("cta == {r}")
+            } else {
+                format!("(cta == {r} && {})", paren_or(&tc))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" || ")
+}
+
+fn paren_or(s: &str) -> String {
+    if s.contains("||") {
+        format!("({s})")
+    } else {
+        s.to_string()
+    }
+}
+
+fn tid_condition(tids: &[u32], n: u32) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &t in tids {
+        match runs.last_mut() {
+            Some(r) if r.1 + 1 == t => r.1 = t,
+            _ => runs.push((t, t)),
+        }
+    }
+    let run = |(a, b): (u32, u32)| -> String {
+        if a == 0 && b + 1 == n {
+            "tid >= 0".into()
+        } else if a == b {
+            format!("tid == {a}")
+        } else if a % 32 == 0 && (b + 1) % 32 == 0 {
+            let (w1, w2) = (a / 32, b / 32);
+            if w1 == w2 {
+                format!("warp == {w1}")
+            } else if b + 1 == n {
+                format!("warp >= {w1}")
+            } else {
+                format!("warp >= {w1} && warp <= {w2}")
+            }
+        } else if b + 1 == n {
+            format!("tid >= {a}")
+        } else if a == 0 {
+            format!("tid <= {b}")
+        } else {
+            format!("tid >= {a} && tid <= {b}")
+        }
+    };
+    if runs.len() == 1 {
+        return run(runs[0]);
+    }
+    // One lane of several consecutive warps: `lane == l && warp >= a && warp <= b`.
+    if runs.iter().all(|r| r.0 == r.1) {
+        let l = tids[0] % 32;
+        let warps: Vec<u32> = tids.iter().map(|t| t / 32).collect();
+        if tids.iter().all(|t| t % 32 == l) && warps.windows(2).all(|w| w[1] == w[0] + 1) {
+            let (w1, w2) = (warps[0], *warps.last().expect("non-empty"));
+            let last_warp = (n - 1) / 32;
+            let lane_ok_in_last = l <= (n - 1) % 32 || w2 < last_warp;
+            return if w1 == 0 && w2 == last_warp && lane_ok_in_last {
+                format!("lane == {l}")
+            } else {
+                format!("lane == {l} && warp >= {w1} && warp <= {w2}")
+            };
+        }
+    }
+    runs.into_iter().map(run).collect::<Vec<_>>().join(" || ")
+}
+
+// ---- the builder ---------------------------------------------------------------------------
+
+pub fn build(mut inp: Input) -> Result<Output, Error> {
+    let mut notes = Vec::new();
+    resolve_tensor_bytes(&mut inp, &mut notes)?;
+    let objs = collect_objects(&inp, &mut notes)?;
+    let part = part_writes(&inp, &objs);
+
+    // Segments at __syncthreads.
+    let anchors: Vec<Vec<u32>> = inp
+        .traces
+        .iter()
+        .map(|t| {
+            t.events
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e.ev,
+                        Ev::BarSync {
+                            id: 0,
+                            count: None,
+                            ..
+                        }
+                    )
+                })
+                .map(|e| e.instr)
+                .collect()
+        })
+        .collect();
+    let longest = anchors
+        .iter()
+        .max_by_key(|a| a.len())
+        .cloned()
+        .unwrap_or_default();
+    let segments_ok = anchors.iter().all(|a| longest.starts_with(a));
+    if !segments_ok {
+        notes.push(
+            "the threads reach their __syncthreads at different instructions: each is kept in \
+             its role (the checker reports it as barrier divergence)"
+                .into(),
+        );
+    }
+    let nseg = if segments_ok { longest.len() + 1 } else { 1 };
+    let ctx = Ctx {
+        inp: &inp,
+        objs: &objs,
+        part,
+        syncthreads_segments: segments_ok,
+    };
+
+    // Per thread: statements per segment.
+    let mut per_thread: Vec<(usize, Vec<Vec<Stmt>>)> = Vec::new();
+    for t in &inp.traces {
+        let uses: BTreeSet<usize> = t
+            .events
+            .iter()
+            .filter_map(|e| match e.ev {
+                Ev::WaitToken { arrive, .. } => Some(arrive),
+                _ => None,
+            })
+            .collect();
+        let mut segs: Vec<Vec<Stmt>> = vec![Vec::new()];
+        // Event index -> (segment, statement index) for token references.
+        let mut pos: HashMap<usize, (usize, usize)> = HashMap::new();
+        for (i, e) in t.events.iter().enumerate() {
+            if segments_ok
+                && matches!(
+                    e.ev,
+                    Ev::BarSync {
+                        id: 0,
+                        count: None,
+                        ..
+                    }
+                )
+            {
+                segs.push(Vec::new());
+                continue;
+            }
+            if let Some(mut s) = ctx.stmt(t, i, &uses) {
+                if let Some(a) = s.token_use {
+                    match pos.get(&a) {
+                        Some(&(seg, idx)) if seg == segs.len() - 1 => s.token_use = Some(idx),
+                        _ => {
+                            let ins = &inp.func.instrs[e.instr as usize];
+                            return Err(Error {
+                                message: "a wait on a token taken before a __syncthreads is not \
+                                          supported"
+                                    .into(),
+                                line: Some(ins.line),
+                                src: ins.src,
+                                help: None,
+                            });
+                        }
+                    }
+                }
+                // Consecutive identical accesses from one source line (an unrolled loop over
+                // a tile, the two operands of one wgmma) are one statement: a second access
+                // right after the first adds nothing the model could tell apart.
+                let seg_no = segs.len() - 1;
+                let cur = segs.last_mut().expect("a segment");
+                if let Some(last) = cur.last_mut()
+                    && is_access(&s)
+                    && last.pieces == s.pieces
+                    && last.key == s.key
+                {
+                    for x in s.instrs {
+                        if !last.instrs.contains(&x) {
+                            last.instrs.push(x);
+                        }
+                    }
+                    continue;
+                }
+                pos.insert(i, (seg_no, cur.len()));
+                cur.push(s);
+            }
+        }
+        let reached = segs.len();
+        segs.resize_with(nseg, Vec::new);
+        per_thread.push((reached, segs));
+    }
+
+    // Roles, per segment: exact equality of statements (shape and integers), then folding over
+    // tid. A thread whose run ends in a segment before the last one exits there.
+    let traces = &inp.traces;
+    let mut seg_groups: Vec<Vec<Group>> = Vec::new();
+    for seg in 0..nseg {
+        type Sig = (bool, Vec<(Vec<Piece>, Vec<u32>, Option<usize>)>);
+        let mut exact: Vec<(Vec<usize>, Vec<Vec<Stmt>>)> = Vec::new();
+        let mut exit_of: Vec<bool> = Vec::new();
+        let mut index: HashMap<Sig, usize> = HashMap::new();
+        for (ti, (reached, segs)) in per_thread.iter().enumerate() {
+            let exits = segments_ok && *reached == seg + 1 && seg + 1 < nseg;
+            if seg >= *reached {
+                continue; // exited before this segment
+            }
+            let stmts = &segs[seg];
+            let sig: Sig = (
+                exits,
+                stmts
+                    .iter()
+                    .map(|x| (x.pieces.clone(), x.instrs.clone(), x.token_use))
+                    .collect(),
+            );
+            match index.get(&sig) {
+                Some(&g) => exact[g].0.push(ti),
+                None => {
+                    index.insert(sig, exact.len());
+                    exact.push((vec![ti], vec![stmts.clone()]));
+                    exit_of.push(exits);
+                }
+            }
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        let mut folded: Vec<bool> = vec![false; exact.len()];
+        for gi in 0..exact.len() {
+            if folded[gi] {
+                continue;
+            }
+            let mut cand = vec![gi];
+            for gj in gi + 1..exact.len() {
+                if !folded[gj]
+                    && exit_of[gi] == exit_of[gj]
+                    && same_shape(&exact[gi].1, &exact[gj].1)
+                {
+                    cand.push(gj);
+                }
+            }
+            let members_of = |gs: &[usize]| -> Vec<usize> {
+                let mut m: Vec<usize> = gs
+                    .iter()
+                    .flat_map(|&g| exact[g].0.iter().copied())
+                    .collect();
+                m.sort_unstable();
+                m
+            };
+            let fold = |gs: &[usize]| -> Option<Vec<Vec<Line>>> {
+                fold_lines(&exact, gs, traces, inp.func)
+            };
+            let (used, segs) = match (cand.len() > 1).then(|| fold(&cand)).flatten() {
+                Some(segs) => (cand, segs),
+                None => (vec![gi], fold(&[gi]).expect("one exact group folds")),
+            };
+            for &g in &used {
+                folded[g] = true;
+            }
+            let members: Vec<(u32, u32)> = members_of(&used)
+                .into_iter()
+                .map(|t| (traces[t].rank, traces[t].tid))
+                .collect();
+            groups.push(Group {
+                members,
+                lines: segs.into_iter().next().expect("one segment"),
+                exit_here: exit_of[gi],
+                name: String::new(),
+            });
+        }
+        groups.sort_by_key(|g| g.members[0]);
+        seg_groups.push(groups);
+    }
+    // Names: one per set of threads (the same set in several segments keeps its name), from
+    // what the set does in all its segments.
+    let total = inp.nthreads as usize * inp.cluster as usize;
+    type Members = Vec<(u32, u32)>;
+    let mut sets: Vec<(Members, Vec<Line>)> = Vec::new();
+    for g in seg_groups.iter().flatten() {
+        if g.lines.is_empty() && !g.exit_here {
+            continue;
+        }
+        match sets.iter_mut().find(|(m, _)| *m == g.members) {
+            Some((_, lines)) => lines.extend(g.lines.iter().cloned()),
+            None => sets.push((g.members.clone(), g.lines.clone())),
+        }
+    }
+    let mut by_set: HashMap<Vec<(u32, u32)>, String> = HashMap::new();
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    for (members, lines) in &sets {
+        let base = if members.len() == total {
+            "all"
+        } else {
+            role_name(lines)
+        };
+        let mut name = base.to_string();
+        let mut k = 2;
+        while taken.contains(&name) {
+            name = format!("{base}{k}");
+            k += 1;
+        }
+        taken.insert(name.clone());
+        by_set.insert(members.clone(), name);
+    }
+    for g in seg_groups.iter_mut().flatten() {
+        if let Some(n) = by_set.get(&g.members) {
+            g.name = n.clone();
+        }
+    }
+    // syncwarp is one statement for a warp only when all its lanes are in one role.
+    let warp_ok = |g: &Group| -> bool {
+        let set: BTreeSet<(u32, u32)> = g.members.iter().copied().collect();
+        g.members.iter().all(|&(r, t)| {
+            let w = t / 32;
+            (w * 32..((w + 1) * 32).min(inp.nthreads)).all(|l| set.contains(&(r, l)))
+        })
+    };
+
+    // ---- text ----
+    let mut out = Vec::<(String, Option<Origin>)>::new();
+    out.push((format!("protocol {}", demangle_local(&inp.func.name)), None));
+    out.push((String::new(), None));
+    out.push((format!("block {}", inp.nthreads), None));
+    if inp.cluster > 1 {
+        out.push((format!("cluster {}", inp.cluster), None));
+    }
+    for s in &objs.syms {
+        let place = inp
+            .shared
+            .iter()
+            .find(|p| p.name == s.name)
+            .map(|p| p.line)
+            .unwrap_or(0);
+        if !s.bars.is_empty() {
+            let len = if s.bars.len() > 1 {
+                format!("[{}]", s.bars.len())
+            } else {
+                String::new()
+            };
+            out.push((
+                format!(
+                    "mbarrier {}{len}    # PTX `{}` (line {place})",
+                    s.bar_name, s.name
+                ),
+                None,
+            ));
+        }
+        if !s.regions.is_empty() {
+            let len = if s.regions.len() > 1 {
+                format!("[{}]", s.regions.len())
+            } else {
+                String::new()
+            };
+            let sizes: BTreeSet<u64> = s.regions.iter().map(|(a, b)| b - a).collect();
+            let size = if sizes.len() == 1 {
+                format!("{} bytes", sizes.iter().next().expect("one"))
+            } else {
+                "regions of different sizes".into()
+            };
+            out.push((
+                format!(
+                    "buffer   {}{len}    # PTX `{}` (line {place}): {size}",
+                    s.buf_name, s.name
+                ),
+                None,
+            ));
+        }
+    }
+    let file_names = &inp.module.files;
+    for (seg, groups) in seg_groups.iter().enumerate() {
+        for g in groups {
+            let lines = &g.lines;
+            let exit_here = g.exit_here;
+            if lines.is_empty() && !exit_here {
+                continue;
+            }
+            out.push((String::new(), None));
+            out.push((
+                format!(
+                    "role {} when {} {{",
+                    g.name,
+                    condition(&g.members, inp.nthreads, inp.cluster)
+                ),
+                None,
+            ));
+            let ok_warp = warp_ok(g);
+            emit_lines(
+                &mut out, lines, 1, inp.func, file_names, ok_warp, &mut notes,
+            );
+            if exit_here {
+                out.push(("  exit".into(), None));
+            }
+            out.push(("}".into(), None));
+        }
+        if seg + 1 < nseg {
+            let instr = longest[seg];
+            let ins = &inp.func.instrs[instr as usize];
+            out.push((String::new(), None));
+            let origin = Origin {
+                ptx_lines: vec![ins.line],
+                src: ins.src,
+            };
+            out.push((
+                format!("syncthreads{}", comment(&origin, file_names)),
+                Some(origin),
+            ));
+        }
+    }
+    let mut text = String::new();
+    let mut lines = Vec::new();
+    for (l, o) in out {
+        let _ = writeln!(text, "{l}");
+        lines.push(o);
+    }
+    Ok(Output { text, lines, notes })
+}
+
+fn is_access(s: &Stmt) -> bool {
+    matches!(s.pieces.first(), Some(Piece::T(t)) if ["read ", "write ", "mma "].iter().any(|w| t.starts_with(w)))
+}
+
+fn same_shape(a: &[Vec<Stmt>], b: &[Vec<Stmt>]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|(s, t)| {
+                    s.shape_eq(t) && s.instrs == t.instrs && s.token_use == t.token_use
+                })
+        })
+}
+
+/// Fold the members of exact groups `gs` (same shape) into lines whose integers are functions
+/// of `tid` (`x` = the member's tid), then re-roll loops. `None` if some integer does not fit.
+fn fold_lines(
+    exact: &[(Vec<usize>, Vec<Vec<Stmt>>)],
+    gs: &[usize],
+    traces: &[Trace],
+    func: &Function,
+) -> Option<Vec<Vec<Line>>> {
+    let rep = &exact[gs[0]].1;
+    let multi_rank = {
+        let ranks: BTreeSet<u32> = gs
+            .iter()
+            .flat_map(|&g| exact[g].0.iter().map(|&m| traces[m].rank))
+            .collect();
+        ranks.len() > 1
+    };
+    let mut segs = Vec::new();
+    for (si, seg) in rep.iter().enumerate() {
+        let mut lines = Vec::new();
+        for (k, st) in seg.iter().enumerate() {
+            let mut pieces = Vec::new();
+            let mut slot = 0;
+            for p in &st.pieces {
+                match p {
+                    Piece::T(t) => pieces.push(LPiece::T(t.clone())),
+                    Piece::I(_) => {
+                        // Values per member.
+                        let mut pts = Vec::new();
+                        for &g in gs {
+                            let v = exact[g].1[si][k].ints().nth(slot).expect("same shape");
+                            for &m in &exact[g].0 {
+                                pts.push((traces[m].tid as i64, v, traces[m].rank));
+                            }
+                        }
+                        pts.sort_unstable();
+                        let f = if pts.iter().all(|p| p.1 == pts[0].1) {
+                            Fit::Const(pts[0].1)
+                        } else {
+                            if multi_rank {
+                                return None;
+                            }
+                            let xy: Vec<(i64, i64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+                            fit(&xy, false)?
+                        };
+                        pieces.push(LPiece::E(f));
+                        slot += 1;
+                    }
+                }
+            }
+            let src = func.instrs[st.instrs[0] as usize].src;
+            lines.push(Line {
+                pieces,
+                instrs: st.instrs.clone(),
+                src,
+                token_def: st.token_def,
+                token_use: st.token_use,
+                key: st.key,
+            });
+        }
+        segs.push(reroll(lines));
+    }
+    Some(segs)
+}
+
+/// A statement or a loop.
+#[derive(Clone, Debug)]
+enum Item {
+    L(Line),
+    Loop {
+        trips: usize,
+        body: Vec<(Line, Vec<Option<Fit>>)>,
+    },
+}
+
+/// Re-roll repeated blocks: returns lines where loops are encoded as items. Since `Line` is a
+/// flat statement, loops are kept in a side structure: we return them as a list of items in
+/// a `Vec<Line>` whose first piece is a marker. To keep things simple, loops are emitted
+/// directly by `emit_lines` from the `Item` form stored here.
+fn reroll(lines: Vec<Line>) -> Vec<Line> {
+    // Represent the re-rolled result as lines with a special marker piece for loops.
+    let items = reroll_items(&lines);
+    let mut out = Vec::new();
+    for it in items {
+        match it {
+            Item::L(l) => out.push(l),
+            Item::Loop { trips, body } => {
+                let covered = trips * body.len();
+                out.push(Line {
+                    pieces: vec![LPiece::T(format!("\u{1}for {trips} {covered}"))],
+                    instrs: Vec::new(),
+                    src: None,
+                    token_def: false,
+                    token_use: None,
+                    key: (None, u32::MAX),
+                });
+                for (l, fits) in body {
+                    let mut l = l;
+                    let mut fi = fits.into_iter();
+                    for p in l.pieces.iter_mut() {
+                        if let LPiece::E(_) = p
+                            && let Some(Some(f)) = fi.next()
+                        {
+                            *p = LPiece::T(format!("\u{2}{}", f.text("k", None, None)));
+                        }
+                    }
+                    out.push(l);
+                }
+                out.push(Line {
+                    pieces: vec![LPiece::T("\u{1}end".into())],
+                    instrs: Vec::new(),
+                    src: None,
+                    token_def: false,
+                    token_use: None,
+                    key: (None, u32::MAX),
+                });
+            }
+        }
+    }
+    out
+}
+
+const MAX_PERIOD: usize = 64;
+
+fn reroll_items(lines: &[Line]) -> Vec<Item> {
+    let n = lines.len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < n {
+        type Best = (usize, usize, Vec<Vec<Option<Fit>>>);
+        let mut best: Option<Best> = None;
+        for p in 1..=MAX_PERIOD.min((n - i) / 2) {
+            // Tokens must be defined inside the block.
+            let block_ok = (0..p).all(|q| {
+                lines[i + q]
+                    .token_use
+                    .is_none_or(|d| d >= i && d < i + p && d <= i + q)
+            });
+            if !block_ok {
+                continue;
+            }
+            let mut r = 1;
+            while i + (r + 1) * p <= n
+                && (0..p).all(|q| {
+                    let a = &lines[i + q];
+                    let b = &lines[i + r * p + q];
+                    a.shape_eq(b)
+                        && match (a.token_use, b.token_use) {
+                            (None, None) => true,
+                            (Some(x), Some(y)) => y == x + r * p,
+                            _ => false,
+                        }
+                })
+            {
+                r += 1;
+            }
+            // Fit every integer over the trips; shrink r until all fit. A token defined in the
+            // block must not be used after it.
+            while r >= 2
+                && lines[i + p * r..]
+                    .iter()
+                    .any(|l| l.token_use.is_some_and(|d| d >= i && d < i + p * r))
+            {
+                r -= 1;
+            }
+            while r >= 2 {
+                if let Some(fits) = fit_block(lines, i, p, r) {
+                    let good = r >= 3 || p >= 3;
+                    let score = p * r;
+                    if good && best.as_ref().is_none_or(|b| score > b.0 * b.1) {
+                        best = Some((p, r, fits));
+                    }
+                    break;
+                }
+                r -= 1;
+            }
+        }
+        match best {
+            Some((p, r, fits)) => {
+                let body = (0..p)
+                    .map(|q| {
+                        let mut l = lines[i + q].clone();
+                        // Every copy's instructions.
+                        let mut instrs: Vec<u32> = (0..r)
+                            .flat_map(|j| lines[i + j * p + q].instrs.iter().copied())
+                            .collect();
+                        instrs.sort_unstable();
+                        instrs.dedup();
+                        l.instrs = instrs;
+                        if let Some(d) = l.token_use {
+                            l.token_use = Some(d - i);
+                        }
+                        (l, fits[q].clone())
+                    })
+                    .collect();
+                out.push(Item::Loop { trips: r, body });
+                i += p * r;
+            }
+            None => {
+                out.push(Item::L(lines[i].clone()));
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// For block `[i, i+p)` repeated `r` times: per line, per integer slot, `Some(fit over k)` for
+/// slots that vary (constant slots stay as they are: `None`).
+fn fit_block(lines: &[Line], i: usize, p: usize, r: usize) -> Option<Vec<Vec<Option<Fit>>>> {
+    let mut out = Vec::new();
+    for q in 0..p {
+        let c0 = lines[i + q].consts();
+        let mut fits = Vec::new();
+        for (s, v0) in c0.iter().enumerate() {
+            match v0 {
+                None => fits.push(None), // a tid expression, equal in every copy (shape_eq)
+                Some(v0) => {
+                    let vals: Vec<(i64, i64)> = (0..r)
+                        .map(|j| (j as i64, lines[i + j * p + q].consts()[s].expect("const")))
+                        .collect();
+                    if vals.iter().all(|&(_, v)| v == *v0) {
+                        fits.push(None);
+                    } else {
+                        fits.push(Some(fit(&vals, true)?));
+                    }
+                }
+            }
+        }
+        out.push(fits);
+    }
+    Some(out)
+}
+
+pub fn comment(o: &Origin, files: &HashMap<u32, String>) -> String {
+    let ptx = match o.ptx_lines.as_slice() {
+        [] => String::new(),
+        [one] => format!("PTX {one}"),
+        [a, b] => format!("PTX {a}, {b}"),
+        [a, rest @ ..] => format!("PTX {a} +{}", rest.len()),
+    };
+    match &o.src {
+        Some(s) => format!("    # {}  {ptx}", crate::source_text(s, files)),
+        None => format!("    # {ptx}"),
+    }
+}
+
+/// Print lines (with the loop markers of `reroll`) at `depth`.
+fn emit_lines(
+    out: &mut Vec<(String, Option<Origin>)>,
+    lines: &[Line],
+    depth: usize,
+    func: &Function,
+    files: &HashMap<u32, String>,
+    warp_ok: bool,
+    notes: &mut Vec<String>,
+) {
+    let mut indent = depth;
+    // Token names by position in the list (loop bodies count from the loop start).
+    let mut loop_start: Option<usize> = None;
+    let mut body_pos = 0usize;
+    let mut token_names: HashMap<usize, String> = HashMap::new();
+    let mut next_token = 0;
+    let mut line_no = 0usize; // position of a statement outside loops
+    let mut covered = 0usize;
+    for l in lines {
+        if let Some(LPiece::T(t)) = l.pieces.first()
+            && let Some(m) = t.strip_prefix('\u{1}')
+        {
+            if let Some(rest) = m.strip_prefix("for ") {
+                let (n, c) = rest.split_once(' ').expect("trips and covered");
+                out.push((format!("{}for k in 0..{n} {{", "  ".repeat(indent)), None));
+                indent += 1;
+                loop_start = Some(line_no);
+                covered = c.parse().expect("a count");
+                body_pos = 0;
+            } else {
+                indent -= 1;
+                out.push((format!("{}}}", "  ".repeat(indent)), None));
+                line_no += covered;
+                loop_start = None;
+            }
+            continue;
+        }
+        let me = match loop_start {
+            Some(s) => s + body_pos,
+            None => line_no,
+        };
+        let mut s = String::new();
+        for p in &l.pieces {
+            match p {
+                LPiece::T(t) => {
+                    if let Some(e) = t.strip_prefix('\u{2}') {
+                        s.push_str(e);
+                    } else if t == "let tok = " {
+                        let name = format!("t{next_token}");
+                        next_token += 1;
+                        token_names.insert(me, name.clone());
+                        s.push_str(&format!("let {name} = "));
+                    } else {
+                        s.push_str(t);
+                    }
+                }
+                LPiece::E(f) => s.push_str(&f.text("tid", Some("warp"), Some("lane"))),
+            }
+        }
+        if let Some(d) = l.token_use {
+            let def = match loop_start {
+                Some(st) => st + d,
+                None => d,
+            };
+            s.push_str(token_names.get(&def).map_or("t?", String::as_str));
+        }
+        let origin = Origin {
+            ptx_lines: {
+                let mut v: Vec<u32> = l
+                    .instrs
+                    .iter()
+                    .map(|&i| func.instrs[i as usize].line)
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            },
+            src: l.src,
+        };
+        if s == "syncwarp" && !warp_ok {
+            out.push((
+                format!(
+                    "{}# __syncwarp: not modelled (the lanes of this warp are in different roles)",
+                    "  ".repeat(indent)
+                ),
+                None,
+            ));
+            let n = "__syncwarp between lanes of different roles is not modelled: accesses it \
+                     orders may be reported as races"
+                .to_string();
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        } else {
+            let c = comment(&origin, files);
+            out.push((format!("{}{s}{c}", "  ".repeat(indent)), Some(origin)));
+        }
+        if loop_start.is_some() {
+            body_pos += 1;
+        } else {
+            line_no += 1;
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! What the executor keeps of a thread's run: its synchronization and shared-memory events.
+
+/// A shared-memory address: block `rank` (`None`: the thread's own block), byte `off` of the
+/// shared window (see `value.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SAddr {
+    pub rank: Option<u32>,
+    pub off: u64,
+}
+
+/// A byte range of shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Range {
+    pub at: SAddr,
+    pub len: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CopyBytes {
+    /// Given by the instruction (`cp.async.bulk ... size`).
+    Known(i64),
+    /// A tensor copy through the tensor map in parameter `param`: the bytes come from `--arg`
+    /// or from the `expect_tx` it is paired with.
+    TensorMap { param: Option<u32> },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ev {
+    Init {
+        bar: SAddr,
+        count: i64,
+    },
+    Inval {
+        bar: SAddr,
+    },
+    /// `mbarrier.arrive` (with `tx`: `.expect_tx`), `arrive_drop` (`drop`).
+    Arrive {
+        bar: SAddr,
+        count: i64,
+        drop: bool,
+        tx: Option<i64>,
+        cluster_scope: bool,
+    },
+    ExpectTx {
+        bar: SAddr,
+        bytes: i64,
+    },
+    CompleteTx {
+        bar: SAddr,
+        bytes: i64,
+    },
+    WaitParity {
+        bar: SAddr,
+        parity: u64,
+        cluster_scope: bool,
+    },
+    /// A wait on the token of the arrive that is event `arrive` of the same thread.
+    WaitToken {
+        bar: SAddr,
+        arrive: usize,
+        cluster_scope: bool,
+    },
+    /// `bar.sync`/`barrier.sync` (`aligned`: `bar.sync` and `.aligned`, as `__syncthreads`).
+    BarSync {
+        id: i64,
+        count: Option<i64>,
+        aligned: bool,
+    },
+    BarArrive {
+        id: i64,
+        count: Option<i64>,
+    },
+    SyncWarp,
+    ClusterArrive,
+    ClusterWait,
+    FenceProxyAsync,
+    FenceMbarrierInit,
+    /// `cp.async.bulk` / `cp.async.bulk.tensor` into shared memory, completing on `bar`.
+    Copy {
+        dst: SAddr,
+        bytes: CopyBytes,
+        bar: SAddr,
+        multicast: Option<u64>,
+        tensor: bool,
+    },
+    /// A bulk copy from shared to global memory (`len` None: a tensor store whose box size
+    /// comes from `--arg`).
+    TmaStore {
+        src: SAddr,
+        len: Option<u64>,
+        param: Option<u32>,
+    },
+    BulkCommit,
+    BulkWaitRead {
+        n: i64,
+    },
+    CpAsync {
+        dst: Range,
+    },
+    CommitGroup,
+    WaitGroup {
+        n: i64,
+    },
+    CpAsyncArrive {
+        bar: SAddr,
+        noinc: bool,
+    },
+    Read(Range),
+    Write(Range),
+    /// An async-proxy read (a `wgmma` operand).
+    Mma(Range),
+}
+
+impl Ev {
+    /// The barrier an event acts on, if any.
+    pub fn barrier(&self) -> Option<SAddr> {
+        match self {
+            Ev::Init { bar, .. }
+            | Ev::Inval { bar }
+            | Ev::Arrive { bar, .. }
+            | Ev::ExpectTx { bar, .. }
+            | Ev::CompleteTx { bar, .. }
+            | Ev::WaitParity { bar, .. }
+            | Ev::WaitToken { bar, .. }
+            | Ev::Copy { bar, .. }
+            | Ev::CpAsyncArrive { bar, .. } => Some(*bar),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Event {
+    pub ev: Ev,
+    /// Index of the instruction in the kernel function.
+    pub instr: u32,
+}
+
+/// One thread's run.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    pub rank: u32,
+    pub tid: u32,
+    pub events: Vec<Event>,
+}

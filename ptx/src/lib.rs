@@ -1,0 +1,390 @@
+//! The PTX front end: a kernel's PTX -> its synchronization skeleton as a `.phase` protocol.
+//!
+//! `extract` parses the PTX ([`parse`]), runs every thread of one cluster concretely
+//! (`exec.rs`: special registers, `--arg` parameters and shared-symbol addresses are known,
+//! global memory is not) keeping each thread's synchronization and shared-memory events, and
+//! writes them as `.phase` text (`emit.rs`): objects from the shared symbols, one top-level
+//! `syncthreads` per `__syncthreads`, roles for threads with the same events, loops for
+//! repeated blocks. The text loads with `protocols::load` like any `.phase` file, so the
+//! checker and everything downstream work unchanged; [`Extracted::lines`] maps each generated
+//! line back to its PTX line and CUDA source line. docs/ptx.md has the details.
+
+mod emit;
+mod events;
+mod exec;
+mod fit;
+pub mod parse;
+mod value;
+
+use parse::SrcLoc;
+use std::collections::HashMap;
+use std::fmt;
+
+/// What `phasecheck extract` / `verify` take for a `.ptx` file.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The kernel (`.entry`) to extract; may be left out when the file has one.
+    pub kernel: Option<String>,
+    /// Threads per block in x, y, z (default: the kernel's `.reqntid`).
+    pub block: Option<[u32; 3]>,
+    /// Blocks per cluster (default: the kernel's `.reqnctapercluster`, else 1).
+    pub cluster: Option<u32>,
+    /// `--arg NAME=VALUE`: kernel parameter values (NAME: the PTX name, `param_N`, or `N`; with
+    /// `+OFFSET` for a byte of an aggregate). For a tensor-map parameter, the bytes one copy
+    /// through it moves.
+    pub args: Vec<(String, i64)>,
+    /// `--assume LINE=VALUE`: the value every unknown produced at that PTX line takes.
+    pub assume: Vec<(String, i64)>,
+    /// Instructions one thread may run (default 20 million).
+    pub max_steps: Option<u64>,
+}
+
+/// Where a generated line came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// PTX lines (several for a loop written once for unrolled copies).
+    pub ptx_lines: Vec<u32>,
+    pub src: Option<SrcLoc>,
+}
+
+/// An error of the extraction, with its place in the PTX and the CUDA source.
+#[derive(Clone, Debug)]
+pub struct PtxError {
+    pub message: String,
+    pub ptx_line: Option<u32>,
+    /// `file.cu:45` (and `via` an inlined helper's line).
+    pub source: Option<String>,
+    pub help: Option<String>,
+}
+
+impl fmt::Display for PtxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.ptx_line, &self.source) {
+            (Some(l), Some(s)) => write!(f, "PTX line {l} ({s}): ")?,
+            (Some(l), None) => write!(f, "PTX line {l}: ")?,
+            _ => {}
+        }
+        write!(f, "{}", self.message)?;
+        if let Some(h) = &self.help {
+            write!(f, "\n  help: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PtxError {}
+
+/// Internal error: the source position is rendered with the file table at the boundary.
+#[derive(Clone, Debug)]
+pub(crate) struct Error {
+    pub message: String,
+    pub line: Option<u32>,
+    pub src: Option<SrcLoc>,
+    pub help: Option<String>,
+}
+
+/// The extracted protocol.
+#[derive(Clone, Debug)]
+pub struct Extracted {
+    /// The `.phase` text.
+    pub text: String,
+    /// Per line of `text` (0-based), where it came from.
+    pub lines: Vec<Option<Origin>>,
+    /// Assumptions and limits worth telling the user (also in the text's header).
+    pub notes: Vec<String>,
+    /// The kernel's name as in the PTX.
+    pub kernel: String,
+    /// `.file` table of the PTX.
+    pub files: HashMap<u32, String>,
+}
+
+impl Extracted {
+    /// Where the 1-based line `line` of the text came from: `db.cu:43 (PTX line 254)`.
+    pub fn describe_line(&self, line: u32) -> Option<String> {
+        let o = self.lines.get(line.checked_sub(1)? as usize)?.as_ref()?;
+        let ptx = match o.ptx_lines.as_slice() {
+            [one] => format!("PTX line {one}"),
+            many => format!(
+                "PTX lines {}",
+                many.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        Some(match &o.src {
+            Some(s) => format!("{} ({ptx})", source_text(s, &self.files)),
+            None => ptx,
+        })
+    }
+
+    /// The CUDA source position (file path as in `.file`, line) of a generated line.
+    pub fn source_of_line(&self, line: u32) -> Option<(String, u32)> {
+        let o = self.lines.get(line.checked_sub(1)? as usize)?.as_ref()?;
+        let u = o.src?.user();
+        Some((self.files.get(&u.file)?.clone(), u.line))
+    }
+}
+
+/// `db.cu:43`, or `db.cu:43 (via line 13)` / `db.cu:43 (via helper.h:13)` for a position
+/// inside an inlined helper.
+pub fn source_text(s: &SrcLoc, files: &HashMap<u32, String>) -> String {
+    let name = |f: u32| -> String {
+        files
+            .get(&f)
+            .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+            .unwrap_or_else(|| format!("file{f}"))
+    };
+    let u = s.user();
+    if s.outer.is_some() && s.inner != u {
+        let inner = if s.inner.file == u.file {
+            format!("line {}", s.inner.line)
+        } else {
+            format!("{}:{}", name(s.inner.file), s.inner.line)
+        };
+        format!("{}:{} (via {inner})", name(u.file), u.line)
+    } else {
+        format!("{}:{}", name(u.file), u.line)
+    }
+}
+
+fn to_public(e: Error, files: &HashMap<u32, String>) -> PtxError {
+    PtxError {
+        message: e.message,
+        ptx_line: e.line,
+        source: e.src.map(|s| source_text(&s, files)),
+        help: e.help,
+    }
+}
+
+fn plain(message: String, help: Option<String>) -> PtxError {
+    PtxError {
+        message,
+        ptx_line: None,
+        source: None,
+        help,
+    }
+}
+
+/// Which parameter `key` names: `3`, `param_3`, the full PTX name; with `+OFFSET`.
+fn resolve_param(f: &parse::Function, key: &str) -> Result<(u32, u64), PtxError> {
+    let (name, off) = match key.rsplit_once('+') {
+        Some((n, o)) if o.trim().parse::<u64>().is_ok() => {
+            (n.trim(), o.trim().parse().unwrap_or(0))
+        }
+        _ => (key.trim(), 0),
+    };
+    let idx = if let Ok(i) = name.parse::<u32>() {
+        ((i as usize) < f.params.len()).then_some(i)
+    } else {
+        f.params
+            .iter()
+            .position(|p| p.name == name)
+            .or_else(|| {
+                f.params
+                    .iter()
+                    .position(|p| p.name.ends_with(&format!("_{name}")))
+            })
+            .map(|i| i as u32)
+    };
+    idx.map(|i| (i, off)).ok_or_else(|| {
+        let list: Vec<String> = f
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{i}: {} ({}, {} bytes)", p.name, p.ty, p.size))
+            .collect();
+        plain(
+            format!("--arg {key}: kernel `{}` has no such parameter", f.name),
+            Some(format!(
+                "its parameters are {} (name one by index, by `param_N` or by its PTX name)",
+                if list.is_empty() {
+                    "none".into()
+                } else {
+                    list.join("; ")
+                }
+            )),
+        )
+    })
+}
+
+/// Extract kernel `opts.kernel` of the PTX text as a `.phase` protocol.
+pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, PtxError> {
+    let module = parse::parse(ptx).map_err(|e| PtxError {
+        message: format!("cannot parse the PTX: {}", e.message),
+        ptx_line: Some(e.line),
+        source: None,
+        help: None,
+    })?;
+    let entries: Vec<&parse::Function> = module.functions.iter().filter(|f| f.entry).collect();
+    let names = || {
+        entries
+            .iter()
+            .map(|f| format!("{} ({})", f.name, emit::demangle_local(&f.name)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let func = match &opts.kernel {
+        Some(k) => entries
+            .iter()
+            .find(|f| f.name == *k)
+            .or_else(|| entries.iter().find(|f| emit::demangle_local(&f.name) == *k))
+            .copied()
+            .ok_or_else(|| {
+                plain(
+                    format!("{ptx_name} has no kernel `{k}`"),
+                    Some(format!("its kernels are {}", names())),
+                )
+            })?,
+        None => match entries.as_slice() {
+            [one] => *one,
+            [] => return Err(plain(format!("{ptx_name} has no kernel (.entry)"), None)),
+            _ => {
+                return Err(plain(
+                    format!(
+                        "{ptx_name} has {} kernels: say which with --kernel",
+                        entries.len()
+                    ),
+                    Some(format!("its kernels are {}", names())),
+                ));
+            }
+        },
+    };
+    let block = opts.block.or(func.reqntid).ok_or_else(|| {
+        plain(
+            format!(
+                "the block size of kernel `{}` is not in the PTX: give it with --block X[,Y,Z]",
+                func.name
+            ),
+            func.maxntid.map(|m| {
+                format!(
+                    "its __launch_bounds__ allow at most {} threads",
+                    m[0] * m[1] * m[2]
+                )
+            }),
+        )
+    })?;
+    let nthreads = block[0] as u64 * block[1] as u64 * block[2] as u64;
+    if nthreads == 0 || nthreads > 1024 {
+        return Err(plain(
+            format!("a block of {nthreads} threads (1 to 1024 allowed)"),
+            None,
+        ));
+    }
+    if let Some(m) = func.maxntid
+        && nthreads > m[0] as u64 * m[1] as u64 * m[2] as u64
+    {
+        return Err(plain(
+            format!(
+                "kernel `{}` allows at most {} threads per block (.maxntid), not {nthreads}",
+                func.name,
+                m[0] * m[1] * m[2]
+            ),
+            None,
+        ));
+    }
+    let cluster = opts
+        .cluster
+        .or(func.reqnctapercluster.map(|c| c[0] * c[1] * c[2]))
+        .unwrap_or(1);
+    if !(1..=16).contains(&cluster) {
+        return Err(plain(
+            format!("a cluster of {cluster} blocks (1 to 16 allowed)"),
+            None,
+        ));
+    }
+    let mut params = HashMap::new();
+    for (k, v) in &opts.args {
+        params.insert(resolve_param(func, k)?, *v);
+    }
+    let mut assume = HashMap::new();
+    for (k, v) in &opts.assume {
+        let line: u32 = k
+            .trim()
+            .trim_start_matches("line")
+            .trim()
+            .parse()
+            .map_err(|_| {
+                plain(
+                    format!("--assume {k}={v}: the name must be a PTX line number"),
+                    Some(
+                        "the error that asks for a value names the line: `--assume 120=VALUE`"
+                            .into(),
+                    ),
+                )
+            })?;
+        assume.insert(line, *v);
+    }
+    let cfg = exec::Config {
+        block,
+        cluster,
+        params,
+        assume,
+        max_steps: opts.max_steps.unwrap_or(20_000_000),
+    };
+    let files = module.files.clone();
+    let mut ex = exec::Exec::new(&module, func, &cfg).map_err(|e| to_public(e, &files))?;
+    let traces = ex.run_all().map_err(|e| to_public(e, &files))?;
+    let out = emit::build(emit::Input {
+        module: &module,
+        func,
+        traces,
+        shared: &ex.shared,
+        nthreads: nthreads as u32,
+        cluster,
+        params: &cfg.params,
+    })
+    .map_err(|e| to_public(e, &files))?;
+
+    let mut header = vec![
+        format!(
+            "Extracted by `phasecheck extract` from {ptx_name}, kernel `{}`.",
+            func.name
+        ),
+        if block[1] == 1 && block[2] == 1 {
+            format!("Block {nthreads} threads, cluster {cluster}.")
+        } else {
+            format!(
+                "Block {} x {} x {} = {nthreads} threads (tid = x + {} * y + {} * z), cluster \
+                 {cluster}.",
+                block[0],
+                block[1],
+                block[2],
+                block[0],
+                block[0] * block[1]
+            )
+        },
+    ];
+    if !opts.args.is_empty() || !opts.assume.is_empty() {
+        let mut given: Vec<String> = opts
+            .args
+            .iter()
+            .map(|(k, v)| format!("--arg {k}={v}"))
+            .collect();
+        given.extend(opts.assume.iter().map(|(k, v)| format!("--assume {k}={v}")));
+        header.push(format!("Given: {}.", given.join(" ")));
+    }
+    header.push(
+        "Each statement's comment names its CUDA source line (`via` the line inside an inlined \
+         helper) and its PTX line."
+            .into(),
+    );
+    for n in &out.notes {
+        header.push(format!("Note: {n}."));
+    }
+    let mut text = String::new();
+    let mut lines = Vec::new();
+    for h in &header {
+        text.push_str(&format!("# {h}\n"));
+        lines.push(None);
+    }
+    text.push_str(&out.text);
+    lines.extend(out.lines);
+    Ok(Extracted {
+        text,
+        lines,
+        notes: out.notes,
+        kernel: func.name.clone(),
+        files,
+    })
+}

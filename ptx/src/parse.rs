@@ -1,0 +1,1085 @@
+//! A parser for the subset of PTX that `nvcc -ptx` (and inline assembly in CUDA) produces:
+//! module directives, globals, `.entry`/`.func` headers with parameters and performance
+//! directives, register declarations (scoped: inline assembly opens `{ .reg .pred p; ... }`
+//! blocks), `.shared`/`.local` symbols, labels, predicated instructions with their operands,
+//! and `.loc`/`.file` line information (with `inlined_at` chains).
+//!
+//! Instructions are kept close to the text (opcode split at the dots, operands parsed); what
+//! they mean is the executor's business (`exec.rs`).
+
+use std::collections::HashMap;
+
+/// Index of a register in its function's register table.
+pub type RegId = u32;
+
+#[derive(Clone, Debug)]
+pub struct Module {
+    pub functions: Vec<Function>,
+    /// Module-level `.global`/`.const`/`.shared` symbols.
+    pub symbols: Vec<Symbol>,
+    /// `.file N "path"`.
+    pub files: HashMap<u32, String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    Shared,
+    Global,
+    Const,
+    Local,
+}
+
+#[derive(Clone, Debug)]
+pub struct Symbol {
+    pub name: String,
+    pub space: Space,
+    /// Bytes; `None` for `.extern .shared .b8 smem[]` (dynamic shared memory).
+    pub size: Option<u64>,
+    pub align: u64,
+    pub line: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct ParamDecl {
+    pub name: String,
+    /// Bytes.
+    pub size: u64,
+    pub align: u64,
+    /// `.u32`, `.b8` (an aggregate), ...
+    pub ty: String,
+}
+
+/// A source position from `.loc FILE LINE COL`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pos {
+    pub file: u32,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// Where an instruction came from in the CUDA source: the `.loc` in force (`inner`, maybe in
+/// an inlined helper) and the outermost call site it was inlined into (`outer`, in the kernel's
+/// own body), when the `.loc` says `inlined_at`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SrcLoc {
+    pub inner: Pos,
+    pub outer: Option<Pos>,
+}
+
+impl SrcLoc {
+    /// The position in the kernel's own body (the outermost call site).
+    pub fn user(&self) -> Pos {
+        self.outer.unwrap_or(self.inner)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Function {
+    pub name: String,
+    pub entry: bool,
+    pub params: Vec<ParamDecl>,
+    /// Symbols declared in the body (`.shared`, `.local`).
+    pub symbols: Vec<Symbol>,
+    pub instrs: Vec<Instr>,
+    pub labels: HashMap<String, usize>,
+    /// Register names, indexed by [`RegId`].
+    pub regs: Vec<String>,
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+    pub reqnctapercluster: Option<[u32; 3]>,
+    /// PTX line of the header.
+    pub line: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Instr {
+    /// 1-based PTX line.
+    pub line: u32,
+    pub src: Option<SrcLoc>,
+    /// `@%p` / `@!%p`.
+    pub guard: Option<(RegId, bool)>,
+    /// The opcode split at dots: `["mbarrier", "try_wait", "parity", "shared::cta", "b64"]`.
+    pub parts: Vec<String>,
+    pub operands: Vec<Operand>,
+    /// The instruction as written (for messages), without the trailing `;`.
+    pub text: String,
+}
+
+impl Instr {
+    pub fn base(&self) -> &str {
+        &self.parts[0]
+    }
+    pub fn has(&self, part: &str) -> bool {
+        self.parts[1..].iter().any(|p| p == part)
+    }
+    pub fn has_prefix(&self, prefix: &str) -> bool {
+        self.parts[1..].iter().any(|p| p.starts_with(prefix))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    Reg(RegId),
+    /// `%tid.x`, `%clock64`, ... (any `%name` that no `.reg` declares).
+    Special(String),
+    Imm(i64),
+    /// `0f3F800000`, `0d...`, `1.0`: a floating-point literal (its value is not needed).
+    Float,
+    /// A symbol or label name.
+    Sym(String),
+    /// `[base+offset]`; `base` is a register, a symbol or `None` for an absolute address.
+    Addr {
+        base: Option<Box<Operand>>,
+        offset: i64,
+    },
+    /// `[tmap, {c0, c1, ...}]` (tensor copies).
+    TensorAddr {
+        map: Box<Operand>,
+        coords: Vec<Operand>,
+    },
+    /// `{a, b, ...}` or `(a, b)` in `call`.
+    Vector(Vec<Operand>),
+    /// `_`.
+    Sink,
+    /// `d|p` (two destinations).
+    Pair(Box<Operand>, Box<Operand>),
+    /// `!%p`.
+    Not(Box<Operand>),
+}
+
+#[derive(Debug, Clone)]
+pub struct ParseError {
+    pub line: u32,
+    pub message: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scanner: text -> items.
+
+#[derive(Debug)]
+enum Item {
+    Stmt {
+        text: String,
+        line: u32,
+    },
+    Open {
+        line: u32,
+    },
+    Close {
+        line: u32,
+    },
+    Label {
+        name: String,
+        line: u32,
+    },
+    /// A directive that ends at the end of its line (`.loc`, `.file`, `.version`, ...).
+    LineDir {
+        text: String,
+        line: u32,
+    },
+}
+
+const LINE_DIRECTIVES: [&str; 5] = [".version", ".target", ".address_size", ".loc", ".file"];
+const HEADER_WORDS: [&str; 5] = [".visible", ".entry", ".func", ".weak", ".extern"];
+
+fn scan(text: &str) -> Result<Vec<Item>, ParseError> {
+    let b = text.as_bytes();
+    let mut items = Vec::new();
+    let mut i = 0usize;
+    let mut line = 1u32;
+    let mut cur = String::new();
+    let mut cur_line = 1u32;
+    // Nesting of `[ ( {` inside the current statement.
+    let mut depth = 0i32;
+    while i < b.len() {
+        let c = b[i];
+        // Comments.
+        if c == b'/' && i + 1 < b.len() && b[i + 1] == b'/' {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'/' && i + 1 < b.len() && b[i + 1] == b'*' {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                if b[i] == b'\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 2;
+            continue;
+        }
+        if c == b'"' {
+            // A string (in `.file` or `.pragma`): copy as is.
+            if cur.trim().is_empty() {
+                cur_line = line;
+            }
+            cur.push('"');
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\n' {
+                    line += 1;
+                }
+                cur.push(b[i] as char);
+                i += 1;
+            }
+            cur.push('"');
+            i += 1;
+            continue;
+        }
+        if c == b'\n' {
+            line += 1;
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            i += 1;
+            continue;
+        }
+        let empty = cur.trim().is_empty();
+        if empty {
+            cur.clear();
+            if c.is_ascii_whitespace() {
+                i += 1;
+                continue;
+            }
+            cur_line = line;
+            // Directives that end with their line.
+            if c == b'.' {
+                let rest = &text[i..];
+                if let Some(d) = LINE_DIRECTIVES.iter().find(|d| {
+                    rest.starts_with(**d)
+                        && rest[d.len()..]
+                            .chars()
+                            .next()
+                            .is_none_or(|ch| ch.is_whitespace())
+                }) {
+                    let _ = d;
+                    let end = rest.find('\n').unwrap_or(rest.len());
+                    let mut t = rest[..end].to_string();
+                    if let Some(p) = t.find("//") {
+                        t.truncate(p);
+                    }
+                    let t = t.trim().trim_end_matches(';').trim().to_string();
+                    items.push(Item::LineDir { text: t, line });
+                    i += end;
+                    continue;
+                }
+                if rest.starts_with(".section") {
+                    // Skip the section and its `{ ... }` block.
+                    let open = rest.find('{');
+                    let semi = rest.find(';');
+                    match (open, semi) {
+                        (Some(o), s) if s.is_none_or(|s| o < s) => {
+                            let mut j = i + o + 1;
+                            let mut d = 1;
+                            while j < b.len() && d > 0 {
+                                match b[j] {
+                                    b'{' => d += 1,
+                                    b'}' => d -= 1,
+                                    b'\n' => line += 1,
+                                    _ => {}
+                                }
+                                j += 1;
+                            }
+                            // Count the newlines between i and the brace.
+                            line += text[i..i + o].matches('\n').count() as u32;
+                            i = j;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            if c == b'{' {
+                items.push(Item::Open { line });
+                i += 1;
+                continue;
+            }
+            if c == b'}' {
+                items.push(Item::Close { line });
+                i += 1;
+                continue;
+            }
+        }
+        match c {
+            b'{' if depth == 0 && is_header(&cur) => {
+                items.push(Item::Stmt {
+                    text: cur.trim().to_string(),
+                    line: cur_line,
+                });
+                cur.clear();
+                items.push(Item::Open { line });
+                i += 1;
+            }
+            b'[' | b'(' | b'{' => {
+                depth += 1;
+                cur.push(c as char);
+                i += 1;
+            }
+            b']' | b')' | b'}' => {
+                depth -= 1;
+                cur.push(c as char);
+                i += 1;
+            }
+            b';' if depth <= 0 => {
+                depth = 0;
+                items.push(Item::Stmt {
+                    text: cur.trim().to_string(),
+                    line: cur_line,
+                });
+                cur.clear();
+                i += 1;
+            }
+            b':' if depth == 0
+                && b.get(i + 1) != Some(&b':')
+                && !cur.ends_with(':')
+                && is_label_name(cur.trim()) =>
+            {
+                items.push(Item::Label {
+                    name: cur.trim().to_string(),
+                    line: cur_line,
+                });
+                cur.clear();
+                i += 1;
+            }
+            _ => {
+                cur.push(c as char);
+                i += 1;
+            }
+        }
+    }
+    if !cur.trim().is_empty() {
+        return Err(ParseError {
+            line: cur_line,
+            message: format!("unterminated statement `{}`", cur.trim()),
+        });
+    }
+    Ok(items)
+}
+
+fn is_header(cur: &str) -> bool {
+    let t = cur.trim_start();
+    HEADER_WORDS.iter().any(|w| t.starts_with(w)) && (t.contains(".entry") || t.contains(".func"))
+}
+
+fn is_label_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$' || c == '%')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser: items -> module.
+
+struct Scope {
+    exact: HashMap<String, RegId>,
+    /// `%r<124>`: prefix -> (first id, count).
+    ranges: HashMap<String, (RegId, u32)>,
+}
+
+struct FnBuilder {
+    f: Function,
+    scopes: Vec<Scope>,
+    depth: usize,
+    pending_labels: Vec<String>,
+}
+
+impl FnBuilder {
+    fn declare(&mut self, name: &str) -> RegId {
+        let id = self.f.regs.len() as RegId;
+        self.f.regs.push(name.to_string());
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .exact
+            .insert(name.to_string(), id);
+        id
+    }
+    fn declare_range(&mut self, prefix: &str, count: u32) {
+        let first = self.f.regs.len() as RegId;
+        for k in 0..count {
+            self.f.regs.push(format!("{prefix}{k}"));
+        }
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .ranges
+            .insert(prefix.to_string(), (first, count));
+    }
+    fn resolve(&self, name: &str) -> Option<RegId> {
+        for s in self.scopes.iter().rev() {
+            if let Some(&id) = s.exact.get(name) {
+                return Some(id);
+            }
+            let digits = name
+                .bytes()
+                .rev()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            if digits > 0 && digits < name.len() {
+                let (prefix, num) = name.split_at(name.len() - digits);
+                if let (Some(&(first, count)), Ok(n)) = (s.ranges.get(prefix), num.parse::<u32>())
+                    && n < count
+                {
+                    return Some(first + n);
+                }
+            }
+        }
+        None
+    }
+}
+
+pub fn parse(text: &str) -> Result<Module, ParseError> {
+    let items = scan(text)?;
+    let mut module = Module {
+        functions: Vec::new(),
+        symbols: Vec::new(),
+        files: HashMap::new(),
+    };
+    let mut func: Option<FnBuilder> = None;
+    // Inline positions: a position -> the call site it was last inlined at.
+    let mut inlined: HashMap<Pos, Pos> = HashMap::new();
+    let mut loc: Option<SrcLoc> = None;
+    for item in items {
+        match item {
+            Item::LineDir { text, line } => {
+                let mut words = text.split_whitespace();
+                let d = words.next().unwrap_or("");
+                match d {
+                    ".file" => {
+                        let n = words.next().and_then(|w| w.parse::<u32>().ok());
+                        let q1 = text.find('"');
+                        let q2 = text.rfind('"');
+                        if let (Some(n), Some(a), Some(b)) = (n, q1, q2)
+                            && b > a
+                        {
+                            module.files.insert(n, text[a + 1..b].to_string());
+                        }
+                    }
+                    ".loc" => {
+                        loc = parse_loc(&text, &mut inlined);
+                        let _ = line;
+                    }
+                    _ => {}
+                }
+            }
+            Item::Open { line } => match &mut func {
+                Some(fb) => {
+                    fb.depth += 1;
+                    if fb.depth > 1 {
+                        fb.scopes.push(Scope {
+                            exact: HashMap::new(),
+                            ranges: HashMap::new(),
+                        });
+                    }
+                }
+                None => {
+                    return Err(ParseError {
+                        line,
+                        message: "`{` outside a function".into(),
+                    });
+                }
+            },
+            Item::Close { line } => {
+                let Some(fb) = &mut func else {
+                    return Err(ParseError {
+                        line,
+                        message: "`}` outside a function".into(),
+                    });
+                };
+                fb.depth -= 1;
+                if fb.depth == 0 {
+                    let mut fb = func.take().expect("a function");
+                    // Labels at the very end point past the last instruction.
+                    let n = fb.f.instrs.len();
+                    for l in fb.pending_labels.drain(..) {
+                        fb.f.labels.insert(l, n);
+                    }
+                    module.functions.push(fb.f);
+                } else {
+                    fb.scopes.pop();
+                }
+            }
+            Item::Label { name, line } => match &mut func {
+                Some(fb) => fb.pending_labels.push(name),
+                None => {
+                    return Err(ParseError {
+                        line,
+                        message: format!("label `{name}` outside a function"),
+                    });
+                }
+            },
+            Item::Stmt { text, line } => {
+                if text.is_empty() {
+                    continue;
+                }
+                if is_header(&text) {
+                    if text.contains(".extern") && !text.contains(".entry") {
+                        // A declaration of an external function: no body follows.
+                        continue;
+                    }
+                    let f = parse_header(&text, line)?;
+                    func = Some(FnBuilder {
+                        f,
+                        scopes: vec![Scope {
+                            exact: HashMap::new(),
+                            ranges: HashMap::new(),
+                        }],
+                        depth: 0,
+                        pending_labels: Vec::new(),
+                    });
+                    continue;
+                }
+                match &mut func {
+                    None => {
+                        if let Some(sym) = parse_symbol(&text, line)? {
+                            module.symbols.push(sym);
+                        }
+                        // Other module-level statements (.extern .func declarations, ...) are
+                        // not needed.
+                    }
+                    Some(fb) => {
+                        if text.starts_with('.') {
+                            body_directive(fb, &text, line)?;
+                        } else {
+                            let mut ins = parse_instr(fb, &text, line)?;
+                            ins.src = loc;
+                            let idx = fb.f.instrs.len();
+                            for l in fb.pending_labels.drain(..) {
+                                fb.f.labels.insert(l, idx);
+                            }
+                            fb.f.instrs.push(ins);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if func.is_some() {
+        return Err(ParseError {
+            line: text.lines().count() as u32,
+            message: "the last function has no closing `}`".into(),
+        });
+    }
+    Ok(module)
+}
+
+/// `.loc 1 4 3, function_name $L__info_string0, inlined_at 1 27 5`
+fn parse_loc(text: &str, inlined: &mut HashMap<Pos, Pos>) -> Option<SrcLoc> {
+    let mut parts = text.split(',');
+    let head: Vec<u32> = parts
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    if head.len() < 2 {
+        return None;
+    }
+    let inner = Pos {
+        file: head[0],
+        line: head[1],
+        col: head.get(2).copied().unwrap_or(0),
+    };
+    let mut at = None;
+    for p in parts {
+        let p = p.trim();
+        if let Some(rest) = p.strip_prefix("inlined_at") {
+            let v: Vec<u32> = rest
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            if v.len() >= 2 {
+                at = Some(Pos {
+                    file: v[0],
+                    line: v[1],
+                    col: v.get(2).copied().unwrap_or(0),
+                });
+            }
+        }
+    }
+    if inner.line == 0 {
+        return None;
+    }
+    let outer = at.map(|mut o| {
+        inlined.insert(inner, o);
+        // Follow the chain of call sites (bounded: the map may hold cycles for recursive
+        // helpers inlined at themselves).
+        for _ in 0..32 {
+            match inlined.get(&o) {
+                Some(&next) if next != o => o = next,
+                _ => break,
+            }
+        }
+        o
+    });
+    if at.is_none() {
+        // A position of the kernel body itself: it is not inlined anywhere.
+        inlined.remove(&inner);
+    }
+    Some(SrcLoc { inner, outer })
+}
+
+fn type_size(ty: &str) -> u64 {
+    match ty.trim_start_matches('.') {
+        "b8" | "u8" | "s8" | "pred" => 1,
+        "b16" | "u16" | "s16" | "f16" | "bf16" => 2,
+        "b32" | "u32" | "s32" | "f32" | "f16x2" | "bf16x2" => 4,
+        "b64" | "u64" | "s64" | "f64" => 8,
+        "b128" => 16,
+        _ => 0,
+    }
+}
+
+/// `.visible .entry name( .param .u64 name_param_0, ... ) .maxntid 160, 1, 1`
+fn parse_header(text: &str, line: u32) -> Result<Function, ParseError> {
+    let entry = text.contains(".entry");
+    // Return parameters of a `.func`: `.func (.param .b32 retval) name (...)`.
+    let kw = if entry { ".entry" } else { ".func" };
+    let after = &text[text.find(kw).expect("checked") + kw.len()..];
+    let mut rest = after.trim_start();
+    if rest.starts_with('(') {
+        // Skip the return parameter list.
+        let close = rest.find(')').ok_or_else(|| ParseError {
+            line,
+            message: "unclosed return parameter list".into(),
+        })?;
+        rest = rest[close + 1..].trim_start();
+    }
+    let name_end = rest
+        .find(|c: char| c == '(' || c.is_whitespace())
+        .unwrap_or(rest.len());
+    let name = rest[..name_end].to_string();
+    rest = rest[name_end..].trim_start();
+    let mut params = Vec::new();
+    if rest.starts_with('(') {
+        let close = rest.find(')').ok_or_else(|| ParseError {
+            line,
+            message: format!("unclosed parameter list of `{name}`"),
+        })?;
+        for p in rest[1..close].split(',') {
+            let p = p.trim();
+            if p.is_empty() {
+                continue;
+            }
+            params.push(parse_param_decl(p));
+        }
+        rest = &rest[close + 1..];
+    }
+    let dims = |key: &str| -> Option<[u32; 3]> {
+        let pos = rest.find(key)?;
+        let tail = &rest[pos + key.len()..];
+        let mut v = [1u32; 3];
+        let mut n = 0;
+        for w in tail.split(',') {
+            let w = w.trim();
+            let num: String = w.chars().take_while(|c| c.is_ascii_digit()).collect();
+            if num.is_empty() || n == 3 {
+                break;
+            }
+            v[n] = num.parse().ok()?;
+            n += 1;
+            if num.len() != w.len() {
+                break;
+            }
+        }
+        (n > 0).then_some(v)
+    };
+    Ok(Function {
+        name,
+        entry,
+        params,
+        symbols: Vec::new(),
+        instrs: Vec::new(),
+        labels: HashMap::new(),
+        regs: Vec::new(),
+        reqntid: dims(".reqntid"),
+        maxntid: dims(".maxntid"),
+        reqnctapercluster: dims(".reqnctapercluster"),
+        line,
+    })
+}
+
+/// `.param .u64 name` / `.param .align 64 .b8 name[128]` / `.param .u64 .ptr .global .align 1 name`
+fn parse_param_decl(p: &str) -> ParamDecl {
+    let words: Vec<&str> = p.split_whitespace().collect();
+    let mut align = 0;
+    let mut ty = String::new();
+    let mut name = String::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if w == ".align" {
+            align = words.get(i + 1).and_then(|a| a.parse().ok()).unwrap_or(0);
+            i += 2;
+            continue;
+        }
+        if w.starts_with('.') {
+            if type_size(w) > 0 {
+                ty = w.to_string();
+            }
+        } else {
+            name = w.to_string();
+        }
+        i += 1;
+    }
+    let mut size = type_size(&ty);
+    if let Some(open) = name.find('[') {
+        let n: u64 = name[open + 1..].trim_end_matches(']').parse().unwrap_or(0);
+        size *= n;
+        name.truncate(open);
+    }
+    if align == 0 {
+        align = type_size(&ty).max(1);
+    }
+    ParamDecl {
+        name,
+        size,
+        align,
+        ty,
+    }
+}
+
+/// `.shared .align 8 .b8 name[16]` (also `.global`, `.const`, `.local`, `.extern .shared`).
+fn parse_symbol(text: &str, line: u32) -> Result<Option<Symbol>, ParseError> {
+    let decl = text.split('=').next().unwrap_or(text);
+    let words: Vec<&str> = decl.split_whitespace().collect();
+    let space = if words.contains(&".shared") {
+        Space::Shared
+    } else if words.contains(&".global") {
+        Space::Global
+    } else if words.contains(&".const") {
+        Space::Const
+    } else if words.contains(&".local") {
+        Space::Local
+    } else {
+        return Ok(None);
+    };
+    let mut align = 1;
+    let mut elem = 0;
+    let mut name = String::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if w == ".align" {
+            align = words.get(i + 1).and_then(|a| a.parse().ok()).unwrap_or(1);
+            i += 2;
+            continue;
+        }
+        if w.starts_with('.') {
+            if type_size(w) > 0 {
+                elem = type_size(w);
+            }
+        } else {
+            name = w.to_string();
+        }
+        i += 1;
+    }
+    if name.is_empty() {
+        return Err(ParseError {
+            line,
+            message: format!("cannot read the declaration `{text}`"),
+        });
+    }
+    let mut size = Some(elem.max(1));
+    // Names may carry several dimensions: `x[2][16]`.
+    if let Some(open) = name.find('[') {
+        let dims = name[open..].to_string();
+        name.truncate(open);
+        let mut total = elem.max(1);
+        for d in dims.split('[').skip(1) {
+            let d = d.trim_end_matches(']').trim();
+            if d.is_empty() {
+                size = None;
+                break;
+            }
+            total *= d.parse::<u64>().unwrap_or(1);
+        }
+        if size.is_some() {
+            size = Some(total);
+        }
+    }
+    Ok(Some(Symbol {
+        name,
+        space,
+        size,
+        align,
+        line,
+    }))
+}
+
+fn body_directive(fb: &mut FnBuilder, text: &str, line: u32) -> Result<(), ParseError> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    match words[0] {
+        ".reg" => {
+            // `.reg .b32 %r<124>;` or `.reg .pred p, q;` (maybe `.reg .v2 .b32 ...`).
+            let names: String = words
+                .iter()
+                .skip(1)
+                .filter(|w| !w.starts_with('.'))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
+            for n in names.split(',') {
+                let n = n.trim();
+                if n.is_empty() {
+                    continue;
+                }
+                if let Some(open) = n.find('<') {
+                    let count: u32 =
+                        n[open + 1..]
+                            .trim_end_matches('>')
+                            .trim()
+                            .parse()
+                            .map_err(|_| ParseError {
+                                line,
+                                message: format!("bad register range `{n}`"),
+                            })?;
+                    fb.declare_range(&n[..open], count);
+                } else {
+                    fb.declare(n);
+                }
+            }
+        }
+        ".shared" | ".local" | ".global" | ".const" | ".extern" => {
+            if let Some(sym) = parse_symbol(text, line)? {
+                fb.f.symbols.push(sym);
+            }
+        }
+        // `.param` inside a call sequence declares a parameter buffer; others are hints.
+        ".param" => {
+            let p = parse_param_decl(text);
+            fb.f.symbols.push(Symbol {
+                name: p.name,
+                space: Space::Local,
+                size: Some(p.size.max(8)),
+                align: p.align,
+                line,
+            });
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn parse_instr(fb: &FnBuilder, text: &str, line: u32) -> Result<Instr, ParseError> {
+    let mut t = text.trim();
+    let mut guard = None;
+    if let Some(rest) = t.strip_prefix('@') {
+        let end = rest.find(char::is_whitespace).ok_or_else(|| ParseError {
+            line,
+            message: format!("a guard without an instruction: `{text}`"),
+        })?;
+        let g = &rest[..end];
+        let (neg, name) = match g.strip_prefix('!') {
+            Some(n) => (true, n),
+            None => (false, g),
+        };
+        let id = fb.resolve(name).ok_or_else(|| ParseError {
+            line,
+            message: format!("undeclared predicate `{name}` in `{text}`"),
+        })?;
+        guard = Some((id, neg));
+        t = rest[end..].trim_start();
+    }
+    let op_end = t.find(char::is_whitespace).unwrap_or(t.len());
+    let opcode = &t[..op_end];
+    let parts: Vec<String> = opcode.split('.').map(str::to_string).collect();
+    let ops_text = t[op_end..].trim();
+    let mut operands = Vec::new();
+    for o in split_top(ops_text, ',') {
+        let o = o.trim();
+        if o.is_empty() {
+            continue;
+        }
+        operands.push(parse_operand(fb, o, line)?);
+    }
+    Ok(Instr {
+        line,
+        src: None,
+        guard,
+        parts,
+        operands,
+        text: t.to_string(),
+    })
+}
+
+/// Split at `sep` outside brackets, braces and parentheses.
+fn split_top(s: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '[' | '{' | '(' => depth += 1,
+            ']' | '}' | ')' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let s = s.trim_end_matches(['U', 'u']);
+    let v: i64 = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()? as i64
+    } else if s.len() > 1 && s.starts_with('0') && s.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        u64::from_str_radix(&s[1..], 8).ok()? as i64
+    } else {
+        s.parse::<u64>().ok()? as i64
+    };
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
+fn parse_operand(fb: &FnBuilder, o: &str, line: u32) -> Result<Operand, ParseError> {
+    let o = o.trim();
+    if o == "_" {
+        return Ok(Operand::Sink);
+    }
+    if let Some(inner) = o.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        let parts = split_top(inner, ',');
+        if parts.len() >= 2 {
+            let map = parse_operand(fb, parts[0], line)?;
+            let coords = match parse_operand(fb, parts[1], line)? {
+                Operand::Vector(v) => v,
+                other => vec![other],
+            };
+            return Ok(Operand::TensorAddr {
+                map: Box::new(map),
+                coords,
+            });
+        }
+        return parse_address(fb, inner.trim(), line);
+    }
+    if let Some(inner) = o
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .or_else(|| o.strip_prefix('(').and_then(|r| r.strip_suffix(')')))
+    {
+        let mut v = Vec::new();
+        for p in split_top(inner, ',') {
+            if !p.trim().is_empty() {
+                v.push(parse_operand(fb, p, line)?);
+            }
+        }
+        return Ok(Operand::Vector(v));
+    }
+    if let Some((a, b)) = o.split_once('|') {
+        return Ok(Operand::Pair(
+            Box::new(parse_operand(fb, a, line)?),
+            Box::new(parse_operand(fb, b, line)?),
+        ));
+    }
+    if let Some(r) = o.strip_prefix('!') {
+        return Ok(Operand::Not(Box::new(parse_operand(fb, r, line)?)));
+    }
+    if let Some(v) = parse_int(o) {
+        return Ok(Operand::Imm(v));
+    }
+    let lower = o.to_ascii_lowercase();
+    if (lower.starts_with("0f") || lower.starts_with("0d"))
+        && o[2..].bytes().all(|b| b.is_ascii_hexdigit())
+        || o.parse::<f64>().is_ok()
+    {
+        return Ok(Operand::Float);
+    }
+    if let Some(id) = fb.resolve(o) {
+        return Ok(Operand::Reg(id));
+    }
+    if o.starts_with('%') {
+        return Ok(Operand::Special(o.to_string()));
+    }
+    Ok(Operand::Sym(o.to_string()))
+}
+
+/// Inside `[...]`: `%r5`, `%r5+1024`, `sym`, `sym+8`, `%rd1+-4`, `1024`.
+fn parse_address(fb: &FnBuilder, s: &str, line: u32) -> Result<Operand, ParseError> {
+    if let Some(v) = parse_int(s) {
+        return Ok(Operand::Addr {
+            base: None,
+            offset: v,
+        });
+    }
+    // Split at the first + or - after the base name.
+    let cut = s
+        .char_indices()
+        .skip(1)
+        .find(|&(_, c)| c == '+' || c == '-')
+        .map(|(i, _)| i);
+    let (base, off) = match cut {
+        Some(i) => {
+            let off_text = s[i..].trim();
+            let off_text = off_text.strip_prefix('+').unwrap_or(off_text).trim();
+            let off = parse_int(off_text).ok_or_else(|| ParseError {
+                line,
+                message: format!("cannot read the address `[{s}]`"),
+            })?;
+            (s[..i].trim(), off)
+        }
+        None => (s, 0),
+    };
+    let base = parse_operand(fb, base, line)?;
+    Ok(Operand::Addr {
+        base: Some(Box::new(base)),
+        offset: off,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_inline_asm_on_one_line() {
+        let m = parse(
+            ".version 8.0\n.target sm_90a\n.visible .entry k(\n .param .u32 k_param_0\n)\n.maxntid 64, 1, 1\n{\n .reg .b32 %r<4>;\n .shared .align 8 .b8 bar[16];\n mov.u32 %r1, bar;\n { .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%r1+8], %r2; @!p bra W; }\n ret;\n}\n",
+        )
+        .unwrap();
+        let f = &m.functions[0];
+        assert_eq!(f.name, "k");
+        assert_eq!(f.maxntid, Some([64, 1, 1]));
+        assert_eq!(f.params[0].name, "k_param_0");
+        assert_eq!(f.symbols[0].size, Some(16));
+        assert_eq!(f.instrs.len(), 4);
+        assert_eq!(f.labels["W"], 1);
+        assert_eq!(f.instrs[2].guard.map(|g| g.1), Some(true));
+        match &f.instrs[1].operands[1] {
+            Operand::Addr { offset, .. } => assert_eq!(*offset, 8),
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn loc_follows_inlined_at() {
+        let mut map = HashMap::new();
+        let a = parse_loc(
+            ".loc 1 14 23, function_name $x, inlined_at 1 43 7",
+            &mut map,
+        )
+        .unwrap();
+        assert_eq!(a.user().line, 43);
+        let b = parse_loc(
+            ".loc 2 153 3, function_name $y, inlined_at 1 14 23",
+            &mut map,
+        )
+        .unwrap();
+        assert_eq!(b.user().line, 43);
+        assert_eq!(b.inner.line, 153);
+        assert!(parse_loc(".loc 1 0 0", &mut map).is_none());
+    }
+}

@@ -1,0 +1,308 @@
+//! The PTX front end on committed fixtures (CUDA kernels compiled with
+//! `nvcc -arch=sm_90a -ptx -lineinfo`, see `fixtures/regen.sh`): extract, load, check, and
+//! find each bug at its CUDA source line.
+
+use checker::{CheckOptions, Verdict};
+use protocols::SourceFile;
+use std::path::PathBuf;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn opts(block: u32, args: &[(&str, i64)]) -> ptx::Options {
+    ptx::Options {
+        block: Some([block, 1, 1]),
+        args: args.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        ..Default::default()
+    }
+}
+
+struct Checked {
+    ex: ptx::Extracted,
+    file: SourceFile,
+    report: checker::Report,
+}
+
+fn check(name: &str, o: &ptx::Options) -> Checked {
+    let ex = ptx::extract(&read(name), name, o).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let file = SourceFile::new(name, &ex.text);
+    let program = protocols::load(&file, &[]).unwrap_or_else(|e| {
+        panic!(
+            "{name}: the extracted protocol does not load: {e:?}\n{}",
+            ex.text
+        )
+    });
+    let report = checker::check(&program, &CheckOptions::default());
+    Checked { ex, file, report }
+}
+
+/// The 1-based line of `.cu` file `cu` that contains `marker`.
+fn line_of(cu: &str, marker: &str) -> u32 {
+    read(cu)
+        .lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no `{marker}` in {cu}")) as u32
+        + 1
+}
+
+/// Every CUDA source line an error-level finding names (its statement and its labels).
+fn finding_lines(c: &Checked) -> Vec<(String, u32, &'static str)> {
+    let mut out = Vec::new();
+    for f in c
+        .report
+        .findings
+        .iter()
+        .filter(|f| f.severity == checker::Severity::Error)
+    {
+        for span in std::iter::once(f.span).chain(f.labels.iter().map(|l| l.span)) {
+            if let Some((file, line)) = c.ex.source_of_line(c.file.line_of(span)) {
+                out.push((file, line, f.rule.name));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn double_buffer_verifies() {
+    let c = check("double_buffer.ptx", &opts(64, &[("2", 4)]));
+    assert_eq!(
+        c.report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    // The same kernel with 4 consumer warps and 8 tiles.
+    let c = check(
+        "double_buffer.ptx",
+        &opts(160, &[("double_buffer_param_2", 8)]),
+    );
+    assert_eq!(c.report.verdict, Verdict::Ok);
+    assert!(c.ex.text.contains("for k in 0..8 {"), "{}", c.ex.text);
+}
+
+#[test]
+fn double_buffer_parity_bug_is_found_at_its_line() {
+    let c = check("double_buffer_parity_bug.ptx", &opts(64, &[("param_2", 4)]));
+    assert_eq!(c.report.verdict, Verdict::Hazard);
+    let bug = line_of("double_buffer.cu", "// BUG");
+    let lines = finding_lines(&c);
+    assert!(
+        lines
+            .iter()
+            .any(|(f, l, _)| f.ends_with("double_buffer.cu") && *l == bug),
+        "no finding at double_buffer.cu:{bug}: {lines:?}"
+    );
+    // The reads of the stage race with the copies.
+    assert!(lines.iter().any(|(_, _, r)| *r == "data-race"), "{lines:?}");
+}
+
+#[test]
+fn barrier_tile_verifies() {
+    let c = check("barrier_tile.ptx", &opts(64, &[]));
+    assert_eq!(c.report.verdict, Verdict::Ok, "{:?}", c.report.findings);
+    // A cuda::barrier that every thread arrives on and waits for is a __syncthreads: a
+    // performance warning.
+    let rules: Vec<&str> = c.report.findings.iter().map(|f| f.rule.name).collect();
+    assert_eq!(rules, ["syncthreads-would-do"]);
+    let c = check("barrier_tile.ptx", &opts(256, &[]));
+    assert_eq!(c.report.verdict, Verdict::Ok);
+}
+
+#[test]
+fn barrier_tile_missing_sync_is_a_race_between_the_two_lines() {
+    let c = check("barrier_tile_missing_sync.ptx", &opts(64, &[]));
+    assert_eq!(c.report.verdict, Verdict::Hazard);
+    let read = line_of("barrier_tile.cu", "float x = tile[(tid + 1) % n];");
+    let write = line_of("barrier_tile.cu", "tile[tid] = 2 * x;");
+    let lines = finding_lines(&c);
+    let race: Vec<u32> = lines
+        .iter()
+        .filter(|(_, _, r)| *r == "data-race")
+        .map(|(_, l, _)| *l)
+        .collect();
+    assert!(race.contains(&read) && race.contains(&write), "{lines:?}");
+}
+
+#[test]
+fn extracted_protocols() {
+    for (name, block, args) in [
+        ("double_buffer.ptx", 64, vec![("2", 4)]),
+        ("barrier_tile.ptx", 64, vec![]),
+    ] {
+        let ex = ptx::extract(&read(name), name, &opts(block, &args)).expect("extracts");
+        insta::assert_snapshot!(name, ex.text);
+    }
+}
+
+#[test]
+fn every_statement_line_maps_to_ptx_and_cuda() {
+    let ex = ptx::extract(&read("double_buffer.ptx"), "d.ptx", &opts(64, &[("2", 4)])).unwrap();
+    for (i, line) in ex.text.lines().enumerate() {
+        let t = line.trim();
+        let statement = !(t.is_empty()
+            || t.starts_with('#')
+            || t.starts_with("protocol")
+            || t.starts_with("block")
+            || t.starts_with("mbarrier")
+            || t.starts_with("buffer")
+            || t.starts_with("role")
+            || t.starts_with("for ")
+            || t == "}");
+        let d = ex.describe_line(i as u32 + 1);
+        assert_eq!(statement, d.is_some(), "line {}: {line} -> {d:?}", i + 1);
+        if let Some(d) = d {
+            assert!(
+                d.contains("double_buffer.cu:") && d.contains("PTX line"),
+                "{d}"
+            );
+        }
+    }
+}
+
+// ---- errors ----------------------------------------------------------------------------------
+
+fn err(text: &str, o: &ptx::Options) -> String {
+    match ptx::extract(text, "t.ptx", o) {
+        Ok(e) => panic!("extracted:\n{}", e.text),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_branch_on_a_parameter_without_arg_asks_for_it() {
+    let e = err(&read("double_buffer.ptx"), &opts(64, &[]));
+    assert!(
+        e.contains("kernel parameter 2 (`double_buffer_param_2`)"),
+        "{e}"
+    );
+    assert!(e.contains("--arg 2=VALUE"), "{e}");
+    assert!(
+        e.contains("PTX line") && e.contains("double_buffer.cu:"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_options_are_errors() {
+    let text = read("double_buffer.ptx");
+    let e = err(&text, &ptx::Options::default());
+    assert!(e.contains("--block"), "{e}");
+    let e = err(&text, &opts(64, &[("count", 4)]));
+    assert!(
+        e.contains("no such parameter") && e.contains("double_buffer_param_2"),
+        "{e}"
+    );
+    let e = err(
+        &text,
+        &ptx::Options {
+            kernel: Some("gemm".into()),
+            ..opts(64, &[])
+        },
+    );
+    assert!(
+        e.contains("no kernel `gemm`") && e.contains("double_buffer"),
+        "{e}"
+    );
+}
+
+/// A hand-written kernel: `prelude` + body.
+fn kernel(body: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_90a\n.address_size 64\n\
+         .visible .entry k(\n .param .u64 k_param_0\n)\n{{\n\
+         .reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<8>;\n\
+         .shared .align 8 .b8 bar[8];\n.shared .align 16 .b8 tile[256];\n\
+         {body}\n}}\n"
+    )
+}
+
+#[test]
+fn a_branch_on_global_memory_asks_for_an_assumption() {
+    let text = kernel(
+        "ld.param.u64 %rd1, [k_param_0];\n\
+         cvta.to.global.u64 %rd2, %rd1;\n\
+         ld.global.u32 %r1, [%rd2];\n\
+         setp.eq.s32 %p1, %r1, 0;\n\
+         @%p1 bra DONE;\n\
+         mov.u32 %r2, tile;\n\
+         st.shared.u32 [%r2], %r1;\n\
+         DONE:\n\
+         ret;",
+    );
+    let load = text
+        .lines()
+        .position(|l| l.starts_with("ld.global"))
+        .unwrap()
+        + 1;
+    let e = err(&text, &opts(32, &[]));
+    assert!(e.contains("loaded from global memory"), "{e}");
+    assert!(e.contains(&format!("--assume {load}=VALUE")), "{e}");
+    // With the assumption, the store happens (value 1) or not (value 0).
+    let mut o = opts(32, &[]);
+    o.assume = vec![(load.to_string(), 1)];
+    let ex = ptx::extract(&text, "t.ptx", &o).unwrap();
+    assert!(ex.text.contains("write tile"), "{}", ex.text);
+    o.assume = vec![(load.to_string(), 0)];
+    let ex = ptx::extract(&text, "t.ptx", &o).unwrap();
+    assert!(!ex.text.contains("write tile"), "{}", ex.text);
+}
+
+#[test]
+fn a_test_wait_outside_a_wait_loop_is_refused() {
+    let text = kernel(
+        "mov.u32 %r1, bar;\n\
+         mov.u32 %r3, %tid.x;\n\
+         setp.ne.s32 %p3, %r3, 0;\n\
+         @%p3 bra SKIP;\n\
+         mbarrier.init.shared::cta.b64 [%r1], 32;\n\
+         SKIP:\n\
+         bar.sync 0;\n\
+         mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n\
+         @%p1 bra DONE;\n\
+         mov.u32 %r2, tile;\n\
+         st.shared.u32 [%r2], %r1;\n\
+         DONE:\n\
+         ret;",
+    );
+    let e = err(&text, &opts(32, &[]));
+    assert!(e.contains("not a blocking wait"), "{e}");
+    assert!(e.contains("st.shared.u32"), "{e}");
+}
+
+#[test]
+fn a_wait_loop_with_a_backoff_is_a_blocking_wait() {
+    // The false path sleeps for a while that depends on the clock, then retries.
+    let text = kernel(
+        "mov.u32 %r1, bar;\n\
+         mov.u32 %r3, %tid.x;\n\
+         setp.ne.s32 %p3, %r3, 0;\n\
+         @%p3 bra SKIP;\n\
+         mbarrier.init.shared::cta.b64 [%r1], 32;\n\
+         SKIP:\n\
+         bar.sync 0;\n\
+         mbarrier.arrive.shared::cta.b64 %rd1, [%r1];\n\
+         mbarrier.try_wait.shared::cta.b64 %p1, [%r1], %rd1;\n\
+         @%p1 bra DONE;\n\
+         RETRY:\n\
+         mov.u32 %r4, %clock;\n\
+         and.b32 %r5, %r4, 1;\n\
+         setp.eq.s32 %p2, %r5, 0;\n\
+         @%p2 bra AGAIN;\n\
+         nanosleep.u32 20;\n\
+         AGAIN:\n\
+         mbarrier.try_wait.shared::cta.b64 %p1, [%r1], %rd1;\n\
+         @!%p1 bra RETRY;\n\
+         DONE:\n\
+         ret;",
+    );
+    let ex = ptx::extract(&text, "t.ptx", &opts(32, &[])).unwrap();
+    assert!(ex.text.contains("let t0 = arrive bar"), "{}", ex.text);
+    assert!(ex.text.contains("wait bar token t0"), "{}", ex.text);
+}
