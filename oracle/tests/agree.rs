@@ -218,7 +218,7 @@ fn run_property<S: Strategy<Value = String>>(strategy: S, cases: u32) {
     let done = std::cell::Cell::new(0u32);
     let result = runner.run(&strategy, |src| {
         done.set(done.get() + 1);
-        if done.get() % 500 == 0 {
+        if done.get().is_multiple_of(500) {
             eprintln!(
                 "... {} cases, {:.0} s",
                 done.get(),
