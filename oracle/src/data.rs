@@ -191,7 +191,11 @@ pub struct Access {
 #[derive(Clone, Debug)]
 pub enum Event {
     /// A TMA copy lands: `bytes` complete on `bar`, releasing only the copy's write.
-    Land { bar: usize, bytes: i64, release: Clock },
+    Land {
+        bar: usize,
+        bytes: i64,
+        release: Clock,
+    },
     /// A cp.async arrive-on (`cp_async_arrive`): one arrival releasing the tracked copies.
     ArriveOn { bar: usize, release: Clock },
 }
@@ -211,6 +215,9 @@ pub struct Data {
     /// by index, the agent as `threads.len()`).
     pub closed: Vec<bool>,
     pub waiters: Vec<Vec<usize>>,
+    /// With [`crate::Options::lenient_release`]: the join of every release so far, which
+    /// then orders an access for every later access, acquirer or not.
+    pub released: Option<Clock>,
 }
 
 /// A token: the barrier and the phase it was taken in (0 is "never set").
@@ -252,6 +259,7 @@ impl Data {
             found,
             closed: vec![false; gates],
             waiters: vec![Vec::new(); gates],
+            released: None,
         }
     }
 
@@ -285,6 +293,9 @@ impl Data {
     fn release_of(&mut self, t: usize) -> Clock {
         let c = self.threads[t].vc.clone();
         self.threads[t].vc.tick(t);
+        if let Some(r) = &mut self.released {
+            r.set(t, r.get(t).max(c.get(t)));
+        }
         c
     }
 
@@ -655,10 +666,7 @@ impl Data {
             return false;
         }
         let lanes = (0..self.threads.len()).filter(|&u| self.live(u));
-        if lanes
-            .clone()
-            .any(|u| !w.waiting.iter().any(|x| x.0 == u))
-        {
+        if lanes.clone().any(|u| !w.waiting.iter().any(|x| x.0 == u)) {
             return false;
         }
         let first = w.waiting[0];
@@ -716,7 +724,8 @@ impl Data {
             if !conflict {
                 continue;
             }
-            if e.epoch > clock.get(e.actor) {
+            let lenient = self.released.as_ref().map_or(0, |r| r.get(e.actor));
+            if e.epoch > clock.get(e.actor).max(lenient) {
                 race = true;
             } else if !e.kind.is_async() && a.kind.is_async() {
                 let fenced = self.threads[e.thread]

@@ -2,7 +2,7 @@
 //! control flow) and calls the runtime for every operation. Local code is invisible to loom:
 //! only the operations are steps.
 
-use crate::data::{Kind, WarpKind, Wait};
+use crate::data::{Kind, Wait, WarpKind};
 use crate::runtime::{RENDEZVOUS, Step, Stopped, World, bar_gate};
 use protocols::ir::{BinaryOp, Builtin, Expr, ExprKind, ObjRef, Op, Stmt, StmtKind, UnaryOp};
 
@@ -311,7 +311,9 @@ impl<'w> Thread<'w> {
             }
             Op::CpAsyncArrive { bar, noinc } => {
                 let b = self.inst(bar)?;
-                let ev = w.step(bar_gate(b), |d| Ok((d.cp_async_arrive(t, b, *noinc)?, false)))?;
+                let ev = w.step(bar_gate(b), |d| {
+                    Ok((d.cp_async_arrive(t, b, *noinc)?, false))
+                })?;
                 w.post(ev)
             }
             other => unreachable!("prepare() refuses `{}`", other.keyword()),

@@ -56,12 +56,15 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(prog: Arc<Prog>, found: Findings) -> World {
+    pub fn new(prog: Arc<Prog>, found: Findings, lenient_release: bool) -> World {
         let n = prog.threads as usize;
         let ngates = 2 + prog.nbars as usize;
         let mut data = Data::new(n, prog.nbars as usize, prog.nbufs as usize, ngates, found);
         if prog.needs_agent {
             data.agent = Status::Running;
+        }
+        if lenient_release {
+            data.released = Some(Default::default());
         }
         World {
             prog,
@@ -109,7 +112,12 @@ impl World {
             }
         }
         // Only actors parked on a gate: loom's own blocking (a `join`) must not be woken.
-        let parked = self.data().waiters.iter_mut().flat_map(std::mem::take).collect();
+        let parked = self
+            .data()
+            .waiters
+            .iter_mut()
+            .flat_map(std::mem::take)
+            .collect();
         self.unpark(parked);
         Stopped
     }
@@ -125,7 +133,11 @@ impl World {
         let mut d = self.enter(gate)?;
         match f(&mut d) {
             Ok((v, wake)) => {
-                let woken = if wake { self.wake(gate, &mut d) } else { Vec::new() };
+                let woken = if wake {
+                    self.wake(gate, &mut d)
+                } else {
+                    Vec::new()
+                };
                 drop(d);
                 self.unpark(woken);
                 Ok(v)
@@ -156,7 +168,11 @@ impl World {
                 Ok(x) => x,
                 Err(Halt) => return Err(self.halt(gate, d)),
             };
-            let woken = if wake { self.wake(gate, &mut d) } else { Vec::new() };
+            let woken = if wake {
+                self.wake(gate, &mut d)
+            } else {
+                Vec::new()
+            };
             let status = match r {
                 Ok(_) => Status::Running,
                 Err(wait) => Status::Blocked(wait),
@@ -243,12 +259,14 @@ impl World {
                 return Ok(());
             };
             match ev {
-                Event::Land { bar, bytes, release } => {
-                    self.step(bar_gate(bar), |d| Ok(((), d.land(bar, bytes, &release)?)))?
-                }
-                Event::ArriveOn { bar, release } => {
-                    self.step(bar_gate(bar), |d| Ok(((), d.arrive_on_async(bar, &release)?)))?
-                }
+                Event::Land {
+                    bar,
+                    bytes,
+                    release,
+                } => self.step(bar_gate(bar), |d| Ok(((), d.land(bar, bytes, &release)?)))?,
+                Event::ArriveOn { bar, release } => self.step(bar_gate(bar), |d| {
+                    Ok(((), d.arrive_on_async(bar, &release)?))
+                })?,
             }
         }
     }

@@ -149,7 +149,7 @@ fn describe(o: &Outcome) -> String {
 }
 
 /// Compare one generated protocol.
-pub fn compare(src: &str, tally: &RefCell<Tally>) -> Result<(), TestCaseError> {
+fn compare(src: &str, tally: &RefCell<Tally>, known: bool) -> Result<(), TestCaseError> {
     let file = protocols::SourceFile::new("gen.phase", src);
     let program = protocols::load(&file, &[])
         .map_err(|_| TestCaseError::fail("a generated protocol does not load"))?;
@@ -185,7 +185,7 @@ pub fn compare(src: &str, tally: &RefCell<Tally>) -> Result<(), TestCaseError> {
         return Ok(());
     }
     if out.classes() != want {
-        if let Some(gap) = known_gap(src, &want, &out) {
+        if let Some(gap) = known.then(|| known_gap(src, &prog, &want, &out)).flatten() {
             *tally.borrow_mut().known.entry(gap).or_default() += 1;
             return Ok(());
         }
@@ -215,10 +215,19 @@ fn run_property<S: Strategy<Value = String>>(strategy: S, cases: u32) {
     let mut runner = runner(cases);
     let start = std::time::Instant::now();
     let slow_ms = env_u64("PHASECHECK_ORACLE_SLOW_MS");
+    let done = std::cell::Cell::new(0u32);
     let result = runner.run(&strategy, |src| {
+        done.set(done.get() + 1);
+        if done.get().is_multiple_of(500) {
+            eprintln!(
+                "... {} cases, {:.0} s",
+                done.get(),
+                start.elapsed().as_secs_f64()
+            );
+        }
         let t = std::time::Instant::now();
         let before = tally.borrow().executions;
-        let r = compare(&src, &tally);
+        let r = compare(&src, &tally, true);
         if slow_ms.is_some_and(|ms| t.elapsed().as_millis() > u128::from(ms)) {
             eprintln!(
                 "slow case: {} ms, {} executions\n{src}",
@@ -293,7 +302,12 @@ fn checker_and_oracle_agree_on_generated_protocols() {
 
 /// Disagreements that are known gaps of the checker (each has an ignored regression test
 /// below): the name of the gap when the oracle's extra findings are exactly that gap.
-fn known_gap(src: &str, want: &BTreeSet<Class>, out: &Outcome) -> Option<&'static str> {
+fn known_gap(
+    src: &str,
+    prog: &oracle::Prog,
+    want: &BTreeSet<Class>,
+    out: &Outcome,
+) -> Option<&'static str> {
     // cp.async writes go through the generic proxy (semantics.md §6.3): an `mma` reading them
     // needs a proxy fence, which the checker does not ask for.
     let rest: BTreeSet<Class> = out
@@ -305,14 +319,43 @@ fn known_gap(src: &str, want: &BTreeSet<Class>, out: &Outcome) -> Option<&'stati
     if src.contains("cp_async") && src.contains("mma") && rest == *want {
         return Some("cp.async then mma without a proxy fence");
     }
+    // The checker's release raises a thread's kept accesses for every later accessor, not only
+    // for those that acquire it (design.md, "Races", known imprecision; semantics.md §11). The
+    // oracle can take the same reading: if that removes the extra race, it is this gap.
+    if want.is_subset(&out.classes()) && out.classes().contains(&Class::Race) {
+        let lenient = oracle::explore(
+            prog,
+            &Options {
+                preemption_bound: None,
+                max_executions: Some(20_000),
+                lenient_release: true,
+                ..Options::default()
+            },
+        );
+        if lenient.classes() == *want {
+            return Some("a release reaches every thread");
+        }
+    }
     None
+}
+
+/// The known gaps below are recognized as such by the property (and nothing else is).
+#[test]
+fn the_known_gaps_are_recognized() {
+    quiet_panics();
+    let tally = RefCell::new(Tally::default());
+    for src in [CP_ASYNC_THEN_MMA, RELEASE_WHOLE_BLOCK, RELEASE_EXIT] {
+        compare(src, &tally, true).unwrap();
+    }
+    let t = tally.into_inner();
+    assert_eq!(t.known.values().sum::<u32>(), 3, "{:?}", t.known);
 }
 
 #[track_caller]
 fn regression(src: &str) {
     quiet_panics();
     let tally = RefCell::new(Tally::default());
-    if let Err(e) = compare(src, &tally) {
+    if let Err(e) = compare(src, &tally, false) {
         panic!("{e}\n--- protocol ---\n{src}---");
     }
 }
@@ -325,8 +368,32 @@ fn regression(src: &str) {
 #[test]
 #[ignore = "checker gap: cp.async writes are not held for the proxy-fence check"]
 fn regression_cp_async_then_mma_needs_a_proxy_fence() {
-    regression(
-        "protocol p
+    regression(CP_ASYNC_THEN_MMA);
+}
+
+/// The checker's known imprecision (design.md, "Races"): thread 0's `bar_arrive` releases its
+/// write, but the use of whole-block barrier 2 it arrives on can complete without thread 2
+/// (thread 0 finishes, thread 1 completes the use), and thread 2 then completes a use of its
+/// own: nothing orders thread 0's write before thread 2's read. The checker reports nothing
+/// (a release raises the writer's kept access for every thread); the oracle reports
+/// `data-race`. Found by the 10 000-case run (protogen `Rounds`, broadcast, K = 1).
+#[test]
+#[ignore = "checker gap: a release orders a thread's accesses for every thread, not only acquirers"]
+fn regression_release_without_acquire_whole_block_barrier() {
+    regression(RELEASE_WHOLE_BLOCK);
+}
+
+/// The same gap with two threads: thread 0's `bar_arrive 1` (whole block) is the only arrival
+/// of a use that completes when thread 0 finishes (after `bar_sync 2, 1`, a barrier of one);
+/// thread 1's `bar_sync 1` then completes a new use alone and reads without being ordered after
+/// the write.
+#[test]
+#[ignore = "checker gap: a release orders a thread's accesses for every thread, not only acquirers"]
+fn regression_release_without_acquire_use_completed_by_exit() {
+    regression(RELEASE_EXIT);
+}
+
+const CP_ASYNC_THEN_MMA: &str = "protocol p
 block 2
 mbarrier full
 mbarrier empty
@@ -346,6 +413,21 @@ if tid == 0 {
   mma slot
   arrive empty
 }
-",
-    );
-}
+";
+
+const RELEASE_WHOLE_BLOCK: &str = "protocol gen_rounds
+block 3
+buffer data[3]
+if tid == 0 { write data[0] }
+if tid == 0 { bar_arrive 2 } else { bar_sync 2 }
+if tid != 0 { read data[0] }
+";
+
+const RELEASE_EXIT: &str = "protocol gen_rounds
+block 2
+buffer data[2]
+if tid == 0 { write data[0] }
+if tid == 0 { bar_arrive 1 } else { bar_sync 1 }
+if tid != 0 { read data[0] }
+if tid != 0 { bar_arrive 2, 1 } else { bar_sync 2, 1 }
+";
