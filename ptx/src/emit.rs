@@ -37,6 +37,8 @@ pub struct Input<'a> {
 }
 
 pub struct Output {
+    /// The line every instruction is inlined into, if there is one.
+    pub trampoline: Option<crate::parse::Pos>,
     pub text: String,
     /// Per generated line (0-based), where it came from.
     pub lines: Vec<Option<Origin>>,
@@ -125,6 +127,17 @@ pub fn demangle_local(name: &str) -> String {
                     out = tail[start..start + n].to_string();
                 }
             }
+        }
+    } else if let Some(rest) = name.strip_prefix("_ZN") {
+        // A nested name: <len><name>... up to its template arguments or end; keep the last.
+        let mut r = rest;
+        while let Some(d) = r.find(|c: char| !c.is_ascii_digit()).filter(|&d| d > 0) {
+            let n: usize = r[..d].parse().unwrap_or(0);
+            if r.len() < d + n || n == 0 {
+                break;
+            }
+            out = r[d..d + n].to_string();
+            r = &r[d + n..];
         }
     } else if let Some(rest) = name.strip_prefix("_Z") {
         let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
@@ -255,6 +268,15 @@ fn access_range(ev: &Ev) -> Option<Range> {
 
 // ---- tensor copy sizes ----------------------------------------------------------------------
 
+/// `N` or `N+OFFSET`: how `--arg` names a parameter (or a field of one).
+fn arg_name((i, o): (u32, u64)) -> String {
+    if o == 0 {
+        i.to_string()
+    } else {
+        format!("{i}+{o}")
+    }
+}
+
 /// Give every tensor copy its byte count: from `--arg MAP=BYTES` for its tensor-map parameter,
 /// else from the `expect_tx` of the same thread it is paired with (copies share the expected
 /// bytes equally). Tensor stores need `--arg`.
@@ -268,11 +290,18 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
         src: func.instrs[e.instr as usize].src,
         help: Some(help),
     };
-    let map_name = |p: Option<u32>| -> String {
+    let map_name = |p: Option<(u32, u64)>| -> String {
         match p {
-            Some(i) => format!(
-                "parameter {i} (`{}`)",
-                func.params.get(i as usize).map_or("?", |x| x.name.as_str())
+            Some((i, o)) => format!(
+                "parameter {i} (`{}`){}",
+                crate::exec::short_param(
+                    func.params.get(i as usize).map_or("?", |x| x.name.as_str())
+                ),
+                if o == 0 {
+                    String::new()
+                } else {
+                    format!(" at byte {o}")
+                }
             ),
             None => "a tensor map that is not a kernel parameter".into(),
         }
@@ -286,7 +315,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                 } => *param,
                 _ => continue,
             };
-            match param.and_then(|p| params.get(&(p, 0))) {
+            match param.and_then(|p| params.get(&p)) {
                 Some(&b) => {
                     if let Ev::TmaStore { len, .. } = &mut e.ev {
                         *len = Some(b.max(1) as u64);
@@ -302,7 +331,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                         ),
                         format!(
                             "give the bytes one copy through that map moves with `--arg {}=BYTES`",
-                            param.map_or("MAP".into(), |p| p.to_string())
+                            param.map_or("MAP".into(), arg_name)
                         ),
                     ));
                 }
@@ -374,7 +403,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                         Ev::Copy {
                             bytes: CopyBytes::TensorMap { param },
                             ..
-                        } => match param.and_then(|p| params.get(&(p, 0))) {
+                        } => match param.and_then(|p| params.get(&p)) {
                             Some(&b) => {
                                 known += b;
                                 if let Ev::Copy { bytes, .. } = &mut t.events[c].ev {
@@ -404,7 +433,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                 };
                 let help = format!(
                     "give the bytes one copy through its tensor map moves with `--arg {}=BYTES`",
-                    param.map_or("MAP".into(), |p| p.to_string())
+                    param.map_or("MAP".into(), arg_name)
                 );
                 let Some(expected) = expected else {
                     return Err(err(
@@ -431,13 +460,20 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                 }
                 for &c in &open {
                     let line = func.instrs[t.events[c].instr as usize].line;
+                    let param = match &t.events[c].ev {
+                        Ev::Copy {
+                            bytes: CopyBytes::TensorMap { param },
+                            ..
+                        } => *param,
+                        _ => None,
+                    };
                     if noted.insert(line) {
                         notes.push(format!(
                             "the tensor copy at PTX line {line} is taken to move {} bytes: its share \
                              of the expect_tx at PTX line {} (give --arg {}=BYTES to set it)",
                             rest / n,
                             exp.map_or(0, |e| func.instrs[t.events[e].instr as usize].line),
-                            param.map_or("MAP".into(), |p| p.to_string())
+                            param.map_or("MAP".into(), arg_name)
                         ));
                     }
                     if let Ev::Copy { bytes, .. } = &mut t.events[c].ev {
@@ -501,6 +537,7 @@ struct Ctx<'a> {
     /// Per (rank, tid) key: is the write a part write.
     part: HashMap<(u32, u32, usize), bool>,
     syncthreads_segments: bool,
+    trampoline: Option<crate::parse::Pos>,
 }
 
 impl Ctx<'_> {
@@ -508,7 +545,7 @@ impl Ctx<'_> {
         let ins = &self.inp.func.instrs[instr as usize];
         match ins.src {
             Some(s) => {
-                let u = s.user();
+                let u = s.shown(self.trampoline);
                 (Some((u.file, u.line, u.col)), u32::MAX)
             }
             None => (None, instr),
@@ -1010,11 +1047,32 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         );
     }
     let nseg = if segments_ok { longest.len() + 1 } else { 1 };
+    // A line every event's instruction is inlined into (CUTLASS's `device_kernel`).
+    let outers: BTreeSet<Option<(u32, u32, u32)>> = inp
+        .traces
+        .iter()
+        .flat_map(|t| t.events.iter())
+        .map(|e| {
+            inp.func.instrs[e.instr as usize]
+                .src
+                .and_then(|s| s.outer)
+                .map(|p| (p.file, p.line, p.col))
+        })
+        .collect();
+    let trampoline = match outers.into_iter().collect::<Vec<_>>().as_slice() {
+        [Some((file, line, col))] => Some(crate::parse::Pos {
+            file: *file,
+            line: *line,
+            col: *col,
+        }),
+        _ => None,
+    };
     let ctx = Ctx {
         inp: &inp,
         objs: &objs,
         part,
         syncthreads_segments: segments_ok,
+        trampoline,
     };
 
     // Per thread: statements per segment.
@@ -1031,6 +1089,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         let mut segs: Vec<Vec<Stmt>> = vec![Vec::new()];
         // Event index -> (segment, statement index) for token references.
         let mut pos: HashMap<usize, (usize, usize)> = HashMap::new();
+        let mut run_start = 0usize;
         for (i, e) in t.events.iter().enumerate() {
             if segments_ok
                 && matches!(
@@ -1043,6 +1102,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                 )
             {
                 segs.push(Vec::new());
+                run_start = 0;
                 continue;
             }
             if let Some(mut s) = ctx.stmt(t, i, &uses) {
@@ -1062,22 +1122,25 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                         }
                     }
                 }
-                // Consecutive identical accesses from one source line (an unrolled loop over
-                // a tile, the two operands of one wgmma) are one statement: a second access
-                // right after the first adds nothing the model could tell apart.
+                // In a run of plain accesses (no synchronization between them), an access
+                // the run already has (the same operation on the same object: an unrolled
+                // loop over a tile, the wgmmas of one k-tile) is the same statement: every
+                // ordering that holds for the later one holds for the earlier one, so the
+                // model could not tell them apart.
                 let seg_no = segs.len() - 1;
                 let cur = segs.last_mut().expect("a segment");
-                if let Some(last) = cur.last_mut()
-                    && is_access(&s)
-                    && last.pieces == s.pieces
-                    && last.key == s.key
-                {
-                    for x in s.instrs {
-                        if !last.instrs.contains(&x) {
-                            last.instrs.push(x);
+                if is_access(&s) {
+                    let from = run_start.min(cur.len());
+                    if let Some(same) = cur[from..].iter_mut().find(|x| x.pieces == s.pieces) {
+                        for x in s.instrs {
+                            if !same.instrs.contains(&x) {
+                                same.instrs.push(x);
+                            }
                         }
+                        continue;
                     }
-                    continue;
+                } else {
+                    run_start = cur.len() + 1;
                 }
                 pos.insert(i, (seg_no, cur.len()));
                 cur.push(s);
@@ -1280,7 +1343,13 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
             ));
             let ok_warp = warp_ok(g);
             emit_lines(
-                &mut out, lines, 1, inp.func, file_names, ok_warp, &mut notes,
+                &mut out,
+                lines,
+                1,
+                inp.func,
+                (file_names, trampoline),
+                ok_warp,
+                &mut notes,
             );
             if exit_here {
                 out.push(("  exit".into(), None));
@@ -1296,7 +1365,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                 src: ins.src,
             };
             out.push((
-                format!("syncthreads{}", comment(&origin, file_names)),
+                format!("syncthreads{}", comment(&origin, file_names, trampoline)),
                 Some(origin),
             ));
         }
@@ -1307,7 +1376,12 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         let _ = writeln!(text, "{l}");
         lines.push(o);
     }
-    Ok(Output { text, lines, notes })
+    Ok(Output {
+        trampoline,
+        text,
+        lines,
+        notes,
+    })
 }
 
 fn is_access(s: &Stmt) -> bool {
@@ -1557,7 +1631,11 @@ fn fit_block(lines: &[Line], i: usize, p: usize, r: usize) -> Option<Vec<Vec<Opt
     Some(out)
 }
 
-pub fn comment(o: &Origin, files: &HashMap<u32, String>) -> String {
+pub fn comment(
+    o: &Origin,
+    files: &HashMap<u32, String>,
+    trampoline: Option<crate::parse::Pos>,
+) -> String {
     let ptx = match o.ptx_lines.as_slice() {
         [] => String::new(),
         [one] => format!("PTX {one}"),
@@ -1565,7 +1643,7 @@ pub fn comment(o: &Origin, files: &HashMap<u32, String>) -> String {
         [a, rest @ ..] => format!("PTX {a} +{}", rest.len()),
     };
     match &o.src {
-        Some(s) => format!("    # {}  {ptx}", crate::source_text(s, files)),
+        Some(s) => format!("    # {}  {ptx}", crate::source_text(s, files, trampoline)),
         None => format!("    # {ptx}"),
     }
 }
@@ -1576,7 +1654,7 @@ fn emit_lines(
     lines: &[Line],
     depth: usize,
     func: &Function,
-    files: &HashMap<u32, String>,
+    (files, trampoline): (&HashMap<u32, String>, Option<crate::parse::Pos>),
     warp_ok: bool,
     notes: &mut Vec<String>,
 ) {
@@ -1664,7 +1742,7 @@ fn emit_lines(
                 notes.push(n);
             }
         } else {
-            let c = comment(&origin, files);
+            let c = comment(&origin, files, trampoline);
             out.push((format!("{}{s}{c}", "  ".repeat(indent)), Some(origin)));
         }
         if loop_start.is_some() {

@@ -19,9 +19,9 @@ pub struct Range {
 pub enum CopyBytes {
     /// Given by the instruction (`cp.async.bulk ... size`).
     Known(i64),
-    /// A tensor copy through the tensor map in parameter `param`: the bytes come from `--arg`
-    /// or from the `expect_tx` it is paired with.
-    TensorMap { param: Option<u32> },
+    /// A tensor copy through the tensor map at (parameter, byte offset) `param`: the bytes come
+    /// from `--arg` or from the `expect_tx` it is paired with.
+    TensorMap { param: Option<(u32, u64)> },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -88,7 +88,7 @@ pub enum Ev {
     TmaStore {
         src: SAddr,
         len: Option<u64>,
-        param: Option<u32>,
+        param: Option<(u32, u64)>,
     },
     BulkCommit,
     BulkWaitRead {

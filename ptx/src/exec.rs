@@ -51,6 +51,7 @@ pub struct Exec<'a> {
     cfg: &'a Config,
     pub whys: Vec<Why>,
     why_at: HashMap<(u32, u8), u32>,
+    param_why_at: HashMap<(u32, u8, u64), u32>,
     pub shared: Vec<Placed>,
     shared_by_name: HashMap<String, u64>,
     local_by_name: HashMap<String, u64>,
@@ -212,6 +213,7 @@ impl<'a> Exec<'a> {
             cfg,
             whys: Vec::new(),
             why_at: HashMap::new(),
+            param_why_at: HashMap::new(),
             shared,
             shared_by_name,
             local_by_name,
@@ -305,15 +307,15 @@ impl<'a> Exec<'a> {
     }
 
     fn param_why(&mut self, ins: &Instr, index: u32, off: u64) -> Val {
-        let key = (ins.line, WHY_PARAM);
-        if let Some(&i) = self.why_at.get(&key) {
+        let key = (ins.line, WHY_PARAM, off);
+        if let Some(&i) = self.param_why_at.get(&key) {
             return Val::U(i);
         }
         let name = self
             .f
             .params
             .get(index as usize)
-            .map(|p| p.name.clone())
+            .map(|p| short_param(&p.name))
             .unwrap_or_default();
         let at = if off == 0 {
             String::new()
@@ -331,7 +333,7 @@ impl<'a> Exec<'a> {
             line: ins.line,
             fix: Some(format!("--arg {index}{plus}=VALUE")),
         });
-        self.why_at.insert(key, i);
+        self.param_why_at.insert(key, i);
         Val::U(i)
     }
 
@@ -650,15 +652,10 @@ impl<'a> Exec<'a> {
                         )
                         .into());
                 }
-                let Some(Operand::Sym(l)) = ops.first() else {
-                    return Err(self
-                        .err(ins, "a branch without a label".into(), None)
-                        .into());
-                };
-                return match self.f.labels.get(l) {
-                    Some(&t) => Ok(Flow::Jump(t)),
+                return match ins.target {
+                    Some(t) => Ok(Flow::Jump(t)),
                     None => Err(self
-                        .err(ins, format!("the label `{l}` is not defined"), None)
+                        .err(ins, "a branch without a label".into(), None)
                         .into()),
                 };
             }
@@ -803,19 +800,8 @@ impl<'a> Exec<'a> {
                     }
                     (_, Some(src)) => {
                         let src = src.clone();
-                        let v = if ty.is_some_and(|t| t.float) {
-                            match self.get(th, ins, &src, bits) {
-                                Val::K(_) if matches!(src, Operand::Reg(_)) => {
-                                    self.get(th, ins, &src, bits)
-                                }
-                                Val::U(u) => Val::U(u),
-                                Val::K(_) => {
-                                    self.why(ins, WHY_FLOAT, || "a floating-point value".into())
-                                }
-                            }
-                        } else {
-                            self.get(th, ins, &src, bits)
-                        };
+                        // Floating-point moves copy bits (`0f3F800000` is known).
+                        let v = self.get(th, ins, &src, bits);
                         self.set(th, &d, v, bits);
                     }
                     _ => {}
@@ -946,8 +932,11 @@ impl<'a> Exec<'a> {
                     (Val::K(x), Val::K(y)) if !float => {
                         Val::K(compare(cmp, x, y, bits, signed) as u64)
                     }
+                    (Val::K(x), Val::K(y)) => match compare_float(cmp, x, y, bits) {
+                        Some(c) => Val::K(c as u64),
+                        None => self.why(ins, WHY_FLOAT, || "a floating-point comparison".into()),
+                    },
                     (Val::U(u), _) | (_, Val::U(u)) => Val::U(u),
-                    _ => self.why(ins, WHY_FLOAT, || "a floating-point comparison".into()),
                 };
                 // `setp.cmp.and.type p, a, b, c`.
                 let comb = ins
@@ -993,14 +982,6 @@ impl<'a> Exec<'a> {
                         }
                     }
                     u => u,
-                };
-                let v = if ty.is_some_and(|t| t.float) {
-                    match v {
-                        Val::K(_) => self.why(ins, WHY_FLOAT, || "a floating-point value".into()),
-                        u => u,
-                    }
-                } else {
-                    v
                 };
                 self.set(th, &d, v, bits);
                 return Ok(());
@@ -1427,11 +1408,20 @@ impl<'a> Exec<'a> {
                 self.load_vector(th, &d, v, bits, a, ins);
             }
             Some(Place::Param { index, off }) => {
-                let v = match self.cfg.params.get(&(index, off)) {
-                    Some(&v) => Val::K(v as u64 & mask(bits)),
-                    None => self.param_why(ins, index, off),
+                // `ld.param.v4.u32 {a, b, c, d}`: consecutive fields.
+                let items = match &d {
+                    Operand::Vector(items) => items.clone(),
+                    other => vec![other.clone()],
                 };
-                self.set(th, &d, v, bits);
+                let step = (bits / 8).max(1) as u64;
+                for (k, it) in items.iter().enumerate() {
+                    let at = off + step * k as u64;
+                    let v = match self.cfg.params.get(&(index, at)) {
+                        Some(&v) => Val::K(v as u64 & mask(bits)),
+                        None => self.param_why(ins, index, at),
+                    };
+                    self.set(th, it, v, bits);
+                }
             }
             Some(Place::Global) | None => {
                 let u = self.why(ins, WHY_GLOBAL, || {
@@ -1901,11 +1891,11 @@ impl<'a> Exec<'a> {
         Ok(Flow::Next)
     }
 
-    fn param_of_map(&mut self, th: &Th, ins: &Instr, op: &Operand) -> Option<u32> {
+    fn param_of_map(&mut self, th: &Th, ins: &Instr, op: &Operand) -> Option<(u32, u64)> {
         let v = self.get(th, ins, op, 64);
         match v {
             Val::K(x) => match generic(x) {
-                Place::Param { index, .. } => Some(index),
+                Place::Param { index, off } => Some((index, off)),
                 _ => None,
             },
             Val::U(_) => None,
@@ -2311,6 +2301,44 @@ impl<'a> Exec<'a> {
         }
         Ok(())
     }
+}
+
+/// A parameter's name for messages: mangled C++ kernels have names of hundreds of characters.
+pub fn short_param(name: &str) -> String {
+    if name.len() <= 48 {
+        return name.to_string();
+    }
+    match name.rfind("_param_") {
+        Some(i) => format!("{}..._param_{}", &name[..12], &name[i + 7..]),
+        None => format!("{}...", &name[..40]),
+    }
+}
+
+/// An ordered floating-point comparison of known bits (`setp.lt.f32`); `None` for the
+/// unordered forms and NaNs.
+fn compare_float(cmp: &str, x: u64, y: u64, bits: u32) -> Option<bool> {
+    let (a, b) = if bits == 64 {
+        (f64::from_bits(x), f64::from_bits(y))
+    } else {
+        (
+            f32::from_bits(x as u32) as f64,
+            f32::from_bits(y as u32) as f64,
+        )
+    };
+    if a.is_nan() || b.is_nan() {
+        return None;
+    }
+    Some(match cmp {
+        "eq" | "equ" => a == b,
+        "ne" | "neu" => a != b,
+        "lt" | "ltu" => a < b,
+        "le" | "leu" => a <= b,
+        "gt" | "gtu" => a > b,
+        "ge" | "geu" => a >= b,
+        "num" => true,
+        "nan" => false,
+        _ => return None,
+    })
 }
 
 fn compare(cmp: &str, x: u64, y: u64, bits: u32, signed: bool) -> bool {

@@ -96,6 +96,8 @@ pub struct Extracted {
     pub kernel: String,
     /// `.file` table of the PTX.
     pub files: HashMap<u32, String>,
+    /// The line every instruction is inlined into, if there is one (see [`SrcLoc::shown`]).
+    pub trampoline: Option<parse::Pos>,
 }
 
 impl Extracted {
@@ -113,7 +115,7 @@ impl Extracted {
             ),
         };
         Some(match &o.src {
-            Some(s) => format!("{} ({ptx})", source_text(s, &self.files)),
+            Some(s) => format!("{} ({ptx})", source_text(s, &self.files, self.trampoline)),
             None => ptx,
         })
     }
@@ -121,21 +123,25 @@ impl Extracted {
     /// The CUDA source position (file path as in `.file`, line) of a generated line.
     pub fn source_of_line(&self, line: u32) -> Option<(String, u32)> {
         let o = self.lines.get(line.checked_sub(1)? as usize)?.as_ref()?;
-        let u = o.src?.user();
+        let u = o.src?.shown(self.trampoline);
         Some((self.files.get(&u.file)?.clone(), u.line))
     }
 }
 
 /// `db.cu:43`, or `db.cu:43 (via line 13)` / `db.cu:43 (via helper.h:13)` for a position
-/// inside an inlined helper.
-pub fn source_text(s: &SrcLoc, files: &HashMap<u32, String>) -> String {
+/// inside an inlined helper (`trampoline`: see [`SrcLoc::shown`]).
+pub fn source_text(
+    s: &SrcLoc,
+    files: &HashMap<u32, String>,
+    trampoline: Option<parse::Pos>,
+) -> String {
     let name = |f: u32| -> String {
         files
             .get(&f)
             .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
             .unwrap_or_else(|| format!("file{f}"))
     };
-    let u = s.user();
+    let u = s.shown(trampoline);
     if s.outer.is_some() && s.inner != u {
         let inner = if s.inner.file == u.file {
             format!("line {}", s.inner.line)
@@ -152,7 +158,7 @@ fn to_public(e: Error, files: &HashMap<u32, String>) -> PtxError {
     PtxError {
         message: e.message,
         ptx_line: e.line,
-        source: e.src.map(|s| source_text(&s, files)),
+        source: e.src.map(|s| source_text(&s, files, None)),
         help: e.help,
     }
 }
@@ -386,5 +392,6 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         notes: out.notes,
         kernel: func.name.clone(),
         files,
+        trampoline: out.trampoline,
     })
 }

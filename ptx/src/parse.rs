@@ -64,12 +64,25 @@ pub struct Pos {
 pub struct SrcLoc {
     pub inner: Pos,
     pub outer: Option<Pos>,
+    /// The frame just inside the outermost call (the position in the function called at
+    /// `outer`); `inner` when there is one level of inlining.
+    pub second: Option<Pos>,
 }
 
 impl SrcLoc {
     /// The position in the kernel's own body (the outermost call site).
     pub fn user(&self) -> Pos {
         self.outer.unwrap_or(self.inner)
+    }
+
+    /// The position to show: the outermost call site, or, when that is `trampoline` (a line
+    /// every instruction is inlined into, as CUTLASS's `device_kernel` calls the kernel's
+    /// `operator()`), the frame just inside it.
+    pub fn shown(&self, trampoline: Option<Pos>) -> Pos {
+        match (self.outer, trampoline) {
+            (Some(o), Some(t)) if o == t => self.second.unwrap_or(self.inner),
+            _ => self.user(),
+        }
     }
 }
 
@@ -103,6 +116,9 @@ pub struct Instr {
     pub operands: Vec<Operand>,
     /// The instruction as written (for messages), without the trailing `;`.
     pub text: String,
+    /// A branch's target instruction (labels are scoped to their `{ }` block, as inline
+    /// assembly reuses names like `DONE` in every block).
+    pub target: Option<usize>,
 }
 
 impl Instr {
@@ -386,7 +402,53 @@ struct FnBuilder {
     f: Function,
     scopes: Vec<Scope>,
     depth: usize,
-    pending_labels: Vec<String>,
+    /// Labels waiting for their instruction, with the scope they were defined in.
+    pending_labels: Vec<(String, u32)>,
+    /// Scope ids: the stack of open `{ }` blocks (0 is the body), and each scope's parent.
+    scope_ids: Vec<u32>,
+    parents: Vec<u32>,
+    labels: HashMap<(String, u32), usize>,
+    instr_scope: Vec<u32>,
+}
+
+impl FnBuilder {
+    fn place_labels(&mut self, at: usize) {
+        for (l, scope) in self.pending_labels.drain(..) {
+            if scope == 0 {
+                self.f.labels.insert(l.clone(), at);
+            }
+            self.labels.insert((l, scope), at);
+        }
+    }
+
+    /// Resolve every branch target through the scope chain of its instruction.
+    fn finish(mut self) -> Result<Function, ParseError> {
+        let n = self.f.instrs.len();
+        self.place_labels(n);
+        for (i, ins) in self.f.instrs.iter_mut().enumerate() {
+            if ins.parts[0] != "bra" {
+                continue;
+            }
+            let Some(Operand::Sym(name)) = ins.operands.first() else {
+                continue;
+            };
+            let mut scope = self.instr_scope[i];
+            loop {
+                if let Some(&t) = self.labels.get(&(name.clone(), scope)) {
+                    ins.target = Some(t);
+                    break;
+                }
+                if scope == 0 {
+                    return Err(ParseError {
+                        line: ins.line,
+                        message: format!("the label `{name}` is not defined"),
+                    });
+                }
+                scope = self.parents[scope as usize];
+            }
+        }
+        Ok(self.f)
+    }
 }
 
 impl FnBuilder {
@@ -476,6 +538,10 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
                             exact: HashMap::new(),
                             ranges: HashMap::new(),
                         });
+                        let id = fb.parents.len() as u32;
+                        fb.parents
+                            .push(*fb.scope_ids.last().expect("the body's scope"));
+                        fb.scope_ids.push(id);
                     }
                 }
                 None => {
@@ -494,19 +560,19 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
                 };
                 fb.depth -= 1;
                 if fb.depth == 0 {
-                    let mut fb = func.take().expect("a function");
+                    let fb = func.take().expect("a function");
                     // Labels at the very end point past the last instruction.
-                    let n = fb.f.instrs.len();
-                    for l in fb.pending_labels.drain(..) {
-                        fb.f.labels.insert(l, n);
-                    }
-                    module.functions.push(fb.f);
+                    module.functions.push(fb.finish()?);
                 } else {
                     fb.scopes.pop();
+                    fb.scope_ids.pop();
                 }
             }
             Item::Label { name, line } => match &mut func {
-                Some(fb) => fb.pending_labels.push(name),
+                Some(fb) => {
+                    let scope = *fb.scope_ids.last().expect("the body's scope");
+                    fb.pending_labels.push((name, scope));
+                }
                 None => {
                     return Err(ParseError {
                         line,
@@ -532,6 +598,10 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
                         }],
                         depth: 0,
                         pending_labels: Vec::new(),
+                        scope_ids: vec![0],
+                        parents: vec![0],
+                        labels: HashMap::new(),
+                        instr_scope: Vec::new(),
                     });
                     continue;
                 }
@@ -550,9 +620,9 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
                             let mut ins = parse_instr(fb, &text, line)?;
                             ins.src = loc;
                             let idx = fb.f.instrs.len();
-                            for l in fb.pending_labels.drain(..) {
-                                fb.f.labels.insert(l, idx);
-                            }
+                            fb.place_labels(idx);
+                            fb.instr_scope
+                                .push(*fb.scope_ids.last().expect("the body's scope"));
                             fb.f.instrs.push(ins);
                         }
                     }
@@ -606,13 +676,17 @@ fn parse_loc(text: &str, inlined: &mut HashMap<Pos, Pos>) -> Option<SrcLoc> {
     if inner.line == 0 {
         return None;
     }
+    let mut second = inner;
     let outer = at.map(|mut o| {
         inlined.insert(inner, o);
         // Follow the chain of call sites (bounded: the map may hold cycles for recursive
         // helpers inlined at themselves).
         for _ in 0..32 {
             match inlined.get(&o) {
-                Some(&next) if next != o => o = next,
+                Some(&next) if next != o => {
+                    second = o;
+                    o = next;
+                }
                 _ => break,
             }
         }
@@ -622,7 +696,11 @@ fn parse_loc(text: &str, inlined: &mut HashMap<Pos, Pos>) -> Option<SrcLoc> {
         // A position of the kernel body itself: it is not inlined anywhere.
         inlined.remove(&inner);
     }
-    Some(SrcLoc { inner, outer })
+    Some(SrcLoc {
+        inner,
+        outer,
+        second: outer.map(|_| second),
+    })
 }
 
 fn type_size(ty: &str) -> u64 {
@@ -906,6 +984,7 @@ fn parse_instr(fb: &FnBuilder, text: &str, line: u32) -> Result<Instr, ParseErro
         parts,
         operands,
         text: t.to_string(),
+        target: None,
     })
 }
 
@@ -992,10 +1071,15 @@ fn parse_operand(fb: &FnBuilder, o: &str, line: u32) -> Result<Operand, ParseErr
         return Ok(Operand::Imm(v));
     }
     let lower = o.to_ascii_lowercase();
-    if (lower.starts_with("0f") || lower.starts_with("0d"))
+    // `0f3F800000` (f32 bits), `0d3FF0000000000000` (f64 bits): the bits are the value.
+    if (lower.starts_with("0f") && o.len() == 10 || lower.starts_with("0d") && o.len() == 18)
         && o[2..].bytes().all(|b| b.is_ascii_hexdigit())
-        || o.parse::<f64>().is_ok()
     {
+        return Ok(Operand::Imm(
+            u64::from_str_radix(&o[2..], 16).unwrap_or(0) as i64
+        ));
+    }
+    if o.parse::<f64>().is_ok() {
         return Ok(Operand::Float);
     }
     if let Some(id) = fb.resolve(o) {
@@ -1056,12 +1140,24 @@ mod tests {
         assert_eq!(f.params[0].name, "k_param_0");
         assert_eq!(f.symbols[0].size, Some(16));
         assert_eq!(f.instrs.len(), 4);
-        assert_eq!(f.labels["W"], 1);
+        assert_eq!(f.instrs[2].target, Some(1));
         assert_eq!(f.instrs[2].guard.map(|g| g.1), Some(true));
         match &f.instrs[1].operands[1] {
             Operand::Addr { offset, .. } => assert_eq!(*offset, 8),
             o => panic!("{o:?}"),
         }
+    }
+
+    #[test]
+    fn labels_are_scoped_to_their_block() {
+        let m = parse(
+            ".visible .entry k()\n{\n .reg .pred %p<2>;\n { W: nanosleep.u32 1; @%p1 bra W; }\n { W: nanosleep.u32 2; @%p1 bra W; }\n bra W;\n W: ret;\n}\n",
+        )
+        .unwrap();
+        let f = &m.functions[0];
+        assert_eq!(f.instrs[1].target, Some(0));
+        assert_eq!(f.instrs[3].target, Some(2));
+        assert_eq!(f.instrs[4].target, Some(5));
     }
 
     #[test]

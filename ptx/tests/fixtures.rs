@@ -166,6 +166,72 @@ fn every_statement_line_maps_to_ptx_and_cuda() {
     }
 }
 
+// ---- CUTLASS ---------------------------------------------------------------------------------
+
+/// CUTLASS 3.x sm90 TMA warp-specialized GEMM (`fixtures/cutlass/gemm_tma_ws.cu`): one 128x128
+/// tile, K = 256 (4 k-tiles of 64), alpha/beta pointers null and beta 0. Parameter 0 is the
+/// kernel's `Params`; the fields given are the problem shape (bytes 0..16), the mainloop's
+/// transaction bytes per stage (640) and the epilogue's (772..800).
+fn cutlass_opts(tx_bytes: i64, box_bytes: Option<i64>) -> ptx::Options {
+    let mut args = vec![
+        ("0+0", 128),
+        ("0+4", 128),
+        ("0+8", 256),
+        ("0+12", 1),
+        ("0+640", tx_bytes),
+        ("0+772", 0),
+        ("0+776", 0),
+        ("0+784", 0),
+        ("0+792", 0),
+        ("0+800", 0),
+    ];
+    if let Some(b) = box_bytes {
+        // The tensor maps of A and B (bytes one copy moves: a 128x64 bf16 box).
+        args.extend([("0+128", b), ("0+384", b)]);
+    }
+    opts(256, &args)
+}
+
+#[test]
+fn cutlass_gemm_verifies() {
+    let c = check("cutlass/gemm_tma_ws.ptx", &cutlass_opts(32768, None));
+    assert_eq!(c.report.verdict, Verdict::Ok, "{:?}", c.report.findings);
+    // The pipeline as CUTLASS's PipelineTmaAsync has it: 7 stages, full barriers with one
+    // arrival, empty barriers with one per consumer thread, released one k-tile late.
+    for want in [
+        "init smem_bar[k], 1",
+        "init smem_bar[7 + k], 128",
+        "arrive_expect_tx smem_bar[k], 32768",
+        "tma smem[k] -> smem_bar[k], 16384",
+        "role consumer when warp >= 4",
+        "mma smem[k]",
+    ] {
+        assert!(c.ex.text.contains(want), "no `{want}` in\n{}", c.ex.text);
+    }
+    assert!(
+        c.ex.text.contains("sm90_gemm_tma_warpspecialized.hpp:435"),
+        "{}",
+        c.ex.text
+    );
+}
+
+#[test]
+fn cutlass_gemm_with_too_few_expected_bytes_races() {
+    // The maps' boxes are 16 KiB each, but only 16 KiB are expected per stage: the phase
+    // completes when one copy has landed, and the WGMMAs read the other one as it lands.
+    let c = check("cutlass/gemm_tma_ws.ptx", &cutlass_opts(16384, Some(16384)));
+    assert_eq!(c.report.verdict, Verdict::Hazard);
+    let lines = finding_lines(&c);
+    assert!(
+        lines.iter().any(|(f, l, r)| *r == "data-race"
+            && f.ends_with("sm90_gemm_tma_warpspecialized.hpp")
+            && *l == 471),
+        "{lines:?}"
+    );
+    let ok = check("cutlass/gemm_tma_ws.ptx", &cutlass_opts(32768, Some(16384)));
+    assert_eq!(ok.report.verdict, Verdict::Ok);
+}
+
 // ---- errors ----------------------------------------------------------------------------------
 
 fn err(text: &str, o: &ptx::Options) -> String {
