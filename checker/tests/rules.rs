@@ -757,6 +757,29 @@ for i in 0..3 {
         d.message,
         "t2 exited without arrive_drop on `bar`, which still counts it: t0..t1 wait on `bar` phase 1 forever (1 arrival missing)"
     );
+    // A thread that dropped before its exit is not the cause (here t1 never arrives at all).
+    let r = assert_flags(
+        "protocol p
+block 3
+mbarrier b
+if tid == 0 { init b, 3 }
+syncthreads
+if tid == 2 {
+  arrive_drop b
+  exit
+}
+if tid == 0 {
+  arrive b
+  wait b parity 0
+}
+",
+        "deadlock",
+    );
+    assert!(
+        !r.findings[0].message.contains("exited"),
+        "{}",
+        r.findings[0].message
+    );
     // No exit: the headline says who waits on what.
     let r = assert_flags(
         "protocol p\nblock 2\nmbarrier b\nif tid == 0 { init b, 2 }\nsyncthreads\nif tid == 0 { arrive b }\nwait b parity 0\n",

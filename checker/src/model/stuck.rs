@@ -102,7 +102,8 @@ fn quit_short(
 
 /// Providers of mbarrier instance `bar` (object `obj`) that ran `exit` where the code after
 /// their `exit` could still arrive on it: the barrier still counts them (an `exit` does not
-/// drop the thread from a barrier), so the phase is short.
+/// drop the thread from a barrier), so the phase is short. An `exit` right after an
+/// `arrive_drop` on the object (same straight-line code) is not one.
 fn exited_counted(m: &PhaseModel, s: &State, from: &[u32], obj: ObjectId) -> Vec<u32> {
     from.iter()
         .copied()
@@ -111,9 +112,17 @@ fn exited_counted(m: &PhaseModel, s: &State, from: &[u32], obj: ObjectId) -> Vec
             if th.mode != Mode::Exited {
                 return false;
             }
+            let code = m.code_of(u);
+            let dropped = code.instrs[..th.pc as usize]
+                .iter()
+                .rev()
+                .take_while(|i| matches!(i, Instr::Op { .. } | Instr::Set { .. }))
+                .any(|i| matches!(i, Instr::Op { op: Op::ArriveDrop { bar, .. }, .. } if bar.object == obj));
             let reach = &m.kernels[m.threads[u as usize].kernel as usize].reach;
             let next = th.pc as usize + 1;
-            next < reach.signals.len() && super::code::has(&reach.signals[next], obj.0, true)
+            !dropped
+                && next < reach.signals.len()
+                && super::code::has(&reach.signals[next], obj.0, true)
         })
         .collect()
 }
