@@ -143,7 +143,8 @@ fn non_utf8_file_names_the_first_bad_byte() {
     let o = phasecheck(&["verify", "--format", "json", &path]);
     assert_eq!(o.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    let e = &v["errors"][0];
+    // One shape for every file (docs/ci.md): the load errors are the file's `errors`.
+    let e = &v["files"][0]["errors"][0];
     assert_eq!(e["code"], "E0004");
     assert_eq!(
         (e["line"].as_u64(), e["column"].as_u64()),

@@ -189,16 +189,16 @@ fn parameters_and_where_they_come_from() {
     assert_eq!(v["files"][0]["params"]["K"], 2);
     assert_eq!(v["files"][0]["params_from"], "expect-ok-line");
     // A file without `expect ok ... with` takes the [[params]] of corpus/phasecheck.toml
-    // (this one is a deadlock at them: the table warns that the score says little).
+    // (this one is a race at them: the table warns that the score says little).
     let (code, out, _) = run(&[
         "mutate",
-        "corpus/guide/pipeline_block_early_quit.phase",
+        "corpus/production/cooperative_tile_part_no_wait.phase",
         "--operator",
         "count-plus-one",
     ]);
     assert_eq!(code, 0, "{out}");
     assert!(
-        out.contains("NP = 1, NC = 2, ")
+        out.contains("NP = 2, NC = 1")
             && out.contains("(from [[params]] of corpus/phasecheck.toml)"),
         "{out}"
     );

@@ -102,12 +102,18 @@ pub fn run(args: &VerifyArgs) -> Exit {
             }
         };
         // Bytes that are not UTF-8 are a load error (E0004) like any other.
-        let file = match SourceFile::from_bytes(name.clone(), bytes) {
+        let file = match SourceFile::from_bytes(name.clone(), bytes.clone()) {
             Ok(file) => file,
             Err(errors) => {
                 worst = Exit::BadInput;
                 if json {
-                    results.push(unreadable(name, "it is not UTF-8 text (E0004)".into()));
+                    // The errors' spans point into the text as displayed (bad bytes shown as
+                    // U+FFFD), which is what the lossy decoding gives.
+                    let shown = String::from_utf8_lossy(&bytes).into_owned();
+                    results.push(FileResult {
+                        file: SourceFile::new(name, shown),
+                        outcome: Outcome::LoadFailed(errors),
+                    });
                 } else {
                     eprint!("{}", report::load_errors::human(&errors));
                 }
