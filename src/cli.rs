@@ -300,6 +300,10 @@ pub struct GpuArgs {
     /// Clock cycles a wait may spin before it counts as a hang.
     #[arg(long, default_value_t = 4_000_000)]
     pub wait_cycles: i64,
+    /// Seconds to wait for one launch before it counts as stuck in a hardware collective
+    /// (default: `fuzz` 30 + --seconds, `confirm` 10 for a replay and 30 for a fuzz round).
+    #[arg(long, value_name = "SECONDS")]
+    pub launch_timeout: Option<f64>,
 }
 
 #[derive(Args, Debug)]

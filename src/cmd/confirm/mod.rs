@@ -15,7 +15,7 @@ use crate::cmd::lower::{load, report_lower_error};
 use checker::{Class, Finding, Severity};
 use gpu_harness::decode::LaunchResult;
 use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
-use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError};
+use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError, end_process};
 use judge::judge;
 use plan::{ReplayPlan, plan};
 use protocols::SourceFile;
@@ -160,7 +160,8 @@ fn replay_finding(
                 res.stuck = true;
                 return Ok(res);
             }
-            Err(RunError::Stuck { seconds }) => {
+            Err(RunError::Stuck(s)) => {
+                let seconds = s.seconds;
                 res.outcome = match (&ub_first, f.class()) {
                     (Some(_), _) => Outcome::NotObservable,
                     (None, Class::Race) => Outcome::NotObserved,
@@ -332,7 +333,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         acc.summary.blocks_per_round = blocks;
         acc.summary.first_seed = seed;
         let t0 = Instant::now();
-        if let Err(e) = fuzz::fuzz_rounds(
+        match fuzz::fuzz_rounds(
             &gpu,
             &kernel,
             &mut acc,
@@ -343,7 +344,9 @@ pub fn run(args: &ConfirmArgs) -> Exit {
             args.fuzz_seconds,
             None,
         ) {
-            return fuzz::fail_as(e, Some(&not_run));
+            Ok(None) => {}
+            Ok(Some(stuck)) => return fuzz::fail_as(RunError::Stuck(stuck), Some(&not_run)),
+            Err(e) => return fuzz::fail_as(e, Some(&not_run)),
         }
         out.fuzz = Some(acc.finish(t0.elapsed().as_secs_f64()));
     } else {
@@ -379,7 +382,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
                         file.name
                     );
                     // The kernel may still run: ending the process tears its context down.
-                    std::process::exit(Exit::Findings as i32);
+                    end_process(Exit::Findings as i32);
                 }
                 Ok(r) => out.findings.push(r),
                 Err(e) => {
