@@ -358,6 +358,10 @@ pub struct ConfirmArgs {
     /// Fuzzing time for files without error-level findings.
     #[arg(long, default_value_t = 10.0)]
     pub fuzz_seconds: f64,
+    /// When a replay does not show a finding: seconds of fuzzing with delays aimed at the
+    /// finding's statements and at the threads its trace holds back (0: none).
+    #[arg(long, default_value_t = 5.0)]
+    pub aim_seconds: f64,
     /// Replay only the N-th error-level finding, in this process (each finding is replayed in
     /// a child process of its own, so that a stuck kernel cannot take the others with it).
     #[arg(long, hide = true)]

@@ -379,3 +379,54 @@ fn gpu_fuzz_reports_a_stuck_named_barrier_as_a_hang() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// A replay that does not show its finding says why, by class, and fuzzes the file aimed at
+/// it (a lone leader lane: lane 0 arrives on `empty` alone, the producer runs two phases ahead
+/// of lanes 1-31).
+#[test]
+fn gpu_confirm_explains_what_it_cannot_show_and_aims_a_fuzz() {
+    if !gpu_tests() {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("phasecheck-aim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let f = dir.join("lone_leader.phase");
+    std::fs::write(
+        &f,
+        "protocol lone_leader\nparam N = 3\nblock 64\nmbarrier ready\nmbarrier empty\n\
+         if tid == 0 {\n  init ready, 1\n  init empty, 1\n}\nsyncthreads\n\
+         role producer when tid == 32 {\n  for i in 0..N {\n    wait empty parity (i % 2) ^ 1\n    \
+         arrive ready\n  }\n}\nrole consumer when tid < 32 {\n  for i in 0..N {\n    \
+         wait ready parity i % 2\n    if lane == 0 { arrive empty }\n  }\n}\n",
+    )
+    .expect("write");
+    let out = bin()
+        .args([
+            "confirm",
+            "--format",
+            "json",
+            "--seconds",
+            "2",
+            "--aim-seconds",
+            "2",
+        ])
+        .arg(&f)
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let findings = v["findings"].as_array().expect("findings");
+    let deadlock = findings
+        .iter()
+        .find(|x| x["class"] == "deadlock")
+        .expect("the deadlock");
+    if deadlock["outcome"] != "confirmed" || deadlock.get("aimed_fuzz").is_some() {
+        // Not shown by the replay: the reason and the aimed fuzz are there.
+        let why = deadlock["why_not_shown"].as_array().expect("reasons");
+        assert!(why.iter().any(|w| w["class"] == "warp-lanes"), "{v}");
+        assert!(
+            deadlock["aimed_fuzz"]["rounds"].as_u64().unwrap_or(0) > 0,
+            "{v}"
+        );
+    }
+}

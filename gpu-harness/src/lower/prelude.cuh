@@ -36,7 +36,7 @@ typedef unsigned int pc_u32;
 #define PC_BUSY (1ull << 63)
 
 // Where each thread is (`pos`, one word per thread of the launch: block b, thread t of a kernel
-// at b * PC_POS_STRIDE + the kernel's base + t). 0: the thread never started (its block was not
+// at b * (the threads of one block of every kernel) + the kernel's base + t). 0: the thread never started (its block was not
 // resident); PC_POS_RUN: it runs, and bits 61..32 hold 1 + the statement of the last hardware
 // collective it entered (0: none yet), bits 31..0 that statement's occurrence; PC_POS_DONE: it
 // finished. Every other wait of the kernel is bounded, so a thread still running when the host
