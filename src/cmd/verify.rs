@@ -107,7 +107,11 @@ pub fn run(args: &VerifyArgs) -> Exit {
             Err(errors) => {
                 worst = Exit::BadInput;
                 if json {
-                    results.push(unreadable(name, "it is not UTF-8 text (E0004)".into()));
+                    // As `lint` reports it: the load error with its line, column and byte.
+                    results.push(FileResult {
+                        file: errors.file.clone(),
+                        outcome: Outcome::LoadFailed(errors),
+                    });
                 } else {
                     eprint!("{}", report::load_errors::human(&errors));
                 }

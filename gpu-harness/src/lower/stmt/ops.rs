@@ -356,16 +356,19 @@ impl Gen<'_> {
             }
             Op::SyncThreads if self.non_aligned_syncthreads => self.line(
                 out,
-                "asm volatile(\"barrier.sync 0;\" ::: \"memory\");  // non-aligned: see LowerOptions",
+                &format!("pc_at(pc, {id}, {occ}); asm volatile(\"barrier.sync 0;\" ::: \"memory\");  // non-aligned: see LowerOptions"),
             ),
-            Op::SyncThreads => self.line(out, "__syncthreads();"),
+            Op::SyncThreads => self.line(out, &format!("pc_at(pc, {id}, {occ}); __syncthreads();")),
             Op::BarSync { id: bid, count } => {
                 whole_warps(p, count.as_ref(), s.span)?;
                 let c = count
                     .as_ref()
                     .map(|c| print(p, c))
                     .unwrap_or("nthreads".into());
-                self.line(out, &format!("pc_bar_sync({}, {c});", print(p, bid)));
+                self.line(
+                    out,
+                    &format!("pc_at(pc, {id}, {occ}); pc_bar_sync({}, {c});", print(p, bid)),
+                );
             }
             Op::BarArrive { id: bid, count } => {
                 whole_warps(p, count.as_ref(), s.span)?;
@@ -375,10 +378,16 @@ impl Gen<'_> {
                     .unwrap_or("nthreads".into());
                 self.line(out, &format!("pc_bar_arrive({}, {c});", print(p, bid)));
             }
-            Op::SyncWarp => self.line(out, "__syncwarp(pc_warp_mask());"),
-            Op::ClusterSync => self.line(out, "pc_cluster_arrive(); pc_cluster_wait();"),
+            Op::SyncWarp => self.line(
+                out,
+                &format!("pc_at(pc, {id}, {occ}); __syncwarp(pc_warp_mask());"),
+            ),
+            Op::ClusterSync => self.line(
+                out,
+                &format!("pc_at(pc, {id}, {occ}); pc_cluster_arrive(); pc_cluster_wait();"),
+            ),
             Op::ClusterArrive => self.line(out, "pc_cluster_arrive();"),
-            Op::ClusterWait => self.line(out, "pc_cluster_wait();"),
+            Op::ClusterWait => self.line(out, &format!("pc_at(pc, {id}, {occ}); pc_cluster_wait();")),
             Op::FenceMbarrierInit => self.line(out, "if (!pc.dead) pc_fence_mbarrier_init();"),
             Op::Read { buf } | Op::Mma { buf } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
