@@ -76,7 +76,12 @@ if [ "${SKIP_CONFIRM:-0}" != 1 ]; then
     res=$(python3 - "$LOGS/confirm_$n.json" <<'PY' 2>/dev/null || echo "no result (exit $rc): $(head -c 300 "$LOGS/confirm_$n.err" | tr '\n' ' ')"
 import json, sys
 d = json.load(open(sys.argv[1]))
-parts = ["%s/%s %s (%.2fs)" % (f["class"], f["rule"], f["outcome"], f["seconds"]) for f in d["findings"]]
+def why(f):
+    w = [x["class"] for x in f.get("why_not_shown", [])]
+    a = f.get("aimed_fuzz")
+    aimed = "" if not a else "; aimed fuzz %s in %d trials" % ("shown" if a["shown"] else ("stuck" if a.get("stuck") else "nothing"), a["trials"])
+    return (" [%s%s]" % (", ".join(w), aimed)) if (w or a) else ""
+parts = ["%s/%s %s (%.2fs)%s" % (f["class"], f["rule"], f["outcome"], f["seconds"], why(f)) for f in d["findings"]]
 if d.get("fuzz"):
     z = d["fuzz"]; parts.append("no error finding; fuzz: %d hangs, %d stale" % (len(z["hangs"]), len(z["stale_reads"])))
 print("checker %.1fs; " % d.get("check_seconds", 0) + "; ".join(parts))

@@ -314,6 +314,10 @@ pub struct GpuArgs {
     /// Clock cycles a wait may spin before it counts as a hang.
     #[arg(long, default_value_t = 4_000_000)]
     pub wait_cycles: i64,
+    /// Seconds to wait for one launch before it counts as stuck in a hardware collective
+    /// (default: `fuzz` 30 + --seconds, `confirm` 10 for a replay and 30 for a fuzz round).
+    #[arg(long, value_name = "SECONDS")]
+    pub launch_timeout: Option<f64>,
 }
 
 #[derive(Args, Debug)]
@@ -368,6 +372,10 @@ pub struct ConfirmArgs {
     /// Fuzzing time for files without error-level findings.
     #[arg(long, default_value_t = 10.0)]
     pub fuzz_seconds: f64,
+    /// When a replay does not show a finding: seconds of fuzzing with delays aimed at the
+    /// finding's statements and at the threads its trace holds back (0: none).
+    #[arg(long, default_value_t = 5.0)]
+    pub aim_seconds: f64,
     /// Replay only the N-th error-level finding, in this process (each finding is replayed in
     /// a child process of its own, so that a stuck kernel cannot take the others with it).
     #[arg(long, hide = true)]
@@ -465,6 +473,10 @@ pub struct MutateArgs {
     /// With --gpu: replay time per error-level finding of a mutant, in seconds (0: fuzz only).
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub confirm_seconds: f64,
+    /// With --gpu: after a replay that does not show its finding, seconds of fuzzing aimed at
+    /// the finding's statements and at the threads its trace holds back (0: none).
+    #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
+    pub aim_seconds: f64,
     #[command(flatten)]
     pub gpu_args: GpuArgs,
     /// Run the GPU part of mutant N in this process and print it as JSON (what `--gpu` runs

@@ -324,3 +324,109 @@ fn gpu_fuzz_finds_the_missing_proxy_fence_in_proxy_window_rounds() {
     assert_eq!(out.status.code(), Some(0), "{v}");
     assert!(v["proxy_window"]["trials"].as_u64().unwrap_or(0) > 0, "{v}");
 }
+
+/// A launch stuck in a hardware collective is a finding, not an error: warps 0 and 1 wait at
+/// two named barriers of 64 threads, each of which only one of them reaches. The report (exit 1, one JSON object) names the
+/// statement and the threads blocked there, and the process ends (which frees the GPU).
+#[test]
+fn gpu_fuzz_reports_a_stuck_named_barrier_as_a_hang() {
+    if !gpu_tests() {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("phasecheck-stuck-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let f = dir.join("stuck.phase");
+    std::fs::write(
+        &f,
+        "protocol stuck\nblock 64\nsyncthreads\nif tid < 32 {\n  bar_sync 1, 64\n} else {\n  \
+         bar_sync 2, 64\n}\n",
+    )
+    .expect("write");
+    let t0 = std::time::Instant::now();
+    let out = bin()
+        .args(["fuzz", "--seconds", "1", "--quiet", "--format", "json"])
+        .args(["--launch-timeout", "3", "--blocks", "264", "--seed", "5"])
+        .arg(&f)
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(out.status.code(), Some(1), "{v}");
+    assert!(t0.elapsed().as_secs() < 60, "the process ended");
+    assert_eq!(v["stuck"]["seed"], 5, "{v}");
+    assert_eq!(v["stuck"]["positions_read"], true, "{v}");
+    let rows = v["hangs"].as_array().expect("hangs");
+    assert_eq!(rows.len(), 2, "{v}");
+    for (row, line, stmt, threads) in [
+        (&rows[0], 5, "bar_sync 1, 64", "t0-t31 of block "),
+        (&rows[1], 7, "bar_sync 2, 64", "t32-t63 of block "),
+    ] {
+        assert_eq!(row["stuck"], true, "{v}");
+        assert_eq!(row["line"], line, "{v}");
+        assert_eq!(row["statement"], stmt, "{v}");
+        assert!(
+            row["observed"]
+                .as_str()
+                .is_some_and(|o| o.starts_with(threads)),
+            "{v}"
+        );
+    }
+    // The GPU is usable again right away.
+    let out = bin()
+        .args(["fuzz", "--seconds", "1", "--quiet"])
+        .arg(fixture("double_buffer.phase"))
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+/// A replay that does not show its finding says why, by class, and fuzzes the file aimed at
+/// it (a lone leader lane: lane 0 arrives on `empty` alone, the producer runs two phases ahead
+/// of lanes 1-31).
+#[test]
+fn gpu_confirm_explains_what_it_cannot_show_and_aims_a_fuzz() {
+    if !gpu_tests() {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("phasecheck-aim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let f = dir.join("lone_leader.phase");
+    std::fs::write(
+        &f,
+        "protocol lone_leader\nparam N = 3\nblock 64\nmbarrier ready\nmbarrier empty\n\
+         if tid == 0 {\n  init ready, 1\n  init empty, 1\n}\nsyncthreads\n\
+         role producer when tid == 32 {\n  for i in 0..N {\n    wait empty parity (i % 2) ^ 1\n    \
+         arrive ready\n  }\n}\nrole consumer when tid < 32 {\n  for i in 0..N {\n    \
+         wait ready parity i % 2\n    if lane == 0 { arrive empty }\n  }\n}\n",
+    )
+    .expect("write");
+    let out = bin()
+        .args([
+            "confirm",
+            "--format",
+            "json",
+            "--seconds",
+            "2",
+            "--aim-seconds",
+            "2",
+        ])
+        .arg(&f)
+        .output()
+        .expect("runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let findings = v["findings"].as_array().expect("findings");
+    let deadlock = findings
+        .iter()
+        .find(|x| x["class"] == "deadlock")
+        .expect("the deadlock");
+    if deadlock["outcome"] != "confirmed" || deadlock.get("aimed_fuzz").is_some() {
+        // Not shown by the replay: the reason and the aimed fuzz are there.
+        let why = deadlock["why_not_shown"].as_array().expect("reasons");
+        assert!(why.iter().any(|w| w["class"] == "warp-lanes"), "{v}");
+        assert!(
+            deadlock["aimed_fuzz"]["rounds"].as_u64().unwrap_or(0) > 0,
+            "{v}"
+        );
+    }
+}

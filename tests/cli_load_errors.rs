@@ -143,8 +143,12 @@ fn non_utf8_file_names_the_first_bad_byte() {
     let o = phasecheck(&["verify", "--format", "json", &path]);
     assert_eq!(o.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    // One shape for every file (docs/ci.md): the load errors are the file's `errors`.
-    let e = &v["files"][0]["errors"][0];
+    // The documented shape (docs/ci.md, "JSON output"): one entry per file in `files`, a file
+    // that does not load with `verdict` "error" and its `errors`.
+    let file = &v["files"][0];
+    assert_eq!(file["verdict"], "error", "{v}");
+    assert_eq!(v["exit_code"], 2, "{v}");
+    let e = &file["errors"][0];
     assert_eq!(e["code"], "E0004");
     assert_eq!(
         (e["line"].as_u64(), e["column"].as_u64()),

@@ -249,6 +249,187 @@ impl LaunchResult {
     }
 }
 
+/// Where one thread was when its launch was given up: its position word (`PC_POS_*` in the
+/// prelude).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadAt {
+    /// Never started: its block was not resident (the GPU had no room while others hung).
+    NotStarted,
+    /// Running, and the last hardware collective it entered, as (statement, occurrence), if
+    /// any. Every other wait of the kernel is bounded, so a thread still running long after
+    /// the launch should have ended is blocked in that collective.
+    Running(Option<(u32, u32)>),
+    Done,
+}
+
+pub const POS_RUN: u64 = 1 << 62;
+pub const POS_DONE: u64 = 2 << 62;
+
+impl ThreadAt {
+    pub fn decode(w: u64) -> ThreadAt {
+        match w >> 62 {
+            0 => ThreadAt::NotStarted,
+            2 => ThreadAt::Done,
+            _ => {
+                let stmt = ((w >> 32) & 0x3fff_ffff) as u32;
+                ThreadAt::Running(stmt.checked_sub(1).map(|s| (s, w as u32)))
+            }
+        }
+    }
+
+    /// The word a thread at `self` leaves (the inverse of [`ThreadAt::decode`]; for tests).
+    pub fn encode(self) -> u64 {
+        match self {
+            ThreadAt::NotStarted => 0,
+            ThreadAt::Done => POS_DONE,
+            ThreadAt::Running(None) => POS_RUN,
+            ThreadAt::Running(Some((s, occ))) => {
+                POS_RUN | (u64::from(s + 1) << 32) | u64::from(occ)
+            }
+        }
+    }
+}
+
+/// Threads blocked at one hardware collective of a stuck launch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockedAt {
+    pub stmt: u32,
+    /// Threads blocked there, over all trials.
+    pub threads: u64,
+    /// Trials with a thread blocked there.
+    pub trials: u64,
+    /// The first block (in launch order) of the first such trial.
+    pub first_block: u64,
+    /// That trial's threads blocked there: (cta rank in the cluster, tid, occurrence).
+    pub first_threads: Vec<(u32, u32, u32)>,
+}
+
+/// The position words of a stuck launch, summed up per trial and per collective.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Positions {
+    pub trials: u64,
+    /// Trials whose threads all finished.
+    pub trials_done: u64,
+    /// Trials with a thread still running (blocked).
+    pub trials_stuck: u64,
+    /// Trials none of whose threads started (not resident while the others hung).
+    pub trials_not_started: u64,
+    /// Per collective statement, in statement order.
+    pub blocked: Vec<BlockedAt>,
+    /// Threads still running that had entered no hardware collective yet.
+    pub running_elsewhere: u64,
+}
+
+impl Positions {
+    /// Sum up the position words of a launch of `blocks` blocks (see `Lowered::pos_words`):
+    /// block `b`'s threads of kernel `k` at `b * stride + base_k`; a trial is a cluster of one
+    /// kernel's blocks, or block `b` of every kernel.
+    pub fn decode(lowered: &Lowered, blocks: u32, words: &[u64]) -> Positions {
+        use std::collections::BTreeMap;
+        let stride = lowered.pos_stride() as usize;
+        let cluster = lowered.cluster.max(1) as u64;
+        let trials = u64::from(blocks) / cluster;
+        let mut p = Positions {
+            trials,
+            ..Default::default()
+        };
+        // Per trial: (any running, any done, any started).
+        let mut state = vec![(false, false, false); trials as usize];
+        let mut blocked: BTreeMap<u32, BlockedAt> = BTreeMap::new();
+        let mut seen_in: BTreeMap<u32, u64> = BTreeMap::new();
+        for b in 0..u64::from(blocks) {
+            let trial = b / cluster;
+            let Some(st) = state.get_mut(trial as usize) else {
+                continue;
+            };
+            let cta = (b % cluster) as u32;
+            let mut base = 0usize;
+            for k in &lowered.kernels {
+                for tid in 0..k.block {
+                    let i = b as usize * stride + base + tid as usize;
+                    let Some(&w) = words.get(i) else {
+                        continue;
+                    };
+                    match ThreadAt::decode(w) {
+                        ThreadAt::NotStarted => {}
+                        ThreadAt::Done => {
+                            st.1 = true;
+                            st.2 = true;
+                        }
+                        ThreadAt::Running(at) => {
+                            st.0 = true;
+                            st.2 = true;
+                            let Some((stmt, occ)) = at else {
+                                p.running_elsewhere += 1;
+                                continue;
+                            };
+                            let e = blocked.entry(stmt).or_insert(BlockedAt {
+                                stmt,
+                                threads: 0,
+                                trials: 0,
+                                first_block: trial * cluster,
+                                first_threads: Vec::new(),
+                            });
+                            e.threads += 1;
+                            let last = seen_in.entry(stmt).or_insert(u64::MAX);
+                            if *last != trial {
+                                *last = trial;
+                                e.trials += 1;
+                            }
+                            if e.first_block == trial * cluster {
+                                e.first_threads.push((cta, tid, occ));
+                            }
+                        }
+                    }
+                }
+                base += k.block as usize;
+            }
+        }
+        for (running, _, started) in state {
+            if running {
+                p.trials_stuck += 1;
+            } else if started {
+                p.trials_done += 1;
+            } else {
+                p.trials_not_started += 1;
+            }
+        }
+        p.blocked = blocked.into_values().collect();
+        p
+    }
+}
+
+/// `t0-t31, t40` (or `cta1.t3`): a list of threads, consecutive ones as ranges.
+pub fn thread_ranges(threads: &[(u32, u32)], cluster: u32) -> String {
+    let mut sorted = threads.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let name = |cta: u32, tid: u32| {
+        if cluster > 1 {
+            format!("cta{cta}.t{tid}")
+        } else {
+            format!("t{tid}")
+        }
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let (cta, start) = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == (cta, end + 1) {
+            end += 1;
+            i += 1;
+        }
+        parts.push(if end == start {
+            name(cta, start)
+        } else {
+            format!("{}-t{end}", name(cta, start))
+        });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,5 +466,107 @@ mod tests {
         let a = (1u64 << 63) | (3u64 << 48);
         let b = BarrierState::decode(a);
         assert_eq!((b.current_parity, b.index), (1, 3));
+    }
+
+    #[test]
+    fn position_words_round_trip() {
+        for at in [
+            ThreadAt::NotStarted,
+            ThreadAt::Done,
+            ThreadAt::Running(None),
+            ThreadAt::Running(Some((0, 0))),
+            ThreadAt::Running(Some((17, 3))),
+        ] {
+            assert_eq!(ThreadAt::decode(at.encode()), at);
+        }
+        // The prelude's words: PC_POS_RUN | (stmt + 1) << 32 | occurrence.
+        assert_eq!(
+            ThreadAt::decode((1u64 << 62) | (5u64 << 32) | 2),
+            ThreadAt::Running(Some((4, 2)))
+        );
+        assert_eq!(ThreadAt::decode(2u64 << 62), ThreadAt::Done);
+    }
+
+    /// A stuck launch of a kernel whose warp 0 waits at a named barrier that warp 1 never
+    /// reaches: per trial and per collective, from the position words alone.
+    #[test]
+    fn positions_of_a_stuck_launch_sum_up_per_trial_and_collective() {
+        let text = "protocol stuck\nblock 64\nsyncthreads\nif tid < 32 {\n  bar_sync 1, 64\n}\n";
+        let file = protocols::SourceFile::new("stuck.phase", text);
+        let program = protocols::load(&file, &[]).expect("loads");
+        let lowered =
+            crate::lower::lower(&program, Some(&file), &Default::default()).expect("lowers");
+        let bar = lowered
+            .stmts
+            .iter()
+            .find(|s| s.keyword == "bar_sync")
+            .expect("a bar_sync")
+            .id;
+        let sync = lowered
+            .stmts
+            .iter()
+            .find(|s| s.keyword == "syncthreads")
+            .expect("a syncthreads")
+            .id;
+        assert_eq!(lowered.pos_words(4), 4 * 64);
+        // 4 blocks: 0 done, 1 and 2 stuck (warp 0 at the bar_sync, warp 1 done), 3 never
+        // started; in block 2 one thread still at (or past) the syncthreads, one with no
+        // collective yet.
+        let mut w = vec![0u64; lowered.pos_words(4)];
+        for t in 0..64 {
+            w[t] = ThreadAt::Done.encode();
+            for b in [1, 2] {
+                w[b * 64 + t] = if t < 32 {
+                    ThreadAt::Running(Some((bar, 0))).encode()
+                } else {
+                    ThreadAt::Done.encode()
+                };
+            }
+        }
+        w[2 * 64 + 5] = ThreadAt::Running(Some((sync, 0))).encode();
+        w[2 * 64 + 6] = ThreadAt::Running(None).encode();
+        let p = Positions::decode(&lowered, 4, &w);
+        assert_eq!(
+            (
+                p.trials,
+                p.trials_done,
+                p.trials_stuck,
+                p.trials_not_started
+            ),
+            (4, 1, 2, 1)
+        );
+        assert_eq!(p.running_elsewhere, 1);
+        assert_eq!(p.blocked.len(), 2);
+        let at_bar = p
+            .blocked
+            .iter()
+            .find(|b| b.stmt == bar)
+            .expect("at the bar_sync");
+        assert_eq!(
+            (at_bar.threads, at_bar.trials, at_bar.first_block),
+            (62, 2, 1)
+        );
+        assert_eq!(at_bar.first_threads.len(), 32);
+        let firsts: Vec<(u32, u32)> = at_bar.first_threads.iter().map(|t| (t.0, t.1)).collect();
+        assert_eq!(thread_ranges(&firsts, 1), "t0-t31");
+        let at_sync = p
+            .blocked
+            .iter()
+            .find(|b| b.stmt == sync)
+            .expect("at the syncthreads");
+        assert_eq!((at_sync.threads, at_sync.first_block), (1, 2));
+        // A short read (the words of a smaller launch) is no panic.
+        let p = Positions::decode(&lowered, 4, &w[..10]);
+        assert_eq!(p.trials_not_started, 3);
+    }
+
+    #[test]
+    fn thread_lists_fold_into_ranges() {
+        let t: Vec<(u32, u32)> = (0..32).map(|i| (0, i)).chain([(0, 40), (0, 42)]).collect();
+        assert_eq!(thread_ranges(&t, 1), "t0-t31, t40, t42");
+        assert_eq!(
+            thread_ranges(&[(1, 3), (0, 3), (1, 4)], 2),
+            "cta0.t3, cta1.t3-t4"
+        );
     }
 }

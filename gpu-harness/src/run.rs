@@ -21,7 +21,48 @@ pub enum RunError {
     /// A driver call failed (including a kernel that trapped).
     Driver { what: String, error: String },
     /// A launch did not finish in time: a hardware barrier that cannot be bounded is stuck.
-    Stuck { seconds: f64 },
+    /// The kernel still runs; [`Gpu::read_stuck`] reads what it wrote so far, and only the
+    /// end of the process frees the GPU ([`end_process`]).
+    Stuck(Box<StuckLaunch>),
+}
+
+/// A launch given up after its deadline: where its buffers are, to read them back while the
+/// kernel is still stuck (the buffers are leaked: the kernel may still write them).
+#[derive(Debug, Clone)]
+pub struct StuckLaunch {
+    /// How long the host waited.
+    pub seconds: f64,
+    pub blocks: u32,
+    pub seed: u64,
+    /// Device address and length in words of the result buffer (`out`) and of the position
+    /// words (`pos`, see `PC_POS_RUN` in the prelude); none for the baseline kernel.
+    buffers: Option<StuckBuffers>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct StuckBuffers {
+    out: (cudarc::driver::sys::CUdeviceptr, usize),
+    pos: (cudarc::driver::sys::CUdeviceptr, usize),
+}
+
+impl StuckLaunch {
+    /// A stuck launch with nothing to read back (for tests and the baseline kernel).
+    pub fn bare(seconds: f64, blocks: u32, seed: u64) -> StuckLaunch {
+        StuckLaunch {
+            seconds,
+            blocks,
+            seed,
+            buffers: None,
+        }
+    }
+}
+
+/// What [`Gpu::read_stuck`] read of a stuck launch: the result buffer as the finished (and
+/// the stuck) blocks left it, and one position word per thread.
+#[derive(Debug, Clone)]
+pub struct StuckReadback {
+    pub out: Vec<u64>,
+    pub positions: Vec<u64>,
 }
 
 impl std::fmt::Display for RunError {
@@ -32,10 +73,11 @@ impl std::fmt::Display for RunError {
             RunError::Driver { what, error } => {
                 write!(f, "CUDA driver error while {what}: {error}")
             }
-            RunError::Stuck { seconds } => write!(
+            RunError::Stuck(s) => write!(
                 f,
-                "the kernel did not finish within {seconds:.1} s: a hardware barrier that cannot be \
-                 bounded (syncthreads, bar.sync, barrier.cluster) is stuck"
+                "the kernel did not finish within {:.1} s: a hardware barrier that cannot be \
+                 bounded (syncthreads, bar.sync, barrier.cluster) is stuck",
+                s.seconds
             ),
         }
     }
@@ -155,11 +197,83 @@ pub fn compile_ptx(
     }
 }
 
+/// End the process now, with `code`, after flushing stdout and stderr: the way to free the
+/// GPU of a stuck kernel. No CUDA call can end a kernel stuck in a hardware barrier, and the
+/// driver's own teardown at `exit` could wait for it; `_exit` skips that teardown, and the
+/// kernel driver frees the context when the process's device files close, exactly as when a
+/// parent process kills it.
+pub fn end_process(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    #[cfg(unix)]
+    // SAFETY: `_exit` ends the process at once; nothing of this process runs afterwards.
+    unsafe {
+        libc::_exit(code)
+    }
+    #[cfg(not(unix))]
+    std::process::exit(code)
+}
+
+/// A deadline for the rest of a stuck run: if [`Watchdog::claim`] has not been called within
+/// `after`, a thread runs `fallback` (which prints the report without what could not be read)
+/// and ends the process with `code`. Guards the read-back of a stuck launch, whose driver calls
+/// should not block but might.
+pub struct Watchdog {
+    claimed: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Watchdog {
+    pub fn arm(after: Duration, code: i32, fallback: impl FnOnce() + Send + 'static) -> Watchdog {
+        let claimed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let c = claimed.clone();
+        let spawned = std::thread::Builder::new()
+            .name("stuck-watchdog".into())
+            .spawn(move || {
+                std::thread::sleep(after);
+                if !c.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    fallback();
+                    end_process(code);
+                }
+            });
+        if spawned.is_err() {
+            // No thread: nothing guards the read-back, which has its own deadline.
+            claimed.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
+        Watchdog { claimed }
+    }
+
+    /// Take over from the watchdog (before printing the full report). If it has already
+    /// fired, it is printing the fallback and ending the process: wait for that.
+    pub fn claim(self) {
+        if self.claimed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+/// Page-locked host memory for reading a stuck launch back (allocated before launches: a
+/// page-locked allocation may synchronize with the device).
+struct Pinned {
+    ptr: *mut std::ffi::c_void,
+    words: usize,
+}
+
+// SAFETY: the pointer is page-locked host memory owned by this value and used only under the
+// `Mutex` that holds it.
+unsafe impl Send for Pinned {}
+
 /// An open GPU.
 pub struct Gpu {
     pub env: CudaEnv,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// A non-blocking stream of our own (not cudarc's, so that it adds no event tracking)
+    /// that copies a stuck launch's buffers back while the kernel runs on `stream`.
+    side: cudarc::driver::sys::CUstream,
+    pinned: std::sync::Mutex<Option<Pinned>>,
     pub device_name: String,
     pub ordinal: usize,
     pub multiprocessors: u32,
@@ -240,14 +354,124 @@ impl Gpu {
                 hint: "run on an H100 or H200 (or a newer GPU)".into(),
             }));
         }
+        let side = Self::side_stream(&ctx)?;
         Ok(Gpu {
             env,
             ctx,
             stream,
+            side,
+            pinned: std::sync::Mutex::new(None),
             device_name,
             ordinal,
             multiprocessors,
             compute_capability,
+        })
+    }
+
+    fn side_stream(ctx: &Arc<CudaContext>) -> Result<cudarc::driver::sys::CUstream, RunError> {
+        use cudarc::driver::sys;
+        ctx.bind_to_thread()
+            .map_err(driver("binding the CUDA context"))?;
+        let mut side: sys::CUstream = std::ptr::null_mut();
+        // SAFETY: `side` receives a new stream of the current context.
+        unsafe {
+            sys::cuStreamCreate(
+                &mut side,
+                sys::CUstream_flags::CU_STREAM_NON_BLOCKING as std::ffi::c_uint,
+            )
+        }
+        .result()
+        .map_err(driver("creating the read-back stream"))?;
+        // SAFETY: a query of the stream just created; it also resolves the driver entry
+        // points the read-back uses, so a stuck launch needs no lookup.
+        let _ = unsafe { sys::cuStreamQuery(side) };
+        Ok(side)
+    }
+
+    /// Make the page-locked read-back buffer hold `words` words (before a launch).
+    fn ensure_pinned(&self, words: usize) -> Result<(), RunError> {
+        use cudarc::driver::sys;
+        let mut pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
+        if pinned.as_ref().is_some_and(|p| p.words >= words) {
+            return Ok(());
+        }
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver("binding the CUDA context"))?;
+        if let Some(old) = pinned.take() {
+            // SAFETY: allocated by cuMemAllocHost below, not in use (no launch is stuck:
+            // after a stuck launch the process ends without another one).
+            let _ = unsafe { sys::cuMemFreeHost(old.ptr) };
+        }
+        let words = words.next_power_of_two();
+        let mut ptr = std::ptr::null_mut();
+        // SAFETY: `ptr` receives `words * 8` bytes of page-locked host memory.
+        unsafe { sys::cuMemAllocHost_v2(&mut ptr, words * 8) }
+            .result()
+            .map_err(driver("allocating page-locked memory for the read-back"))?;
+        *pinned = Some(Pinned { ptr, words });
+        Ok(())
+    }
+
+    /// Read a stuck launch's result buffer and position words back while its kernel still
+    /// runs: copies on the non-blocking side stream (which does not wait for the kernel's
+    /// stream) into page-locked memory, polled until `timeout`. Only non-blocking driver
+    /// calls are made. Err: why nothing could be read.
+    pub fn read_stuck(
+        &self,
+        stuck: &StuckLaunch,
+        timeout: Duration,
+    ) -> Result<StuckReadback, String> {
+        use cudarc::driver::sys;
+        let Some(b) = stuck.buffers else {
+            return Err("the launch left nothing to read back".into());
+        };
+        let pinned = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(p) = pinned.as_ref().filter(|p| p.words >= b.out.1 + b.pos.1) else {
+            return Err("no page-locked read-back buffer".into());
+        };
+        self.ctx
+            .bind_to_thread()
+            .map_err(|e| format!("binding the CUDA context: {}", driver_error_text(&e)))?;
+        let out_host = p.ptr;
+        // SAFETY: `p` holds at least out + pos words; the source addresses are the stuck
+        // launch's buffers, leaked so that they stay allocated.
+        let pos_host = unsafe { (p.ptr as *mut u64).add(b.out.1) } as *mut std::ffi::c_void;
+        for (dst, (src, words)) in [(out_host, b.out), (pos_host, b.pos)] {
+            if words == 0 {
+                continue;
+            }
+            // SAFETY: see above; page-locked destination, so the copy is asynchronous.
+            unsafe { sys::cuMemcpyDtoHAsync_v2(dst, src, words * 8, self.side) }
+                .result()
+                .map_err(|e| format!("copying back: {}", driver_error_text(&e)))?;
+        }
+        let t0 = Instant::now();
+        loop {
+            // SAFETY: a query of our own stream.
+            match unsafe { sys::cuStreamQuery(self.side) } {
+                sys::CUresult::CUDA_SUCCESS => break,
+                sys::CUresult::CUDA_ERROR_NOT_READY => {}
+                e => {
+                    return Err(format!(
+                        "copying back: {}",
+                        driver_error_text(&cudarc::driver::DriverError(e))
+                    ));
+                }
+            }
+            if t0.elapsed() > timeout {
+                return Err(format!(
+                    "the copy did not complete within {:.1} s",
+                    timeout.as_secs_f64()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // SAFETY: the copies into `p` have completed; `p` holds out + pos words.
+        let all = unsafe { std::slice::from_raw_parts(p.ptr as *const u64, b.out.1 + b.pos.1) };
+        Ok(StuckReadback {
+            out: all[..b.out.1].to_vec(),
+            positions: all[b.out.1..].to_vec(),
         })
     }
 
@@ -317,9 +541,11 @@ impl Gpu {
                 }
             }
             if t0.elapsed() > timeout {
-                return Err(RunError::Stuck {
-                    seconds: t0.elapsed().as_secs_f64(),
-                });
+                return Err(RunError::Stuck(Box::new(StuckLaunch::bare(
+                    t0.elapsed().as_secs_f64(),
+                    0,
+                    0,
+                ))));
             }
             std::thread::sleep(Duration::from_micros(200));
         }
@@ -352,6 +578,21 @@ impl Gpu {
             .stream
             .clone_htod(&seq_host)
             .map_err(driver("copying the trace"))?;
+        let pos_words = lowered.pos_words(params.blocks);
+        let pos = self
+            .stream
+            .alloc_zeros::<u64>(pos_words.max(1))
+            .map_err(driver("allocating the position words"))?;
+        self.ensure_pinned(layout.total_words() + pos_words)?;
+        let buffers = {
+            use cudarc::driver::DevicePtr;
+            let (o, _g) = out.device_ptr(&self.stream);
+            let (q, _h) = pos.device_ptr(&self.stream);
+            StuckBuffers {
+                out: (o, layout.total_words()),
+                pos: (q, pos_words),
+            }
+        };
         let cfg = LaunchConfig {
             grid_dim: (params.blocks, 1, 1),
             block_dim: (lowered.block, 1, 1),
@@ -371,7 +612,8 @@ impl Gpu {
             .map_err(driver("recording an event"))?;
         let mut sides = Vec::new();
         if lowered.kernels.len() > 1 {
-            sides = self.launch_concurrent(kernel, lowered, params, &out, &staging, &seq_dev)?;
+            sides =
+                self.launch_concurrent(kernel, lowered, params, &out, &staging, &seq_dev, &pos)?;
         } else {
             let mut b = self.stream.launch_builder(&kernel.func);
             b.arg(&params.seed)
@@ -380,11 +622,13 @@ impl Gpu {
                 .arg(&params.budget_cycles)
                 .arg(&out)
                 .arg(&staging)
-                .arg(&seq_dev);
+                .arg(&seq_dev)
+                .arg(&pos);
             // SAFETY: the argument list matches the signature the lowering writes:
             // (u64 seed, u32 delay_max_ns, u32 delay_every, i64 budget, u64* out, u8* staging,
-            // const u32* seq); `out` has `OutLayout::total_words()` words, `staging` has
-            // `per_block` bytes per block, and `seq` at least its 4-word header.
+            // const u32* seq, u64* pos); `out` has `OutLayout::total_words()` words, `staging`
+            // has `per_block` bytes per block, `seq` at least its 4-word header, and `pos` one
+            // word per thread of the launch (`Lowered::pos_words`).
             unsafe { b.launch(cfg) }.map_err(driver("launching the kernel"))?;
         }
         end.record(&self.stream)
@@ -395,7 +639,16 @@ impl Gpu {
             std::mem::forget(out);
             std::mem::forget(staging);
             std::mem::forget(seq_dev);
-            return Err(e);
+            std::mem::forget(pos);
+            return Err(match e {
+                RunError::Stuck(s) => RunError::Stuck(Box::new(StuckLaunch {
+                    seconds: s.seconds,
+                    blocks: params.blocks,
+                    seed: params.seed,
+                    buffers: Some(buffers),
+                })),
+                e => e,
+            });
         }
         let ms = start
             .elapsed_ms(&end)
@@ -414,6 +667,7 @@ impl Gpu {
     /// start after the main stream's copies; the main stream waits for them, so `finish` covers
     /// them all.
     /// The streams are returned so that a stuck launch can leak them with its buffers.
+    #[allow(clippy::too_many_arguments)]
     fn launch_concurrent(
         &self,
         kernel: &LoadedKernel,
@@ -422,6 +676,7 @@ impl Gpu {
         out: &cudarc::driver::CudaSlice<u64>,
         staging: &cudarc::driver::CudaSlice<u8>,
         seq: &cudarc::driver::CudaSlice<u32>,
+        pos: &cudarc::driver::CudaSlice<u64>,
     ) -> Result<Vec<Arc<CudaStream>>, RunError> {
         use cudarc::driver::DevicePtr;
         use cudarc::driver::sys;
@@ -431,6 +686,7 @@ impl Gpu {
         let (out_ptr, _g_out) = out.device_ptr(&self.stream);
         let (staging_ptr, _g_staging) = staging.device_ptr(&self.stream);
         let (seq_ptr, _g_seq) = seq.device_ptr(&self.stream);
+        let (pos_ptr, _g_pos) = pos.device_ptr(&self.stream);
         self.ctx
             .bind_to_thread()
             .map_err(driver("binding the CUDA context"))?;
@@ -477,7 +733,7 @@ impl Gpu {
                 attrs: &mut attr,
                 numAttrs: 1,
             };
-            let mut args: [*mut c_void; 7] = [
+            let mut args: [*mut c_void; 8] = [
                 &params.seed as *const u64 as *mut c_void,
                 &params.delay_max_ns as *const u32 as *mut c_void,
                 &params.delay_every as *const u32 as *mut c_void,
@@ -485,13 +741,15 @@ impl Gpu {
                 &out_ptr as *const sys::CUdeviceptr as *mut c_void,
                 &staging_ptr as *const sys::CUdeviceptr as *mut c_void,
                 &seq_ptr as *const sys::CUdeviceptr as *mut c_void,
+                &pos_ptr as *const sys::CUdeviceptr as *mut c_void,
             ];
-            // SAFETY: `args` points at seven live values in the order and with the types of the
+            // SAFETY: `args` points at eight live values in the order and with the types of the
             // signature the lowering writes for every kernel of the file (u64 seed, u32
-            // delay_max_ns, u32 delay_every, i64 budget, u64* out, u8* staging, const u32* seq);
-            // the driver copies them before returning. `out` has `OutLayout::total_words()`
-            // words, `staging` `staging_bytes` per block for `params.blocks` blocks (the grid of
-            // every kernel), `seq` its 4-word header. `config` and `attr` outlive the call, the
+            // delay_max_ns, u32 delay_every, i64 budget, u64* out, u8* staging, const u32* seq,
+            // u64* pos); the driver copies them before returning. `out` has
+            // `OutLayout::total_words()` words, `staging` `staging_bytes` per block for
+            // `params.blocks` blocks (the grid of every kernel), `seq` its 4-word header, `pos`
+            // one word per thread of every kernel's grid. `config` and `attr` outlive the call, the
             // context is bound to this thread, `func` belongs to a module loaded in it, and the
             // buffers are freed only after the main stream (which joins `side`) has finished.
             unsafe {
@@ -582,6 +840,27 @@ impl Gpu {
             // Two barriers (full, empty), one phase each per trip, in every block.
             phases: 2 * u64::from(iters) * u64::from(params.blocks),
         })
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        use cudarc::driver::sys;
+        if self.ctx.bind_to_thread().is_err() {
+            return;
+        }
+        if let Some(p) = self
+            .pinned
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            // SAFETY: allocated by cuMemAllocHost in `ensure_pinned`; no copy is in flight
+            // (a stuck run ends the process instead of dropping the GPU).
+            let _ = unsafe { sys::cuMemFreeHost(p.ptr) };
+        }
+        // SAFETY: our own stream, created in `open`, with nothing in flight.
+        let _ = unsafe { sys::cuStreamDestroy_v2(self.side) };
     }
 }
 

@@ -282,3 +282,33 @@ fn whole_block_named_barriers_in_a_block_of_partial_warps() {
         e.message
     );
 }
+
+/// Every hardware collective that blocks (which cannot be bounded) records first where its
+/// thread is (`pc_at`), the kernel marks each thread running at entry and done at its finish,
+/// and the fuzz-mode kernel reads its aimed delays from `seq`: what a stuck launch and the
+/// aimed fuzz rely on.
+#[test]
+fn blocking_collectives_record_where_each_thread_is() {
+    let k = lowered("all_statements.phase", Mode::Fuzz);
+    for call in [
+        "__syncthreads();",
+        "pc_cluster_arrive(); pc_cluster_wait();",
+        "pc_cluster_wait();",
+        "__syncwarp(pc_warp_mask());",
+        "pc_bar_sync(1, 64);",
+        "pc_bar_sync(0, nthreads);",
+    ] {
+        // (The bootstrap's own barriers, which every thread reaches, record nothing.)
+        assert!(
+            k.lines()
+                .any(|l| l.trim_end().ends_with(call) && l.contains("pc_at(pc, ")),
+            "`{call}` recorded in\n{k}"
+        );
+    }
+    // bar.arrive and cluster arrive do not block: nothing to record.
+    assert!(k.contains("\n    pc_bar_arrive(2, 32);"), "{k}");
+    assert!(k.contains("pos + (size_t)blockIdx.x * 128 + 0 + tid; *pc.pos = PC_POS_RUN;"));
+    assert!(k.contains("*pc.pos = PC_POS_DONE;"));
+    assert!(k.contains("pc.aim = pc_aim_of(seq, pc.cta, pc.tid);"));
+    assert!(k.contains("const pc_u32* seq, pc_u64* pos) {"));
+}

@@ -4,9 +4,13 @@
 
 use crate::cli::{Exit, Format, FuzzArgs, GpuArgs};
 use crate::cmd::lower::{load, report_lower_error};
-use gpu_harness::decode::{BarrierState, EventKind, LaunchResult, Stamp};
+use gpu_harness::decode::{
+    BarrierState, EventKind, LaunchResult, OutLayout, Positions, Stamp, thread_ranges,
+};
 use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
-use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError};
+use gpu_harness::run::{
+    Gpu, LaunchParams, LoadedKernel, RunError, StuckLaunch, StuckReadback, Watchdog, end_process,
+};
 use protocols::SourceFile;
 use protocols::ir::Program;
 use serde::Serialize;
@@ -24,6 +28,11 @@ pub fn fail(e: RunError) -> Exit {
     fail_as(e, None)
 }
 
+/// How long the read-back of a stuck launch may take (its copies normally take milliseconds),
+/// and how much longer the watchdog gives it before printing the report without it.
+pub const READBACK_TIMEOUT: Duration = Duration::from_secs(5);
+pub const READBACK_GRACE: Duration = Duration::from_secs(10);
+
 /// [`fail`], and with `--format json` the JSON object of a run that did not happen.
 pub fn fail_as(e: RunError, not_run: Option<&NotRun>) -> Exit {
     eprintln!("error: {e}");
@@ -31,14 +40,14 @@ pub fn fail_as(e: RunError, not_run: Option<&NotRun>) -> Exit {
         RunError::Env(_) => (Exit::BadInput, "no-gpu"),
         RunError::Compile { .. } => (Exit::BadInput, "compile-error"),
         RunError::Driver { .. } => (Exit::Findings, "driver-error"),
-        RunError::Stuck { .. } => (Exit::Findings, "stuck"),
+        RunError::Stuck(_) => (Exit::Findings, "stuck"),
     };
     if let Some(n) = not_run {
         n.print(reason, &e.to_string(), exit);
     }
-    if let RunError::Stuck { .. } = e {
-        // The kernel still runs; ending the process tears down its context.
-        std::process::exit(Exit::Findings as i32);
+    if let RunError::Stuck(_) = e {
+        // The kernel still runs; ending the process frees the GPU (`end_process`).
+        end_process(Exit::Findings as i32);
     }
     exit
 }
@@ -102,6 +111,41 @@ pub struct HangRow {
     /// The kernel the statement is in (files with several `kernel` blocks only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
+    /// A hardware collective (`syncthreads`, `bar_sync`, `cluster_sync`, ...) in which threads
+    /// were still blocked when their launch was given up (it cannot be bounded): `count` is
+    /// the threads blocked there, `trials` the trials with one. Absent for expired bounded
+    /// waits.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stuck: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials: Option<u64>,
+}
+
+/// A launch that did not finish: a hardware collective was stuck. The run ends with it (the
+/// GPU is freed by ending the process); the rounds before it are reported as usual, the
+/// threads still blocked as `stuck` rows of `hangs`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StuckReport {
+    /// The round that got stuck (replay it with `--seed SEED --blocks BLOCKS --seconds 0`).
+    pub seed: u64,
+    pub blocks: u32,
+    /// How long the host waited for it.
+    pub seconds: f64,
+    /// Whether the position words (where each thread was) could be read back.
+    pub positions_read: bool,
+    /// Why they could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_error: Option<String>,
+    /// That round's trials by outcome (when the positions were read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials_done: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials_stuck: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials_not_started: Option<u64>,
+    /// Threads still running that had entered no hardware collective.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub running_elsewhere: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -160,6 +204,9 @@ pub struct FuzzSummary {
     /// Rounds of the proxy-window kernel (files with a `tma_store`): what they saw.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_window: Option<Box<FuzzSummary>>,
+    /// The launch that got stuck in a hardware collective, which ended the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<StuckReport>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -174,17 +221,27 @@ impl FuzzSummary {
 
     /// Nothing seen in this part's own rounds.
     fn part_clean(&self) -> bool {
-        self.hangs.is_empty() && self.stale_reads.is_empty() && self.runaway_loops == 0
+        self.hangs.is_empty()
+            && self.stale_reads.is_empty()
+            && self.runaway_loops == 0
+            && self.stuck.is_none()
+    }
+
+    /// The run, or its proxy-window part, ended with a stuck launch.
+    pub fn is_stuck(&self) -> bool {
+        self.stuck.is_some() || self.proxy_window.as_ref().is_some_and(|w| w.is_stuck())
     }
 }
 
 /// Accumulates launches.
+#[derive(Clone)]
 pub struct Accumulator<'a> {
     file: &'a SourceFile,
     program: &'a Program,
     lowered: &'a Lowered,
     hang: BTreeMap<u32, (u64, SeenAt, String)>,
     stale: BTreeMap<(u32, u32), (u64, SeenAt, String)>,
+    stuck_rows: Vec<HangRow>,
     pub summary: FuzzSummary,
 }
 
@@ -196,6 +253,7 @@ impl<'a> Accumulator<'a> {
             lowered,
             hang: BTreeMap::new(),
             stale: BTreeMap::new(),
+            stuck_rows: Vec::new(),
             summary: FuzzSummary {
                 file: file.name.clone(),
                 threads_per_block: lowered.block,
@@ -255,6 +313,11 @@ impl<'a> Accumulator<'a> {
         let expected = u64::from(blocks / self.lowered.cluster.max(1))
             * u64::from(self.lowered.threads_per_trial());
         self.summary.threads_missing += expected.saturating_sub(r.threads_done);
+        self.add_events(r, seed);
+    }
+
+    /// The hangs and stale reads of a launch (also of a stuck one, read back while it ran).
+    fn add_events(&mut self, r: &LaunchResult, seed: u64) {
         let kind_hang = 0;
         for (stmt, &n) in r.counts[kind_hang].iter().enumerate() {
             if n == 0 {
@@ -313,6 +376,77 @@ impl<'a> Accumulator<'a> {
         let _ = r.events_dropped;
     }
 
+    /// The launch of `stuck` did not finish: add what could be read back of it (`read`: its
+    /// result buffer and where each thread was) and say so. Its trials are not counted as a
+    /// round; its expired bounded waits and stale reads are, and every hardware collective
+    /// with threads still blocked in it becomes a `stuck` hang row.
+    pub fn add_stuck(&mut self, stuck: &StuckLaunch, read: Result<&StuckReadback, String>) {
+        let mut report = StuckReport {
+            seed: stuck.seed,
+            blocks: stuck.blocks,
+            seconds: stuck.seconds,
+            positions_read: false,
+            read_error: None,
+            trials_done: None,
+            trials_stuck: None,
+            trials_not_started: None,
+            running_elsewhere: 0,
+        };
+        match read {
+            Ok(rb) => {
+                let layout = OutLayout::new(self.lowered);
+                if rb.out.len() >= layout.total_words() {
+                    let r = LaunchResult::decode(&layout, &rb.out);
+                    self.summary.runaway_loops += r.runaway;
+                    self.add_events(&r, stuck.seed);
+                }
+                let p = Positions::decode(self.lowered, stuck.blocks, &rb.positions);
+                report.positions_read = true;
+                report.trials_done = Some(p.trials_done);
+                report.trials_stuck = Some(p.trials_stuck);
+                report.trials_not_started = Some(p.trials_not_started);
+                report.running_elsewhere = p.running_elsewhere;
+                for b in &p.blocked {
+                    let threads: Vec<(u32, u32)> =
+                        b.first_threads.iter().map(|&(c, t, _)| (c, t)).collect();
+                    let mut occs: Vec<u32> = b.first_threads.iter().map(|t| t.2).collect();
+                    occs.sort_unstable();
+                    occs.dedup();
+                    let occ = match occs.as_slice() {
+                        [one] => format!("its execution #{} of the statement", one + 1),
+                        _ => format!(
+                            "executions #{} of the statement",
+                            occs.iter()
+                                .map(|o| (o + 1).to_string())
+                                .collect::<Vec<_>>()
+                                .join(", #")
+                        ),
+                    };
+                    self.stuck_rows.push(HangRow {
+                        statement: self.text_of(b.stmt),
+                        line: self.line_of(b.stmt),
+                        count: b.threads,
+                        first: SeenAt {
+                            seed: stuck.seed,
+                            block: b.first_block,
+                        },
+                        observed: format!(
+                            "{} of block {} blocked here ({occ}) after {:.1} s",
+                            thread_ranges(&threads, self.lowered.cluster.max(1)),
+                            b.first_block,
+                            stuck.seconds
+                        ),
+                        kernel: self.kernel_of(b.stmt),
+                        stuck: true,
+                        trials: Some(b.trials),
+                    });
+                }
+            }
+            Err(e) => report.read_error = Some(e),
+        }
+        self.summary.stuck = Some(report);
+    }
+
     fn buffer_of(&self, stmt: u32) -> u32 {
         self.lowered
             .stmts
@@ -368,8 +502,11 @@ impl<'a> Accumulator<'a> {
                 first,
                 observed,
                 kernel: self.kernel_of(stmt),
+                stuck: false,
+                trials: None,
             });
         }
+        self.summary.hangs.append(&mut self.stuck_rows);
         let stale = std::mem::take(&mut self.stale);
         for ((buf, stmt), (count, first, other)) in stale {
             let buffer = self
@@ -392,7 +529,15 @@ impl<'a> Accumulator<'a> {
     }
 }
 
-/// Launch rounds until `seconds` have passed (at least one round).
+/// How long `fuzz` waits for one launch before it counts as stuck: `--launch-timeout`, or
+/// 30 s plus the run's length.
+pub fn launch_timeout(gpu_args: &GpuArgs, seconds: f64) -> Duration {
+    Duration::from_secs_f64(gpu_args.launch_timeout.unwrap_or(30.0 + seconds).max(0.001))
+}
+
+/// Launch rounds until `seconds` have passed (at least one round). A launch that does not
+/// finish (a stuck hardware collective) ends the rounds: it is returned, to be read back
+/// ([`read_back_stuck`]) and reported; the process must end afterwards to free the GPU.
 #[allow(clippy::too_many_arguments)]
 pub fn fuzz_rounds(
     gpu: &Gpu,
@@ -404,7 +549,7 @@ pub fn fuzz_rounds(
     first_seed: u64,
     seconds: f64,
     progress: Option<&indicatif::ProgressBar>,
-) -> Result<(), RunError> {
+) -> Result<Option<Box<StuckLaunch>>, RunError> {
     let t0 = Instant::now();
     let mut seed = first_seed;
     loop {
@@ -414,9 +559,13 @@ pub fn fuzz_rounds(
             delay_max_ns: gpu_args.delay_ns,
             delay_every: gpu_args.delay_every.max(1),
             budget_cycles: gpu_args.wait_cycles,
-            timeout: Duration::from_secs_f64(30.0 + seconds),
+            timeout: launch_timeout(gpu_args, seconds),
         };
-        let (r, secs) = gpu.launch(kernel, lowered, &params, &[])?;
+        let (r, secs) = match gpu.launch(kernel, lowered, &params, &[]) {
+            Ok(x) => x,
+            Err(RunError::Stuck(s)) => return Ok(Some(s)),
+            Err(e) => return Err(e),
+        };
         acc.add(&r, seed, blocks, secs);
         seed = seed.wrapping_add(1);
         let elapsed = t0.elapsed().as_secs_f64();
@@ -430,9 +579,39 @@ pub fn fuzz_rounds(
             ));
         }
         if elapsed >= seconds {
-            return Ok(());
+            return Ok(None);
         }
     }
+}
+
+/// Read a stuck launch back and add it to `acc` ([`Accumulator::add_stuck`]). A watchdog
+/// guards the read-back (whose driver calls do not block, but a stuck context is no place to
+/// rely on that): should it not return in time, `fallback` gets the summary without it (with
+/// `wall` seconds), prints it, and the process ends with exit 1.
+pub fn read_back_stuck(
+    gpu: &Gpu,
+    acc: &mut Accumulator<'_>,
+    stuck: &StuckLaunch,
+    wall: f64,
+    fallback: impl FnOnce(FuzzSummary) + Send + 'static,
+) {
+    let mut preview = acc.clone();
+    preview.add_stuck(
+        stuck,
+        Err(format!(
+            "the read-back did not return within {:.0} s",
+            (READBACK_TIMEOUT + READBACK_GRACE).as_secs_f64()
+        )),
+    );
+    let preview = preview.finish(wall);
+    let dog = Watchdog::arm(
+        READBACK_TIMEOUT + READBACK_GRACE,
+        Exit::Findings as i32,
+        move || fallback(preview),
+    );
+    let read = gpu.read_stuck(stuck, READBACK_TIMEOUT);
+    dog.claim();
+    acc.add_stuck(stuck, read.as_ref().map_err(|e| e.clone()));
 }
 
 pub fn default_blocks(gpu: &Gpu, cluster: u32) -> u32 {
@@ -527,11 +706,22 @@ pub fn render_human(s: &FuzzSummary) -> String {
             if part.part_clean() {
                 continue;
             }
-            let _ = writeln!(
-                o,
-                "  replay a round: phasecheck fuzz {}{} --seed SEED --blocks {} --seconds 0",
-                s.file, part.replay_flags, part.blocks_per_round
-            );
+            match &part.stuck {
+                Some(st) => {
+                    let _ = writeln!(
+                        o,
+                        "  replay the stuck round: phasecheck fuzz {}{} --seed {} --blocks {} --seconds 0",
+                        s.file, part.replay_flags, st.seed, st.blocks
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        o,
+                        "  replay a round: phasecheck fuzz {}{} --seed SEED --blocks {} --seconds 0",
+                        s.file, part.replay_flags, part.blocks_per_round
+                    );
+                }
+            }
         }
     }
     o
@@ -540,7 +730,10 @@ pub fn render_human(s: &FuzzSummary) -> String {
 /// The hang and stale-read rows of one part of a run, indented by `pad`.
 fn render_rows(o: &mut String, s: &FuzzSummary, pad: &str) {
     use std::fmt::Write;
-    if s.hangs.is_empty() {
+    let bounded: Vec<&HangRow> = s.hangs.iter().filter(|h| !h.stuck).collect();
+    if bounded.is_empty() && s.stuck.is_some() {
+        let _ = writeln!(o, "{pad}hangs (expired bounded waits): none");
+    } else if bounded.is_empty() {
         let _ = writeln!(o, "{pad}hangs: none");
     } else {
         let _ = writeln!(o, "{pad}hangs (expired bounded waits):");
@@ -549,7 +742,7 @@ fn render_rows(o: &mut String, s: &FuzzSummary, pad: &str) {
             "{pad}  {:<5} {:<44} {:>10}  first seen",
             "line", "statement", "count"
         );
-        for h in &s.hangs {
+        for h in bounded {
             let _ = writeln!(
                 o,
                 "{pad}  {:<5} {:<44} {:>10}  seed {} block {}",
@@ -589,6 +782,73 @@ fn render_rows(o: &mut String, s: &FuzzSummary, pad: &str) {
     }
     if s.runaway_loops > 0 {
         let _ = writeln!(o, "{pad}runaway while loops: {}", s.runaway_loops);
+    }
+    if let Some(st) = &s.stuck {
+        render_stuck(o, s, st, pad);
+    }
+}
+
+/// The stuck launch of a part: where its threads were blocked.
+fn render_stuck(o: &mut String, s: &FuzzSummary, st: &StuckReport, pad: &str) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        o,
+        "{pad}hang in a hardware collective: the round of seed {} ({} blocks) did not finish \
+         within {:.1} s; the process ended to free the GPU",
+        st.seed, st.blocks, st.seconds
+    );
+    let rows: Vec<&HangRow> = s.hangs.iter().filter(|h| h.stuck).collect();
+    if !rows.is_empty() {
+        let _ = writeln!(
+            o,
+            "{pad}  {:<5} {:<40} {:>8} {:>7}  first seen",
+            "line", "statement (threads blocked in it)", "threads", "trials"
+        );
+        for h in rows {
+            let _ = writeln!(
+                o,
+                "{pad}  {:<5} {:<40} {:>8} {:>7}  seed {} block {}",
+                h.line,
+                h.statement,
+                h.count,
+                h.trials.unwrap_or(0),
+                h.first.seed,
+                h.first.block
+            );
+            if let Some(k) = &h.kernel {
+                let _ = writeln!(o, "{pad}        kernel: {k}");
+            }
+            let _ = writeln!(o, "{pad}        observed: {}", h.observed);
+        }
+    } else if st.positions_read {
+        let _ = writeln!(
+            o,
+            "{pad}  no thread was inside a hardware collective ({} still running elsewhere)",
+            st.running_elsewhere
+        );
+    }
+    match (&st.read_error, st.trials_done) {
+        (Some(e), _) => {
+            let _ = writeln!(o, "{pad}  where the threads were is not known: {e}");
+        }
+        (None, Some(done)) => {
+            let _ = writeln!(
+                o,
+                "{pad}  that round: {done} of {} trials finished, {} stuck, {} never started{}",
+                done + st.trials_stuck.unwrap_or(0) + st.trials_not_started.unwrap_or(0),
+                st.trials_stuck.unwrap_or(0),
+                st.trials_not_started.unwrap_or(0),
+                if st.running_elsewhere > 0 {
+                    format!(
+                        "; {} running thread(s) had entered no hardware collective",
+                        st.running_elsewhere
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        (None, None) => {}
     }
 }
 
@@ -679,6 +939,28 @@ pub struct FuzzPlan<'a> {
     pub window_rounds: bool,
     /// The `--param` overrides, for the replay flags.
     pub params: &'a [(String, i64)],
+    /// What prints the report should the read-back of a stuck launch not return in time.
+    pub watchdog: WatchdogReport,
+}
+
+/// What the watchdog of a stuck launch's read-back prints, should the read-back not return in
+/// time, before it ends the process with exit 1 ([`read_back_stuck`]): the summary without
+/// what could not be read (the proxy-window part inside the plain part it follows).
+#[derive(Clone, Copy)]
+pub enum WatchdogReport {
+    /// The summary as `fuzz` prints it ([`print_summary`]).
+    Summary(Format),
+    /// The caller's own report of the summary (`mutate --gpu`'s child prints its answer).
+    With(fn(FuzzSummary)),
+}
+
+impl WatchdogReport {
+    fn print(self, summary: FuzzSummary) {
+        match self {
+            WatchdogReport::Summary(format) => print_summary(format, &summary),
+            WatchdogReport::With(print) => print(summary),
+        }
+    }
 }
 
 /// Why a fuzzing run could not give its summary.
@@ -709,8 +991,13 @@ pub fn lower_for_fuzz(
 /// rounds for `plan.seconds`, a quarter of them in the proxy-window kernel when the file has a
 /// `tma_store` and `plan.window_rounds` (in the plain kernel the harness's own bookkeeping
 /// drains the writers' stores before the copy, so a missing `fence_proxy_async` rarely shows
-/// there: docs/gpu.md "Proxy fences"). `fuzz`, `confirm` (files without error-level findings)
-/// and `mutate --gpu` run this.
+/// there: docs/gpu.md "Proxy fences"). A launch stuck in a hardware collective ends the run:
+/// it is read back ([`read_back_stuck`], guarded by a watchdog that prints `plan.watchdog`'s
+/// report and ends the process should the read-back not return) and the summary comes back with
+/// its stuck part ([`FuzzSummary::is_stuck`]), with no proxy-window rounds after a stuck plain
+/// part. The caller reports it and must then end the process (`end_process`): the stuck kernel
+/// is freed only with it. `fuzz` and `mutate --gpu` run this (`confirm` runs [`fuzz_rounds`]
+/// for files without error-level findings).
 pub fn fuzz_program(
     gpu: &Gpu,
     file: &SourceFile,
@@ -743,14 +1030,18 @@ pub fn fuzz_program(
         0.0
     };
     let device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
-    // One part of the run: `seconds` of rounds of one kernel from `seed` on.
+    // One part of the run: `seconds` of rounds of one kernel from `seed` on. A stuck launch
+    // ends it: it is read back and reported with the part (`outer`: the plain part, when this
+    // is the proxy-window part, for the watchdog's report).
+    let watchdog = plan.watchdog;
     let run_part = |l: &Lowered,
                     k: &LoadedKernel,
                     gpu_args: &GpuArgs,
                     proxy_window: bool,
                     seed: u64,
                     seconds: f64,
-                    progress: Option<&indicatif::ProgressBar>|
+                    progress: Option<&indicatif::ProgressBar>,
+                    outer: Option<FuzzSummary>|
      -> Result<FuzzSummary, RunError> {
         let mut acc = Accumulator::new(file, program, l);
         acc.summary.device = device.clone();
@@ -758,9 +1049,18 @@ pub fn fuzz_program(
         acc.summary.first_seed = seed;
         acc.summary.replay_flags = replay_flags(plan.params, gpu_args, proxy_window);
         let t0 = Instant::now();
-        fuzz_rounds(
+        let stuck = fuzz_rounds(
             gpu, k, &mut acc, l, gpu_args, blocks, seed, seconds, progress,
         )?;
+        if let Some(stuck) = stuck {
+            if let Some(pb) = progress {
+                pb.finish_and_clear();
+            }
+            let wall = t0.elapsed().as_secs_f64();
+            read_back_stuck(gpu, &mut acc, &stuck, wall, move |part| {
+                watchdog.print(with_outer(outer, part));
+            });
+        }
         Ok(acc.finish(t0.elapsed().as_secs_f64()))
     };
     let mut summary = run_part(
@@ -771,9 +1071,12 @@ pub fn fuzz_program(
         first_seed,
         plan.seconds - window_seconds,
         pb,
+        None,
     )
     .map_err(FuzzError::Run)?;
-    if let (Some(w), Some(k)) = (&window, &window_kernel) {
+    // A stuck plain part ends the run: no proxy-window rounds after it (the caller reports it
+    // and ends the process, which frees the GPU).
+    if let (Some(w), Some(k), false) = (&window, &window_kernel, summary.is_stuck()) {
         if let Some(pb) = pb {
             pb.set_message("proxy-window rounds (no delays)");
         }
@@ -782,8 +1085,17 @@ pub fn fuzz_program(
             ..plan.gpu_args.clone()
         };
         let seed = first_seed.wrapping_add(summary.rounds);
-        let part =
-            run_part(w, k, &gpu_args, true, seed, window_seconds, None).map_err(FuzzError::Run)?;
+        let part = run_part(
+            w,
+            k,
+            &gpu_args,
+            true,
+            seed,
+            window_seconds,
+            None,
+            Some(summary.clone()),
+        )
+        .map_err(FuzzError::Run)?;
         summary.proxy_window = Some(Box::new(part));
     }
     Ok(summary)
@@ -827,6 +1139,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
         proxy_window: args.proxy_window,
         window_rounds: args.baseline.is_none(),
         params: &args.params,
+        watchdog: WatchdogReport::Summary(args.format),
     };
     let summary = fuzz_program(&gpu, &file, &program, &lowered, &plan, pb.as_ref());
     if let Some(pb) = &pb {
@@ -840,6 +1153,12 @@ pub fn run(args: &FuzzArgs) -> Exit {
         }
         Err(FuzzError::Run(e)) => return fail_as(e, Some(&not_run)),
     };
+    if summary.is_stuck() {
+        // No baseline after a stuck launch: the report, then the end of the process, which
+        // is what frees the GPU of the stuck kernel.
+        print_summary(args.format, &summary);
+        end_process(Exit::Findings as i32);
+    }
     let blocks = summary.blocks_per_round;
     let baseline = match &args.baseline {
         Some(path) => match run_baseline(&gpu, args, path, lowered.block, blocks, &summary) {
@@ -874,6 +1193,28 @@ pub fn run(args: &FuzzArgs) -> Exit {
         Exit::Clean
     } else {
         Exit::Findings
+    }
+}
+
+/// Print a fuzz summary (no baseline) as `format` asks.
+pub fn print_summary(format: Format, summary: &FuzzSummary) {
+    match format {
+        Format::Human => print!("{}", render_human(summary)),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(summary).expect("JSON values serialize")
+        ),
+    }
+}
+
+/// A proxy-window part inside the plain part it follows (`outer`), or the part alone.
+fn with_outer(outer: Option<FuzzSummary>, part: FuzzSummary) -> FuzzSummary {
+    match outer {
+        Some(mut o) => {
+            o.proxy_window = Some(Box::new(part));
+            o
+        }
+        None => part,
     }
 }
 
@@ -1035,6 +1376,109 @@ mod tests {
         assert!(json.get("replay_flags").is_none());
     }
 
+    /// A launch stuck in a hardware collective is a finding: the rounds before it, and where
+    /// its threads were blocked (read back from their position words), in both outputs.
+    #[test]
+    fn a_stuck_launch_reports_where_its_threads_were_blocked() {
+        use gpu_harness::decode::ThreadAt;
+        let text = "protocol stuck\nparam N = 1\nblock 64\nsyncthreads\nif tid < 32 {\n  \
+                    bar_sync 1, 64\n}\n";
+        let file = SourceFile::new("stuck.phase", text);
+        let program = protocols::load(&file, &[]).expect("loads");
+        let lowered =
+            lower::lower(&program, Some(&file), &LowerOptions::default()).expect("lowers");
+        let bar = lowered
+            .stmts
+            .iter()
+            .find(|s| s.keyword == "bar_sync")
+            .expect("a bar_sync")
+            .id;
+        let nstmt = lowered.stmts.len();
+        let mut acc = Accumulator::new(&file, &program, &lowered);
+        acc.summary.file = "stuck.phase".into();
+        acc.summary.blocks_per_round = 4;
+        acc.summary.first_seed = 7;
+        acc.summary.replay_flags = " --delay-ns 200 --delay-every 1 --wait-cycles 4000000".into();
+        // One round that finished (4 trials), then the round of seed 8 stuck: blocks 1 and 2
+        // with warp 0 at the bar_sync, block 3 never started.
+        let done = LaunchResult {
+            threads_done: 4 * 64,
+            counts: vec![vec![0; nstmt]; 4],
+            first_block: vec![vec![None; nstmt]; 4],
+            ..Default::default()
+        };
+        acc.add(&done, 7, 4, 0.01);
+        let mut positions = vec![ThreadAt::Done.encode(); lowered.pos_words(4)];
+        for b in [1usize, 2] {
+            for t in 0..32 {
+                positions[b * 64 + t] = ThreadAt::Running(Some((bar, 0))).encode();
+            }
+        }
+        for w in &mut positions[3 * 64..] {
+            *w = ThreadAt::NotStarted.encode();
+        }
+        let stuck = StuckLaunch::bare(35.0, 4, 8);
+        let mut failed = acc.clone();
+        let read = StuckReadback {
+            out: OutLayout::new(&lowered).initial(&lowered),
+            positions,
+        };
+        acc.add_stuck(&stuck, Ok(&read));
+        let s = acc.finish(36.0);
+        assert!(!s.clean());
+        assert!(s.is_stuck());
+        assert_eq!((s.rounds, s.trials), (1, 4), "the trials before it");
+        assert_eq!(s.hangs.len(), 1);
+        let row = &s.hangs[0];
+        assert!(row.stuck);
+        assert_eq!((row.line, row.count, row.trials), (6, 64, Some(2)));
+        assert_eq!(row.first, SeenAt { seed: 8, block: 1 });
+        assert_eq!(row.statement, "bar_sync 1, 64");
+        let text = render_human(&s);
+        assert!(
+            text.contains("hangs (expired bounded waits): none"),
+            "{text}"
+        );
+        assert!(
+            text.contains("hang in a hardware collective: the round of seed 8 (4 blocks) did not finish within 35.0 s"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "observed: t0-t31 of block 1 blocked here (its execution #1 of the statement)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("that round: 1 of 4 trials finished, 2 stuck, 1 never started"),
+            "{text}"
+        );
+        assert!(
+            text.contains("replay the stuck round: phasecheck fuzz stuck.phase --delay-ns 200 --delay-every 1 --wait-cycles 4000000 --seed 8 --blocks 4 --seconds 0"),
+            "{text}"
+        );
+        assert!(!text.contains("nothing seen"), "{text}");
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["hangs"][0]["stuck"], true);
+        assert_eq!(json["hangs"][0]["trials"], 2);
+        assert_eq!(json["stuck"]["seed"], 8);
+        assert_eq!(json["stuck"]["positions_read"], true);
+        assert_eq!(json["stuck"]["trials_stuck"], 2);
+        assert_eq!(json["trials"], 4);
+        // Nothing read back: the launch is still reported, saying why nothing more is known.
+        failed.add_stuck(&stuck, Err("the copy did not complete within 5.0 s".into()));
+        let s = failed.finish(36.0);
+        assert!(!s.clean() && s.hangs.is_empty());
+        let text = render_human(&s);
+        assert!(
+            text.contains("where the threads were is not known: the copy did not complete"),
+            "{text}"
+        );
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["stuck"]["positions_read"], false);
+        assert!(json["stuck"].get("trials_done").is_none());
+    }
+
     /// One kernel: the JSON keeps its former shape (no `kernels`, `blocks_apart` or `kernel`).
     #[test]
     fn one_kernel_keeps_the_json_shape() {
@@ -1046,10 +1490,15 @@ mod tests {
                 first: SeenAt { seed: 1, block: 0 },
                 observed: String::new(),
                 kernel: None,
+                stuck: false,
+                trials: None,
             }],
             ..Default::default()
         };
         let json = serde_json::to_value(&s).expect("serializes");
+        assert!(json["hangs"][0].get("stuck").is_none());
+        assert!(json["hangs"][0].get("trials").is_none());
+        assert!(json.get("stuck").is_none());
         assert!(json.get("kernels").is_none());
         assert!(json.get("blocks_apart").is_none());
         assert!(json["hangs"][0].get("kernel").is_none());

@@ -102,16 +102,14 @@ pub fn run(args: &VerifyArgs) -> Exit {
             }
         };
         // Bytes that are not UTF-8 are a load error (E0004) like any other.
-        let file = match SourceFile::from_bytes(name.clone(), bytes.clone()) {
+        let file = match SourceFile::from_bytes(name.clone(), bytes) {
             Ok(file) => file,
             Err(errors) => {
                 worst = Exit::BadInput;
                 if json {
-                    // The errors' spans point into the text as displayed (bad bytes shown as
-                    // U+FFFD), which is what the lossy decoding gives.
-                    let shown = String::from_utf8_lossy(&bytes).into_owned();
+                    // As `lint` reports it: the load error with its line, column and byte.
                     results.push(FileResult {
-                        file: SourceFile::new(name, shown),
+                        file: errors.file.clone(),
                         outcome: Outcome::LoadFailed(errors),
                     });
                 } else {

@@ -28,6 +28,11 @@ pub struct StmtInfo {
     /// its landing can be deferred to the trace's landing turn (a multicast copy lands in
     /// several blocks and is issued at once).
     pub deferrable: bool,
+    /// A lane runs it only together with its warp: `syncwarp`, the `.aligned` collectives
+    /// (`syncthreads` as `__syncthreads`, `bar_sync`, `bar_arrive`), and every statement of an
+    /// `elect` body (the elect's `__syncwarp` converges the warp first). A lane cannot be made
+    /// to pass one while a warp-mate is held elsewhere.
+    pub warp_sync: bool,
 }
 
 impl StmtInfo {
@@ -42,6 +47,7 @@ impl StmtInfo {
             collective: false,
             modelled: true,
             deferrable: false,
+            warp_sync: false,
         }
     }
 }
@@ -88,7 +94,7 @@ impl Layout {
         let mut kernel_stmts = Vec::new();
         for kernel in kernels {
             let first = stmts.len() as u32;
-            number(program, &kernel.body, &mut stmts, &mut fills);
+            number(program, &kernel.body, &mut stmts, &mut fills, false);
             // The end of the program: the checker's `finish` step (a thread leaving, at the
             // kernel's end), which a trace may order before another thread's step
             // (remote-cta-exited). Confirm mode sequences it; it has no event of its own.
@@ -202,6 +208,7 @@ fn number(
     body: &[Stmt],
     stmts: &mut Vec<StmtInfo>,
     fills: &mut Vec<Vec<Option<i64>>>,
+    in_elect: bool,
 ) {
     for s in body {
         match &s.kind {
@@ -210,13 +217,13 @@ fn number(
                 else_body,
                 ..
             } => {
-                number(program, then_body, stmts, fills);
-                number(program, else_body, stmts, fills);
+                number(program, then_body, stmts, fills, in_elect);
+                number(program, else_body, stmts, fills, in_elect);
             }
             StmtKind::For { body, .. }
             | StmtKind::While { body, .. }
-            | StmtKind::Role { body, .. }
-            | StmtKind::Elect { body } => number(program, body, stmts, fills),
+            | StmtKind::Role { body, .. } => number(program, body, stmts, fills, in_elect),
+            StmtKind::Elect { body } => number(program, body, stmts, fills, true),
             StmtKind::Op(op) => {
                 if let Op::Tma { dst, bytes, .. } = op {
                     fills[dst.object.0 as usize].push(expr::const_eval(program, bytes));
@@ -236,6 +243,14 @@ fn number(
                         } | Op::CpAsync { .. }
                             | Op::MemcpyAsync { .. }
                     ),
+                    warp_sync: in_elect
+                        || matches!(
+                            op,
+                            Op::SyncWarp
+                                | Op::SyncThreads
+                                | Op::BarSync { .. }
+                                | Op::BarArrive { .. }
+                        ),
                 });
             }
             // `exit`: a step of the checker's traces like the end of the program (see `build`).

@@ -106,6 +106,17 @@ impl Lowered {
     pub fn threads_per_trial(&self) -> u32 {
         self.kernels.iter().map(|k| k.block * k.cluster).sum()
     }
+
+    /// Position words (`pos`, one per thread) of a launch of `blocks` blocks of every kernel:
+    /// block `b` of each kernel at `b * stride`, the kernels one after the other.
+    pub fn pos_words(&self, blocks: u32) -> usize {
+        blocks as usize * self.pos_stride() as usize
+    }
+
+    /// Position words per block index: the threads of one block of every kernel.
+    pub fn pos_stride(&self) -> u32 {
+        self.kernels.iter().map(|k| k.block).sum()
+    }
 }
 
 /// Why a program cannot be lowered.

@@ -35,6 +35,23 @@ typedef unsigned int pc_u32;
 
 #define PC_BUSY (1ull << 63)
 
+// Where each thread is (`pos`, one word per thread of the launch: block b, thread t of a kernel
+// at b * (the threads of one block of every kernel) + the kernel's base + t). 0: the thread never started (its block was not
+// resident); PC_POS_RUN: it runs, and bits 61..32 hold 1 + the statement of the last hardware
+// collective it entered (0: none yet), bits 31..0 that statement's occurrence; PC_POS_DONE: it
+// finished. Every other wait of the kernel is bounded, so a thread still running when the host
+// gives a launch up is blocked in that collective. The host reads the words back while the
+// kernel is stuck (gpu-harness/src/run.rs, `read_stuck`; decode.rs, `Positions`).
+#define PC_POS_RUN (1ull << 62)
+#define PC_POS_DONE (2ull << 62)
+
+// Fuzz mode: delays aimed at some statements and threads (`confirm`'s aimed fuzz). The `seq`
+// argument then holds PC_AIM_MAGIC, the aimed delay bound in ns, the number of statement words
+// S and of thread words W, then S words of statement bits and W words of thread bits (bit
+// cta * blockDim.x + tid of every trial). An aimed thread sleeps up to the bound before each
+// aimed statement, besides the ordinary delays. Confirm mode uses `seq` for its trace instead.
+#define PC_AIM_MAGIC 0x41494d31u
+
 struct Pc {
   pc_u64* out;
   unsigned char* staging;    // this block's global staging area (TMA / cp.async sources)
@@ -58,6 +75,8 @@ struct Pc {
   // `pc.dead` from local memory between a store and a bulk copy waits for the store).
   pc_u32 st_n;
   struct PcStores* st;
+  volatile pc_u64* pos;      // this thread's position word (PC_POS_*)
+  pc_u32 aim;                // fuzz mode: aimed delay bound in ns for this thread (0: not aimed)
 };
 // Per `tma_store`: statement, staging offset, the stamp the generic proxy saw in the source
 // when the store was issued, checked data words.
@@ -78,6 +97,22 @@ __device__ __forceinline__ void pc_delay(Pc& pc) {
   if (pc.delay_max_ns == 0 || pc.dead) return;
   if (pc.delay_pos == pc.delay_slot) __nanosleep(pc_rand(pc) % pc.delay_max_ns);
   if (++pc.delay_pos >= pc.delay_every) { pc.delay_pos = 0; pc.delay_slot = pc_rand(pc) % pc.delay_every; }
+}
+// Fuzz mode: is this thread aimed at (see PC_AIM_MAGIC)? Its aimed delay bound, or 0.
+__device__ __forceinline__ pc_u32 pc_aim_of(const pc_u32* seq, pc_u32 cta, pc_u32 tid) {
+  if (PC_CONFIRM || PC_PROXY_WINDOW || seq == 0 || seq[0] != PC_AIM_MAGIC) return 0;
+  pc_u32 bit = cta * blockDim.x + tid;
+  if (bit / 32 >= seq[3]) return 0;
+  return (seq[4 + seq[2] + bit / 32] >> (bit % 32)) & 1u ? seq[1] : 0u;
+}
+// Before a statement: an aimed thread sleeps before an aimed statement.
+__device__ __forceinline__ void pc_aim(Pc& pc, pc_u32 stmt) {
+  if (PC_CONFIRM || PC_PROXY_WINDOW || pc.aim == 0 || pc.dead || stmt / 32 >= pc.seq[2]) return;
+  if ((pc.seq[4 + stmt / 32] >> (stmt % 32)) & 1u) __nanosleep(pc_rand(pc) % pc.aim);
+}
+// Before a hardware collective, which cannot be bounded: record where this thread is.
+__device__ __forceinline__ void pc_at(Pc& pc, pc_u32 stmt, pc_u32 occ) {
+  *pc.pos = PC_POS_RUN | ((pc_u64)(stmt + 1) << 32) | (pc_u64)occ;
 }
 // `compute`: always a delay point.
 __device__ __forceinline__ void pc_compute(Pc& pc) {
@@ -232,6 +267,7 @@ __device__ bool pc_wait_turn(Pc& pc, pc_u64 turn, pc_u32 stmt) {
 // Before a statement: returns true when this step is a traced step that must advance the turn.
 __device__ bool pc_step_begin(Pc& pc, pc_u32 stmt, pc_u32 occ, bool collective, bool modelled,
                               bool block_wide = false) {
+  pc_aim(pc, stmt);
   if (!PC_CONFIRM || pc.free_run || pc.seq == 0) return false;
   pc_u32 n = pc_seq_len(pc);
   // A thread with no step left parks until the trace is done, except at a block-wide barrier

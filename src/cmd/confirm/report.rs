@@ -1,7 +1,11 @@
 //! The result of `confirm`: per finding what the hardware showed, in human or JSON form.
 
+use super::aim::AimedFuzz;
+use super::obstacle::Obstacle;
 use crate::cli::Format;
 use crate::cmd::fuzz;
+use checker::Finding;
+use protocols::SourceFile;
 use serde::Serialize;
 
 /// What the hardware showed for one finding.
@@ -41,9 +45,37 @@ pub struct FindingResult {
     /// file cannot be replayed in this process.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub stuck: bool,
+    /// Why the replay could not show the finding, by class (when it did not).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub why_not_shown: Vec<Obstacle>,
+    /// The aimed fuzz run after a replay that did not show the finding.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub aimed_fuzz: Option<AimedFuzz>,
 }
 
-#[derive(Serialize)]
+impl FindingResult {
+    /// The result of finding `f` before anything ran: not observed, nothing tried.
+    pub fn new(f: &Finding, file: &SourceFile) -> FindingResult {
+        FindingResult {
+            rule: f.rule.name.to_string(),
+            code: f.rule.code.to_string(),
+            class: f.class().as_str().to_string(),
+            line: file.line_col(f.span.start).line,
+            statement: fuzz::stmt_text(file, f.span),
+            outcome: Outcome::NotObserved,
+            detail: String::new(),
+            trials: 0,
+            trials_showing: 0,
+            seconds: 0.0,
+            trace_steps: f.trace.iter().map(|t| t.repeat.max(1) as usize).sum(),
+            stuck: false,
+            why_not_shown: Vec::new(),
+            aimed_fuzz: None,
+        }
+    }
+}
+
+#[derive(Clone, Serialize)]
 pub(super) struct ConfirmReport {
     pub(super) file: String,
     pub(super) device: String,
@@ -77,6 +109,36 @@ pub(super) fn render(report: &ConfirmReport) -> String {
             "            {} [{} of {} trials, {:.2} s, trace of {} steps]",
             r.detail, r.trials_showing, r.trials, r.seconds, r.trace_steps
         );
+        for w in &r.why_not_shown {
+            let _ = writeln!(
+                o,
+                "            why not shown ({}): {}",
+                w.class.as_str(),
+                w.detail
+            );
+        }
+        if let Some(a) = &r.aimed_fuzz {
+            let targets: Vec<&str> = a.targets.iter().map(|t| t.as_str()).collect();
+            let lines: Vec<String> = a.lines.iter().map(|l| l.to_string()).collect();
+            let ns: Vec<String> = a
+                .delay_ns
+                .iter()
+                .map(|n| format!("{} us", f64::from(*n) / 1e3))
+                .collect();
+            let _ = writeln!(
+                o,
+                "            aimed fuzz ({} round(s), {} trials, {:.2} s; delays of up to {} \
+                 before line {} in {}): {}{}",
+                a.rounds,
+                a.trials,
+                a.seconds,
+                ns.join(" / "),
+                lines.join(", "),
+                targets.join("; "),
+                if a.shown { "shown: " } else { "" },
+                a.detail
+            );
+        }
     }
     if let Some(fz) = &report.fuzz {
         let _ = writeln!(o, "  no error-level finding: fuzzed instead");

@@ -1,5 +1,6 @@
 //! `mutate --gpu`: each mutant fuzzed on the GPU (`fuzz`'s [`fuzz::fuzz_program`]) and the
-//! checker's error-level findings replayed there (`confirm`'s [`confirm::replay_one`]).
+//! checker's error-level findings replayed there (`confirm`'s [`confirm::replay_one`]: the
+//! replay, why it does not show a finding, and the fuzz aimed at it).
 //!
 //! Each mutant runs in a child process of its own (`phasecheck mutate FILE --gpu-child N`, the
 //! same binary), as `confirm` replays each finding in one: a mutant whose kernel gets stuck in a
@@ -10,10 +11,10 @@
 use super::{GpuState, MutantResult, Prepared, Verdict4};
 use crate::cli::{Exit, Format, MutateArgs};
 use crate::cmd::confirm::report::{FindingResult, Outcome};
-use crate::cmd::confirm::{self, Replayer};
-use crate::cmd::fuzz::{self, FuzzError, FuzzPlan, FuzzSummary, NotRun};
+use crate::cmd::confirm::{self, ReplayFailed, Replayer};
+use crate::cmd::fuzz::{self, FuzzError, FuzzPlan, FuzzSummary, NotRun, WatchdogReport};
 use checker::Severity;
-use gpu_harness::run::{Gpu, RunError};
+use gpu_harness::run::{Gpu, RunError, end_process};
 use serde::{Deserialize, Serialize};
 
 /// Where the GPU saw a hang or a stale read while fuzzing: the statement and how often.
@@ -32,6 +33,10 @@ pub(crate) struct FuzzBrief {
     pub(crate) hangs: Vec<Seen>,
     pub(crate) stale_reads: Vec<Seen>,
     pub(crate) runaway_loops: u64,
+    /// A launch that got stuck in a hardware collective: the collectives its threads were
+    /// still blocked in (`count`: threads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) stuck_at: Vec<Seen>,
 }
 
 impl FuzzBrief {
@@ -41,11 +46,18 @@ impl FuzzBrief {
             b.trials += part.trials;
             b.seconds += part.wall_seconds;
             b.runaway_loops += part.runaway_loops;
-            b.hangs.extend(part.hangs.iter().map(|h| Seen {
-                line: h.line,
-                statement: h.statement.clone(),
-                count: h.count,
-            }));
+            for h in &part.hangs {
+                let seen = Seen {
+                    line: h.line,
+                    statement: h.statement.clone(),
+                    count: h.count,
+                };
+                if h.stuck {
+                    b.stuck_at.push(seen);
+                } else {
+                    b.hangs.push(seen);
+                }
+            }
             b.stale_reads.extend(part.stale_reads.iter().map(|r| Seen {
                 line: r.line,
                 statement: r.statement.clone(),
@@ -56,7 +68,10 @@ impl FuzzBrief {
     }
 
     fn clean(&self) -> bool {
-        self.hangs.is_empty() && self.stale_reads.is_empty() && self.runaway_loops == 0
+        self.hangs.is_empty()
+            && self.stale_reads.is_empty()
+            && self.runaway_loops == 0
+            && self.stuck_at.is_empty()
     }
 }
 
@@ -73,7 +88,8 @@ pub(crate) struct GpuOutcome {
     /// Each replayed error-level finding of the checker (`confirm`'s results).
     pub(crate) findings: Vec<FindingResult>,
     /// While fuzzing, a kernel got stuck in a hardware barrier (a hang that cannot be
-    /// bounded); the GPU context was lost after it.
+    /// bounded; `fuzz.stuck_at` says where, when it could be read back); the GPU context was
+    /// lost after it.
     #[serde(default)]
     pub(crate) stuck: bool,
     /// While fuzzing, a kernel trapped (a driver error after it loaded); the context was lost.
@@ -96,7 +112,7 @@ impl GpuOutcome {
     pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         if let Some(f) = &self.fuzz {
-            if f.clean() {
+            if f.clean() && !self.stuck {
                 parts.push(format!("fuzz: nothing seen in {} trials", f.trials));
             } else {
                 let mut seen = Vec::new();
@@ -118,6 +134,12 @@ impl GpuOutcome {
                 }
                 if f.runaway_loops > 0 {
                     seen.push(format!("{} runaway loop(s)", f.runaway_loops));
+                }
+                if !f.stuck_at.is_empty() {
+                    seen.push(format!(
+                        "stuck in a hardware collective at line {}",
+                        lines(&f.stuck_at)
+                    ));
                 }
                 parts.push(format!("fuzz: {} in {} trials", seen.join(", "), f.trials));
             }
@@ -180,7 +202,11 @@ pub(super) fn run_child(
         .args(["--device", &args.gpu_args.device.to_string()])
         .args(["--delay-ns", &args.gpu_args.delay_ns.to_string()])
         .args(["--delay-every", &args.gpu_args.delay_every.to_string()])
-        .args(["--wait-cycles", &args.gpu_args.wait_cycles.to_string()]);
+        .args(["--wait-cycles", &args.gpu_args.wait_cycles.to_string()])
+        .args(["--aim-seconds", &args.aim_seconds.to_string()]);
+    if let Some(t) = args.gpu_args.launch_timeout {
+        cmd.args(["--launch-timeout", &t.to_string()]);
+    }
     for (k, v) in &prepared.overrides {
         cmd.args(["--param", &format!("{k}={v}")]);
     }
@@ -219,8 +245,8 @@ pub(super) fn run_child(
     }
 }
 
-/// Print the child's answer and end the process (the GPU context may be stuck).
-fn finish(mut o: GpuOutcome, fuzzed: bool) -> ! {
+/// Print the child's answer (what the parent reads).
+fn print_outcome(mut o: GpuOutcome, fuzzed: bool) {
     let confirmed = o.findings.iter().any(|r| r.outcome == Outcome::Confirmed);
     let seen = o.fuzz.as_ref().is_some_and(|f| !f.clean());
     o.hazard = if seen || confirmed || o.stuck || o.faulted {
@@ -234,7 +260,46 @@ fn finish(mut o: GpuOutcome, fuzzed: bool) -> ! {
         "{}",
         serde_json::to_string_pretty(&o).expect("JSON values serialize")
     );
-    std::process::exit(Exit::Clean as i32)
+}
+
+/// Print the child's answer and end the process with `end_process`: a kernel stuck in a
+/// hardware collective (or a faulted context) is freed only with the process, and the
+/// driver's teardown at an ordinary exit could wait for it.
+fn finish(o: GpuOutcome, fuzzed: bool) -> ! {
+    print_outcome(o, fuzzed);
+    end_process(Exit::Clean as i32)
+}
+
+/// Record a fuzzing run that ended with a launch stuck in a hardware collective: a GPU hazard.
+fn record_stuck(out: &mut GpuOutcome, s: &FuzzSummary) {
+    out.fuzz = Some(FuzzBrief::of(s));
+    out.stuck = true;
+    let stuck = std::iter::once(s)
+        .chain(s.proxy_window.as_deref())
+        .find_map(|p| p.stuck.as_ref());
+    out.notes.push(match stuck {
+        Some(st) => format!(
+            "fuzzing: the round of seed {} ({} blocks) got stuck in a hardware collective (it \
+             did not finish within {:.0} s){}",
+            st.seed,
+            st.blocks,
+            st.seconds,
+            st.read_error
+                .as_ref()
+                .map(|e| format!("; where its threads were is not known: {e}"))
+                .unwrap_or_default()
+        ),
+        None => "fuzzing: a kernel got stuck in a hardware collective".into(),
+    });
+}
+
+/// The answer the watchdog prints when the read-back of a stuck fuzzing launch does not
+/// return (fuzzing is the child's first GPU work: nothing else to report); it then ends the
+/// process.
+fn stuck_fuzz_fallback(s: FuzzSummary) {
+    let mut out = GpuOutcome::default();
+    record_stuck(&mut out, &s);
+    print_outcome(out, true);
 }
 
 /// The child: the GPU part of mutant `id` (1-based) of the one file given, as JSON.
@@ -285,8 +350,14 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
                 proxy_window: false,
                 window_rounds: true,
                 params: &prepared.overrides,
+                watchdog: WatchdogReport::With(stuck_fuzz_fallback),
             };
             match fuzz::fuzz_program(&gpu, file, program, &lowered, &plan, None) {
+                Ok(s) if s.is_stuck() => {
+                    // The stuck kernel still runs: report it, then end the process.
+                    record_stuck(&mut out, &s);
+                    finish(out, true);
+                }
                 Ok(s) => {
                     out.fuzz = Some(FuzzBrief::of(&s));
                     fuzzed = true;
@@ -295,11 +366,12 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
                     out.notes
                         .push(format!("not fuzzed: cannot lower: {}", e.message));
                 }
-                Err(FuzzError::Run(RunError::Stuck { seconds })) => {
+                Err(FuzzError::Run(RunError::Stuck(s))) => {
                     out.stuck = true;
                     out.notes.push(format!(
                         "fuzzing: a kernel got stuck in a hardware barrier (it did not finish \
-                         within {seconds:.0} s)"
+                         within {:.0} s)",
+                        s.seconds
                     ));
                     finish(out, false);
                 }
@@ -341,7 +413,8 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
             let (lowered, past_divergence) = match confirm::lower_for_replay(program, file, f) {
                 Ok(l) => l,
                 Err(e) => {
-                    out.findings.push(confirm::not_lowered(file, f, &e.message));
+                    out.findings
+                        .push(confirm::not_lowered(program, file, f, &e.message));
                     continue;
                 }
             };
@@ -361,20 +434,41 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
                 lowered: &lowered,
                 gpu_args: &args.gpu_args,
             };
-            match confirm::replay_one(&rp, past_divergence, program, file, f, args.confirm_seconds)
-            {
+            const LOST: &str = "the GPU context was lost: later findings were not replayed";
+            let mut shell = out.clone();
+            // Should the read-back of a stuck launch not return: the answer so far.
+            let fallback = move |r| {
+                shell.findings.push(r);
+                shell.notes.push(LOST.into());
+                print_outcome(shell, fuzzed);
+            };
+            let replayed = confirm::replay_one(
+                &rp,
+                past_divergence,
+                program,
+                file,
+                f,
+                args.confirm_seconds,
+                args.aim_seconds,
+                fallback,
+            );
+            match replayed {
                 Ok(r) => {
                     let stuck = r.stuck;
                     out.findings.push(r);
                     if stuck {
-                        out.notes.push(
-                            "the GPU context was lost: later findings were not replayed".into(),
-                        );
+                        out.notes.push(LOST.into());
                         finish(out, fuzzed);
                     }
                 }
-                Err(e) => {
-                    out.notes.push(format!("{} not replayed: {e}", f.rule.name));
+                Err(ReplayFailed { result, error }) => {
+                    let what = if result.is_some() {
+                        "aimed fuzz failed"
+                    } else {
+                        "not replayed"
+                    };
+                    out.findings.extend(result.map(|r| *r));
+                    out.notes.push(format!("{} {what}: {error}", f.rule.name));
                     finish(out, fuzzed);
                 }
             }
@@ -402,6 +496,7 @@ mod tests {
                 }],
                 stale_reads: Vec::new(),
                 runaway_loops: 0,
+                stuck_at: Vec::new(),
             }),
             findings: vec![FindingResult {
                 rule: "deadlock".into(),
@@ -416,6 +511,8 @@ mod tests {
                 seconds: 0.1,
                 trace_steps: 4,
                 stuck: false,
+                why_not_shown: Vec::new(),
+                aimed_fuzz: None,
             }],
             stuck: false,
             faulted: false,
@@ -438,5 +535,69 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(nothing.describe(), "fuzz: nothing seen in 10 trials");
+    }
+
+    /// A fuzzing run that ended with a launch stuck in a hardware collective is a GPU hazard:
+    /// the collectives its threads were blocked in are `stuck_at`, not expired waits.
+    #[test]
+    fn a_stuck_fuzzing_launch_is_a_hazard() {
+        use crate::cmd::fuzz::{HangRow, SeenAt, StuckReport};
+        let row = |line, stuck| HangRow {
+            statement: "bar_sync 1, 64".into(),
+            line,
+            count: 64,
+            first: SeenAt { seed: 8, block: 1 },
+            observed: String::new(),
+            kernel: None,
+            stuck,
+            trials: stuck.then_some(2),
+        };
+        let s = FuzzSummary {
+            trials: 4,
+            hangs: vec![row(4, false), row(6, true)],
+            stuck: Some(StuckReport {
+                seed: 8,
+                blocks: 4,
+                seconds: 35.0,
+                positions_read: true,
+                read_error: None,
+                trials_done: Some(1),
+                trials_stuck: Some(2),
+                trials_not_started: Some(1),
+                running_elsewhere: 0,
+            }),
+            ..Default::default()
+        };
+        assert!(s.is_stuck());
+        let mut out = GpuOutcome::default();
+        record_stuck(&mut out, &s);
+        assert!(out.stuck);
+        let f = out.fuzz.as_ref().expect("fuzzed");
+        assert_eq!(f.hangs.len(), 1);
+        assert_eq!(f.stuck_at.len(), 1);
+        assert_eq!(f.stuck_at[0].line, 6);
+        assert_eq!(
+            out.describe(),
+            "fuzz: 64 hang(s) at line 4, stuck in a hardware collective at line 6 in 4 trials; \
+             fuzzing: the round of seed 8 (4 blocks) got stuck in a hardware collective (it did \
+             not finish within 35 s)"
+        );
+        let back: GpuOutcome =
+            serde_json::from_str(&serde_json::to_string(&out).expect("serializes"))
+                .expect("deserializes");
+        assert_eq!(back.fuzz.expect("fuzzed").stuck_at[0].count, 64);
+        // Without the hang rows (the positions were not read): still a hazard, said once.
+        let mut out = GpuOutcome::default();
+        let bare = FuzzSummary {
+            trials: 4,
+            stuck: s.stuck.clone(),
+            ..Default::default()
+        };
+        record_stuck(&mut out, &bare);
+        assert!(
+            !out.describe().contains("nothing seen"),
+            "{}",
+            out.describe()
+        );
     }
 }

@@ -401,6 +401,7 @@ pub fn run(args: &MutateArgs) -> Exit {
     for (name, v) in [
         ("--gpu-seconds", args.gpu_seconds),
         ("--confirm-seconds", args.confirm_seconds),
+        ("--aim-seconds", args.aim_seconds),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             eprintln!("error: {name} must be a number of seconds, 0 or more");

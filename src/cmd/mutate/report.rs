@@ -437,6 +437,7 @@ pub(super) fn json(
             "device": device,
             "gpu_seconds": args.gpu_seconds,
             "confirm_seconds": args.confirm_seconds,
+            "aim_seconds": args.aim_seconds,
             "matrix": Matrix::of(runs).json(),
             "disagreements": disagreements(runs),
         }),

@@ -32,7 +32,7 @@ impl Gen<'_> {
         let _ = writeln!(
             out,
             "{kernel_name}(pc_u64 seed, pc_u32 delay_max_ns, pc_u32 delay_every, long long budget,\n    \
-             pc_u64* out, unsigned char* staging, const pc_u32* seq) {{"
+             pc_u64* out, unsigned char* staging, const pc_u32* seq, pc_u64* pos) {{"
         );
         self.line(out, "// ---- objects ----");
         let mut total_stamps = Vec::new();
@@ -145,6 +145,21 @@ impl Gen<'_> {
             &format!("pc.staging = staging + (size_t)blockIdx.x * {per_block};"),
         );
         self.line(out, "pc.seq = seq; pc.budget = budget;");
+        // One position word per thread of the launch: block b of every kernel at b * stride,
+        // this kernel's threads after the earlier kernels' (PC_POS_*).
+        let stride: u32 = p.kernels.iter().map(|k| k.block).sum();
+        let base: u32 = p
+            .kernels
+            .iter()
+            .take_while(|k| !std::ptr::eq(*k, kernel))
+            .map(|k| k.block)
+            .sum();
+        self.line(
+            out,
+            &format!(
+                "pc.pos = (volatile pc_u64*)pos + (size_t)blockIdx.x * {stride} + {base} + tid; *pc.pos = PC_POS_RUN;"
+            ),
+        );
         self.line(
             out,
             "pc.rng = (pc_u32)(seed ^ (seed >> 32)) ^ (blockIdx.x * 0x9E3779B9u) ^ ((pc_u32)tid * 0x85EBCA6Bu); if (!pc.rng) pc.rng = 1;",
@@ -160,6 +175,10 @@ impl Gen<'_> {
         self.line(
             out,
             "pc.tid = (pc_u32)tid; pc.cta = (pc_u32)cta; pc.trial = blockIdx.x / (pc_u32)ncta;",
+        );
+        self.line(
+            out,
+            "pc.aim = pc_aim_of(seq, pc.cta, pc.tid);  // fuzz mode: aimed delays (PC_AIM_MAGIC)",
         );
         self.line(
             out,
@@ -332,6 +351,7 @@ impl Gen<'_> {
             }
         }
         self.line(out, "  atomicAdd(&out[PC_OUT_THREADS_DONE], 1ull);");
+        self.line(out, "  *pc.pos = PC_POS_DONE;");
         self.line(out, "};");
         self.line(out, "// ---- protocol ----");
         self.body(out, &kernel.body)?;

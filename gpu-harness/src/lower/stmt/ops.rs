@@ -356,22 +356,30 @@ impl Gen<'_> {
             }
             Op::SyncThreads if self.non_aligned_syncthreads => self.line(
                 out,
-                "asm volatile(\"barrier.sync 0;\" ::: \"memory\");  // non-aligned: see LowerOptions",
+                &format!("pc_at(pc, {id}, {occ}); asm volatile(\"barrier.sync 0;\" ::: \"memory\");  // non-aligned: see LowerOptions"),
             ),
-            Op::SyncThreads => self.line(out, "__syncthreads();"),
+            Op::SyncThreads => self.line(out, &format!("pc_at(pc, {id}, {occ}); __syncthreads();")),
             Op::BarSync { id: bid, count } => {
                 whole_warps(p, count.as_ref(), s.span)?;
                 match count {
                     Some(c) => self.line(
                         out,
-                        &format!("pc_bar_sync({}, {});", print(p, bid), print(p, c)),
+                        &format!(
+                            "pc_at(pc, {id}, {occ}); pc_bar_sync({}, {});",
+                            print(p, bid),
+                            print(p, c)
+                        ),
                     ),
                     // The whole block: `bar.sync id` without a count (a count of `nthreads`
                     // is not a multiple of 32 in a block of partial warps).
-                    None if !self.block.is_multiple_of(32) => {
-                        self.line(out, &format!("pc_bar_sync_all({});", print(p, bid)))
-                    }
-                    None => self.line(out, &format!("pc_bar_sync({}, nthreads);", print(p, bid))),
+                    None if !self.block.is_multiple_of(32) => self.line(
+                        out,
+                        &format!("pc_at(pc, {id}, {occ}); pc_bar_sync_all({});", print(p, bid)),
+                    ),
+                    None => self.line(
+                        out,
+                        &format!("pc_at(pc, {id}, {occ}); pc_bar_sync({}, nthreads);", print(p, bid)),
+                    ),
                 }
             }
             Op::BarArrive { id: bid, count } => {
@@ -391,10 +399,16 @@ impl Gen<'_> {
                     .unwrap_or("nthreads".into());
                 self.line(out, &format!("pc_bar_arrive({}, {c});", print(p, bid)));
             }
-            Op::SyncWarp => self.line(out, "__syncwarp(pc_warp_mask());"),
-            Op::ClusterSync => self.line(out, "pc_cluster_arrive(); pc_cluster_wait();"),
+            Op::SyncWarp => self.line(
+                out,
+                &format!("pc_at(pc, {id}, {occ}); __syncwarp(pc_warp_mask());"),
+            ),
+            Op::ClusterSync => self.line(
+                out,
+                &format!("pc_at(pc, {id}, {occ}); pc_cluster_arrive(); pc_cluster_wait();"),
+            ),
             Op::ClusterArrive => self.line(out, "pc_cluster_arrive();"),
-            Op::ClusterWait => self.line(out, "pc_cluster_wait();"),
+            Op::ClusterWait => self.line(out, &format!("pc_at(pc, {id}, {occ}); pc_cluster_wait();")),
             Op::FenceMbarrierInit => self.line(out, "if (!pc.dead) pc_fence_mbarrier_init();"),
             Op::Read { buf } | Op::Mma { buf } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
