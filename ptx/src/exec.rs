@@ -129,7 +129,7 @@ const WHY_PARAM: u8 = 5;
 const WHY_COLL: u8 = 6;
 
 /// Opcodes with no effect that matters here (and no destination, or one set to unknown).
-const IGNORED: [&str; 16] = [
+const IGNORED: [&str; 11] = [
     "nanosleep",
     "prefetch",
     "prefetchu",
@@ -139,13 +139,8 @@ const IGNORED: [&str; 16] = [
     "applypriority",
     "discard",
     "membar",
-    "wgmma",
-    "trap_if_never",
     "tensormap",
-    "brkpt",
-    "mbarrier_noop",
-    "cp_noop",
-    "fence_noop",
+    "createpolicy",
 ];
 
 impl<'a> Exec<'a> {
@@ -616,7 +611,8 @@ impl<'a> Exec<'a> {
                 StepErr::Err(self.err(ins, format!("missing operand {idx}"), None))
             })?;
         match self.get(th, ins, &op, 64) {
-            Val::K(v) => Ok(sext(v & mask(32), 32).max(v as i64 & 0xffff_ffff)),
+            // Counts, ids, byte counts and masks: the low 32 bits, unsigned.
+            Val::K(v) => Ok((v & 0xffff_ffff) as i64),
             u => Err(self.unknown(ins, what, u).into()),
         }
     }
@@ -703,6 +699,19 @@ impl<'a> Exec<'a> {
                 }
                 return Ok(Flow::Coll);
             }
+            "st" | "red" if ins.has("async") => {
+                return Err(self
+                    .err(
+                        ins,
+                        format!(
+                            "`{}` (a store into a peer's shared memory that completes bytes on \
+                             its mbarrier) is not supported yet",
+                            ins.text
+                        ),
+                        None,
+                    )
+                    .into());
+            }
             "ld" | "ldu" => return self.load(th, ins),
             "st" => return self.store(th, ins),
             "atom" | "red" => return self.atomic(th, ins),
@@ -732,7 +741,7 @@ impl<'a> Exec<'a> {
                 }
                 return Ok(Flow::Next);
             }
-            "tcgen05" | "st_async" | "cp_reduce" => {
+            "tcgen05" => {
                 return Err(self
                     .err(
                         ins,
@@ -748,6 +757,19 @@ impl<'a> Exec<'a> {
                 self.clobber(th, ins, WHY_OP);
             }
             return Ok(Flow::Next);
+        }
+        // Address arithmetic on shared addresses is the ALU's; anything else that names a
+        // shared state space touches shared memory in a way the executor does not know.
+        if !matches!(base, "cvta" | "isspacep" | "mapa" | "getctarank")
+            && ins.parts.iter().any(|p| p.starts_with("shared"))
+        {
+            return Err(self
+                .err(
+                    ins,
+                    format!("`{}` is not supported by the PTX front end", ins.text),
+                    None,
+                )
+                .into());
         }
         self.alu(th, ins)?;
         Ok(Flow::Next)
