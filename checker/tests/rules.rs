@@ -1041,6 +1041,54 @@ if tid == 2 {
     assert_flags(&ok.replace("  wait full parity 0\n", ""), "data-race");
 }
 
+/// cp.async writes go through the generic proxy (semantics.md §6.3): a WGMMA operand read of
+/// them needs the issuing thread's `fence_proxy_async` after the copy's issue, and a release
+/// after the fence that the reader acquires. (The oracle's regression
+/// `regression_cp_async_then_mma_needs_a_proxy_fence` in `oracle/tests/agree.rs`.)
+#[test]
+fn cp_async_writes_need_the_proxy_fence_before_an_mma() {
+    let bad = "protocol p
+block 2
+mbarrier full
+buffer slot
+if tid == 0 { init full, 1 }
+syncthreads
+if tid == 0 {
+  cp_async slot
+  cp_async_arrive full
+  arrive full
+} else {
+  wait full parity 0
+  mma slot
+}
+";
+    // Completed by the arrive-on, no fence.
+    assert_flags(bad, "missing-proxy-fence");
+    let fenced = bad.replace("cp_async slot\n", "cp_async slot\n  fence_proxy_async\n");
+    assert_ok(&fenced);
+    // The fence after the arrive that hands the slot over does not reach the reader.
+    assert_flags(
+        &bad.replace("arrive full\n}", "arrive full\n  fence_proxy_async\n}"),
+        "missing-proxy-fence",
+    );
+    // With `noinc` only the copy is released to the reader, not the issuer's fence.
+    let noinc = fenced.replace(
+        "cp_async_arrive full\n  arrive full",
+        "cp_async_arrive full noinc",
+    );
+    assert_flags(&noinc, "missing-proxy-fence");
+    // Completed by `wait_group` (visible to the issuer), fenced after it, then handed over.
+    let waited = "protocol p
+block 2
+buffer slot
+if tid == 0 { cp_async slot; commit_group; wait_group 0 }
+syncthreads
+if tid == 1 { mma slot }
+";
+    assert_flags(waited, "missing-proxy-fence");
+    assert_ok(&waited.replace("wait_group 0 }", "wait_group 0; fence_proxy_async }"));
+}
+
 /// Part writes are generic-proxy writes: the async proxy (a TMA store) needs the fence.
 #[test]
 fn part_writes_need_the_proxy_fence_before_a_tma_store() {

@@ -173,8 +173,9 @@ pub enum RingBug {
     ReleaseBeforeRead,
     /// No `syncthreads` after the init.
     MissingBootstrap,
-    /// No `fence_proxy_async` between the producer's stores and the consumers' `mma`, or
-    /// between the consumers' reads and their release of a stage that a TMA refills.
+    /// No `fence_proxy_async` between the producer's stores (or cp.async copies) and the
+    /// consumers' `mma`, or between the consumers' reads and their release of a stage that a
+    /// TMA refills.
     MissingProxyFence,
     /// The consumers release twice on this trip.
     DoubleRelease(u32),
@@ -364,6 +365,12 @@ impl Ring {
             }
             Fill::CpAsync { noinc } => {
                 w.line(format!("cp_async slot[{x}]"));
+                // cp.async writes through the generic proxy: an `mma` reader needs the issuer's
+                // fence, released to it by the `arrive` below. (With `noinc` nothing releases
+                // the fence: a `missing-proxy-fence` either way, semantics.md §6.3.)
+                if self.mma && !self.has(RingBug::MissingProxyFence) {
+                    w.line("fence_proxy_async");
+                }
                 if noinc {
                     w.line(format!("cp_async_arrive full[{x}] noinc"));
                 } else {

@@ -155,6 +155,17 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
     v
 }
 
+/// Is thread `u`'s kept generic access `e` fenced for the async access `a`? The thread's own
+/// async accesses (its `mma`, its copies issued later) follow its fence in program order;
+/// another thread's need a release of `u` after the fence.
+fn fenced_for(e: &Access, a: &Enabled, u: u32) -> bool {
+    if a.thread == u {
+        e.fence >= FENCE_OWN
+    } else {
+        e.fence >= FENCE_RELEASED
+    }
+}
+
 pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let acc = enabled_accesses(m, s);
     if acc.is_empty() {
@@ -220,7 +231,7 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                         .label(e_span, "the unordered access")
                         .help("publish the access with a release that the accessor acquires at a wide enough scope"),
                     );
-                } else if a.kind.is_async() && !e.kind.is_async() && !e.fenced {
+                } else if a.kind.is_async() && !e.kind.is_async() && !fenced_for(e, a, u) {
                     found.push(
                         MFinding::new(
                             &rules::missing_proxy_fence::RULE,

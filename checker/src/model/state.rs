@@ -87,11 +87,19 @@ pub struct Access {
     pub kind: AccessKind,
     /// Highest release scope this thread executed since the access.
     pub level: Level,
-    /// A `fence_proxy_async` followed it.
-    pub fenced: bool,
+    /// Proxy fence: [`FENCE_NONE`], [`FENCE_OWN`] or [`FENCE_RELEASED`].
+    pub fence: u8,
     /// The statement that made it (instruction index in the thread's kernel).
     pub pc: u32,
 }
+
+/// No `fence_proxy_async` of the thread followed the access.
+pub const FENCE_NONE: u8 = 0;
+/// A `fence_proxy_async` of the thread followed it: the thread's own later async accesses are
+/// ordered after the fence (program order), other threads' are not yet.
+pub const FENCE_OWN: u8 = 1;
+/// The thread released after that fence: the fence reaches the threads that acquire from it.
+pub const FENCE_RELEASED: u8 = 2;
 
 /// Per-(thread, barrier) phase tracking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -119,6 +127,9 @@ pub struct CpWrite {
     /// Commit group (`committed` count at issue: the open group).
     pub group: u32,
     pub pc: u32,
+    /// Proxy fence of the issuing thread since the issue (as [`Access::fence`]): cp.async
+    /// writes go through the generic proxy (semantics.md §6.3).
+    pub fence: u8,
 }
 
 /// Per-thread state of one pipeline instance.

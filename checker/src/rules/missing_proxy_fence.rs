@@ -6,7 +6,11 @@ super::declare_rule! {
     /// A buffer written through the generic proxy (ordinary stores, cp.async) and then read through
     /// the async proxy (a TMA store's source, a WGMMA operand), or read by the generic proxy and
     /// then written by the async proxy (a TMA refill), without a `fence_proxy_async` between them
-    /// in the generic-side thread before the synchronisation that hands the buffer over.
+    /// in the generic-side thread before the synchronisation that hands the buffer over. A
+    /// cp.async write is a generic-proxy write of its issuing thread: that thread's
+    /// `fence_proxy_async` after the copy's issue, followed by a release that the async-proxy
+    /// reader acquires, is what orders it (an arrive-on of `cp_async_arrive ... noinc` alone
+    /// publishes the copy, not the fence).
     ///
     /// # Why
     ///

@@ -281,6 +281,18 @@ impl<'m, 'p> Exec<'m, 'p> {
         let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         for a in th.acc.iter_mut() {
             a.level = a.level.max(level);
+            if a.fence == FENCE_OWN && level > LVL_NONE {
+                a.fence = FENCE_RELEASED;
+            }
+        }
+        // A proxy fence of the issuer after a cp.async reaches the copy's readers through the
+        // issuer's releases after it (semantics.md §6.3).
+        if level > LVL_NONE {
+            for c in th.cp.iter_mut() {
+                if c.fence == FENCE_OWN {
+                    c.fence = FENCE_RELEASED;
+                }
+            }
         }
         self.prune_acc(t);
     }
@@ -291,22 +303,48 @@ impl<'m, 'p> Exec<'m, 'p> {
             .acc
             .retain(|a| {
                 a.level < m.buf_level[a.buf as usize]
-                    || (!a.fenced && !a.kind.is_async() && m.buf_async[a.buf as usize])
+                    || (a.fence != FENCE_RELEASED
+                        && !a.kind.is_async()
+                        && m.buf_async[a.buf as usize])
             });
     }
 
     fn record_access(&mut self, t: u32, buf: u32, kind: AccessKind, pc: u32) {
+        self.keep_access(t, buf, kind, pc, LVL_NONE, FENCE_NONE);
+    }
+
+    /// Keep an access of `t` (a thread's own access, or a completed copy of its) with the
+    /// release level and proxy fence it already has.
+    fn keep_access(
+        &mut self,
+        t: u32,
+        buf: u32,
+        kind: AccessKind,
+        pc: u32,
+        level: Level,
+        fence: u8,
+    ) {
         let th = Shared::make_mut(&mut self.state.threads[t as usize]);
-        th.acc.retain(|a| !(a.buf == buf && a.kind == kind));
+        // Of two kept accesses of one kind to one buffer, one released and fenced no further
+        // than the other says all that the other does (the newer one wins a tie).
+        let same = |a: &Access| a.buf == buf && a.kind == kind;
+        if th.acc.iter().any(|a| {
+            same(a) && a.level <= level && a.fence <= fence && (a.level, a.fence) != (level, fence)
+        }) {
+            return;
+        }
+        th.acc
+            .retain(|a| !(same(a) && a.level >= level && a.fence >= fence));
         let a = Access {
             buf,
             kind,
-            level: LVL_NONE,
-            fenced: false,
+            level,
+            fence,
             pc,
         };
         let pos = th.acc.binary_search(&a).unwrap_or_else(|p| p);
         th.acc.insert(pos, a);
+        self.prune_acc(t);
     }
 
     fn check_valid(&mut self, t: Option<u32>, bar: u32, span: Span, what: &str) -> bool {
@@ -497,9 +535,19 @@ impl<'m, 'p> Exec<'m, 'p> {
                 pc,
             } => {
                 let span = self.m.code_of(thread).instrs[pc as usize].span();
-                Shared::make_mut(&mut self.state.threads[thread as usize])
-                    .cp
-                    .retain(|c| c.seq >= upto);
+                let th = Shared::make_mut(&mut self.state.threads[thread as usize]);
+                let done: Vec<CpWrite> = th.cp.iter().filter(|c| c.seq < upto).copied().collect();
+                th.cp.retain(|c| c.seq >= upto);
+                // The completed copies are published to the barrier's waiters (the in-flight
+                // copy was the access the race checks weighed so far), but they went through
+                // the generic proxy: an async-proxy reader still needs the issuer's proxy fence
+                // (semantics.md §6.3). Kept for that check only.
+                for c in done {
+                    if self.m.buf_async[c.buf as usize] {
+                        let level = self.m.buf_level[c.buf as usize];
+                        self.keep_access(thread, c.buf, AccessKind::Write, c.pc, level, c.fence);
+                    }
+                }
                 if !self.check_valid(None, bar, span, "(a cp.async arrive-on) arrives on") {
                     return;
                 }
@@ -1163,11 +1211,14 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::FenceProxyAsync => {
-                for a in Shared::make_mut(&mut self.state.threads[t as usize])
-                    .acc
-                    .iter_mut()
-                {
-                    a.fenced = true;
+                let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                for a in th.acc.iter_mut() {
+                    a.fence = a.fence.max(FENCE_OWN);
+                }
+                // The thread's cp.async copies issued before the fence (the oracle's reading:
+                // a fence after the issue covers the copy, §6.3).
+                for c in th.cp.iter_mut() {
+                    c.fence = c.fence.max(FENCE_OWN);
                 }
                 self.prune_acc(t);
                 Done::Next

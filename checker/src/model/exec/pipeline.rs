@@ -201,6 +201,7 @@ impl Exec<'_, '_> {
             seq: th.cp_seq,
             group: th.cp_committed,
             pc,
+            fence: FENCE_NONE,
         };
         th.cp_seq += 1;
         th.cp.push(w);
@@ -221,7 +222,7 @@ impl Exec<'_, '_> {
             .cp
             .retain(|c| i64::from(c.group) + n.max(0) >= committed);
         for c in done {
-            self.record_access(t, c.buf, AccessKind::Write, c.pc);
+            self.keep_access(t, c.buf, AccessKind::Write, c.pc, LVL_NONE, c.fence);
         }
     }
 

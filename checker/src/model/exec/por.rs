@@ -560,7 +560,11 @@ fn kept_quiet(th: &Thread, f: &footprint::Frozen) -> bool {
     th.acc.iter().all(|a| {
         let others = f.buf[a.buf as usize];
         others == 0 || (a.kind == AccessKind::PartWrite && others & !footprint::X_PART == 0)
-    })
+    }) && th
+        .cp
+        .iter()
+        // The release also carries a proxy fence of the thread to its in-flight copies.
+        .all(|c| c.fence != FENCE_OWN || f.buf[c.buf as usize] == 0)
 }
 
 /// Buffer instance `x` is in `t`'s own block or global (a peer block's buffer also depends on
