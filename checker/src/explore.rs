@@ -281,7 +281,53 @@ fn expand<M: Model>(
     }
 }
 
+/// How the states of a batch are expanded: `map_batch(n, f)` returns `[f(0), .., f(n - 1)]`
+/// in index order, whichever threads ran the calls. [`Rayon`] in the checker; the loom test
+/// (`checker/tests/loom_search.rs`) runs them on loom threads, and checks that the search's
+/// outcome is the same in every interleaving.
+pub trait Workers {
+    fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R>;
+}
+
+/// The current rayon pool (`verify --threads N` sets its size).
+pub struct Rayon;
+
+impl Workers for Rayon {
+    fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
+        use rayon::prelude::*;
+        // An indexed parallel iterator collects in index order.
+        (0..n).into_par_iter().map(f).collect()
+    }
+}
+
+/// One thread, in order (the reference the parallel runs must equal).
+pub struct Sequential;
+
+impl Workers for Sequential {
+    fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
+        (0..n).map(f).collect()
+    }
+}
+
 pub fn explore<M>(
+    model: &M,
+    limits: &Limits,
+    progress: Option<&dyn Fn(&Progress)>,
+    pause: Option<&mut dyn FnMut() -> Option<Stopped>>,
+) -> Outcome<M::Finding>
+where
+    M: Model + Sync,
+    M::State: Send + Sync,
+    M::Finding: Send,
+{
+    explore_on(&Rayon, model, limits, progress, pause)
+}
+
+/// [`explore`] with the batches expanded by `workers`. Only the expansions run on the workers;
+/// the visited set, the parent pointers and the queue are owned by the calling thread, which
+/// merges the expansions in queue order.
+pub fn explore_on<M, W>(
+    workers: &W,
     model: &M,
     limits: &Limits,
     progress: Option<&dyn Fn(&Progress)>,
@@ -291,8 +337,8 @@ where
     M: Model + Sync,
     M::State: Send + Sync,
     M::Finding: Send,
+    W: Workers,
 {
-    use rayon::prelude::*;
     let start = Instant::now();
     let mut visited: HashMap<u64, u32, BuildHasherDefault<IdentityHasher>> = HashMap::default();
     let mut parents: Vec<(u32, u32)> = Vec::new();
@@ -336,17 +382,14 @@ where
         let n = queue.len().min(BATCH);
         let batch: Vec<(M::State, u32, u32, u64)> = queue.drain(..n).collect();
         let (tries0, hits0) = (expanded, hits);
-        let expansions: Vec<Expansion<M::State, M::Finding>> = batch
-            .par_iter()
-            .enumerate()
-            .map(|(i, (state, ..))| {
+        let expansions: Vec<Expansion<M::State, M::Finding>> =
+            workers.map_batch(batch.len(), &|i| {
                 let history = ReductionHistory {
                     tries: tries0 + i as u64 + 1,
                     hits: hits0,
                 };
-                expand(model, state, history)
-            })
-            .collect();
+                expand(model, &batch[i].0, history)
+            });
         for ((_, index, depth, bytes), ex) in batch.into_iter().zip(expansions) {
             expanded += 1;
             hits += u64::from(ex.hit);

@@ -6,6 +6,7 @@
 pub mod explore;
 pub mod hunt;
 pub mod lints;
+pub mod memo;
 pub mod model;
 mod portfolio;
 pub mod report;

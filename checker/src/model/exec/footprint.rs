@@ -86,8 +86,13 @@ const NAMED: u32 = 16;
 /// own state and index, which barrier phases are assumed stuck, and the phase and validity of
 /// every barrier, so successive states (which change one or two threads) reuse almost all of
 /// them. Keyed by (thread index, thread fingerprint, fingerprint of the barrier context).
-#[derive(Default)]
-pub struct RunCache(std::sync::Mutex<std::collections::HashMap<(u32, u64, u64), Run>>);
+pub struct RunCache(crate::memo::Memo<(u32, u64, u64), Run>);
+
+impl Default for RunCache {
+    fn default() -> Self {
+        RunCache(crate::memo::Memo::new(RUN_CACHE_LIMIT))
+    }
+}
 
 /// Entries kept before the cache is emptied (a run is a few dozen bytes).
 const RUN_CACHE_LIMIT: usize = 1 << 20;
@@ -210,8 +215,8 @@ pub fn frozen(
     };
     // The cache is shared by the search's worker threads: it is locked only to look a run up
     // and to store one, never while a run is simulated. (A run is a pure function of its key,
-    // so which thread stores it first does not matter.)
-    let cache = || m.run_cache.0.lock().unwrap_or_else(|e| e.into_inner());
+    // so which thread stores it first does not matter; `crate::memo`, tested under loom.)
+    let cache = &m.run_cache.0;
     loop {
         let stuck: Vec<bool> = f.stuck.clone();
         let named_stuck = f.named_stuck.clone();
@@ -255,19 +260,9 @@ pub fn frozen(
                 Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
                 _ => {
                     let key = (u, s.threads[u as usize].cached_hash(), context);
-                    let cached = cache().get(&key).cloned();
-                    match cached {
-                        Some(r) => r,
-                        None => {
-                            let r = simulate(m, s, u, (&stuck, &named_stuck, still_block));
-                            let mut c = cache();
-                            if c.len() > RUN_CACHE_LIMIT {
-                                c.clear();
-                            }
-                            c.insert(key, r.clone());
-                            r
-                        }
-                    }
+                    cache.get_or_compute(key, || {
+                        simulate(m, s, u, (&stuck, &named_stuck, still_block))
+                    })
                 }
             };
             add(m, s, u, &run, &mut f);
