@@ -902,6 +902,22 @@ impl Data {
         }
     }
 
+    /// Record a deadlock (the caller found [`Data::deadlocked`]). A `syncthreads` that some
+    /// threads wait at while other live threads are blocked elsewhere is also
+    /// `barrier-divergence` (semantics.md §9.1: a thread never coming while others wait at a
+    /// `__syncthreads` is UB, and the hang a deadlock).
+    pub fn record_deadlock(&self) -> Halt {
+        let slot = &self.named[0];
+        if slot.count == 0
+            && !slot.waiting.is_empty()
+            && (0..self.threads.len())
+                .any(|u| self.live(u) && !slot.waiting.iter().any(|w| w.0 == u))
+        {
+            self.flag("barrier-divergence");
+        }
+        self.fail("deadlock")
+    }
+
     /// Semantics.md §8.5: some thread is live and no actor can move.
     pub fn deadlocked(&self) -> bool {
         let mut live = false;

@@ -185,7 +185,7 @@ impl World {
             if r.is_err() {
                 d.waiters[gate].push(who);
                 if d.deadlocked() {
-                    let _ = d.raise("deadlock");
+                    let _ = d.record_deadlock();
                     return Err(self.halt(gate, d));
                 }
             }
@@ -213,7 +213,7 @@ impl World {
         let mut d = self.enter(RENDEZVOUS)?;
         let completed = d.leave(t);
         if d.deadlocked() {
-            let _ = d.raise("deadlock");
+            let _ = d.record_deadlock();
             return Err(self.halt(RENDEZVOUS, d));
         }
         let mut woken = if completed {

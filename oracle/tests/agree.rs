@@ -377,6 +377,38 @@ fn regression_release_without_acquire_use_completed_by_exit() {
     regression(RELEASE_EXIT);
 }
 
+/// An oracle gap, found by the 10 000-case run (protogen `Rounds`, `CountOver`): thread 1's
+/// `bar_sync 2, 3` can never complete, thread 0 waits at the `syncthreads` for it. Both report
+/// the `deadlock`; the checker also reports `barrier-divergence` (semantics.md §9.1: a thread
+/// never coming to a `__syncthreads` others wait at is UB), which the oracle did not raise at
+/// a deadlock. Fixed in the oracle (`Data::record_deadlock`).
+#[test]
+fn regression_syncthreads_waited_while_a_thread_is_blocked_elsewhere() {
+    regression(SYNCTHREADS_WHILE_BLOCKED);
+    // Both sides see the UB, not only the deadlock.
+    let file = protocols::SourceFile::new("gen.phase", SYNCTHREADS_WHILE_BLOCKED);
+    let program = protocols::load(&file, &[]).unwrap();
+    let out = oracle::explore(&oracle::prepare(&program).unwrap(), &Options::default());
+    assert!(
+        out.found.iter().any(|f| f.1 == "barrier-divergence"),
+        "{}",
+        describe(&out)
+    );
+}
+
+const SYNCTHREADS_WHILE_BLOCKED: &str = "protocol gen_rounds
+param NT = 2
+param K = 1
+block NT
+buffer data[NT]
+for k in 0..K {
+  if tid == 0 { write data[0] }
+  if tid == 0 { bar_arrive 2, NT + 1 } else { bar_sync 2, NT + 1 }
+  if tid != 0 { read data[0] }
+  syncthreads
+}
+";
+
 const CP_ASYNC_THEN_MMA: &str = "protocol p
 block 2
 mbarrier full
