@@ -477,6 +477,11 @@ pub struct MutateArgs {
     /// the finding's statements and at the threads its trace holds back (0: none).
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub aim_seconds: f64,
+    /// With --gpu: run every mutant the checker calls ok or inconclusive on the GPU (where a
+    /// checker bug would show), but of the mutants it flags only N per file, spread evenly over
+    /// the file's mutants; the others are reported as not run (sampled out). Default: all.
+    #[arg(long, value_name = "N")]
+    pub gpu_hazards: Option<usize>,
     #[command(flatten)]
     pub gpu_args: GpuArgs,
     /// Run the GPU part of mutant N in this process and print it as JSON (what `--gpu` runs
