@@ -583,3 +583,74 @@ fn libcu_pipeline_count_bug_is_a_deadlock_at_the_consumer_wait() {
         c.ex.text
     );
 }
+
+fn triton_opts(k: i64) -> ptx::Options {
+    // M, N, K (parameters 15-17); the bytes of one box of each tensor descriptor (A: 64 x 64,
+    // B: 128 x 64, C: 64 x 128, fp16). The block size is the kernel's .reqntid (384).
+    ptx::Options {
+        args: [
+            ("15", 64),
+            ("16", 128),
+            ("17", k),
+            ("0", 8192),
+            ("5", 16384),
+            ("10", 16384),
+        ]
+        .iter()
+        .map(|(a, v)| (a.to_string(), *v))
+        .collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn triton_warp_specialized_matmul_extracts() {
+    // Triton's warp specialization dispatches the worker warps on a byte the default warps
+    // store before a `barrier.sync 1` (shared memory ordered by a block-wide barrier).
+    let name = "triton/matmul_ws.ptx";
+    let ex = ptx::extract(&read(name), name, &triton_opts(256)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("block 384"), "{}", ex.text);
+    // The producer partition: the elected thread expects the bytes of both tiles and issues
+    // the two TMA copies of each k-tile (64 x 64 + 128 x 64 fp16).
+    assert!(
+        ex.text.contains("arrive_expect_tx global_smem_bar["),
+        "{}",
+        ex.text
+    );
+    assert!(ex.text.contains(", 24576"), "{}", ex.text);
+    assert_eq!(
+        ex.text.matches("    tma global_smem[").count() % 2,
+        0,
+        "{}",
+        ex.text
+    );
+    // The consumer partition: waits for a stage and reads it with wgmma, then the epilogue's
+    // TMA store.
+    assert!(ex.text.contains("mma global_smem["), "{}", ex.text);
+    assert!(ex.text.contains("tma_store global_smem["), "{}", ex.text);
+    // Without the dispatch byte's value the workers could not be run: it is read, not assumed.
+    assert!(!ex.text.contains("--assume"), "{}", ex.text);
+}
+
+/// Known limitation (docs/ptx.md §5): the elected thread of warp 0 (which initializes the
+/// barriers and issues the copies) is a role of its own, so the `bar.sync 0, 128` that warp 0
+/// runs together is two statements in the protocol, which the checker reports as
+/// barrier-divergence. Nothing else is reported.
+#[test]
+fn triton_warp_specialized_matmul_only_finding_is_the_role_split() {
+    let name = "triton/matmul_ws.ptx";
+    let c = check(name, &triton_opts(128));
+    let errors: Vec<&str> = c
+        .report
+        .findings
+        .iter()
+        .filter(|f| f.severity == checker::Severity::Error)
+        .map(|f| f.rule.name)
+        .collect();
+    assert!(!errors.is_empty(), "{}", c.ex.text);
+    assert!(
+        errors.iter().all(|r| *r == "barrier-divergence"),
+        "{errors:?}\n{}",
+        c.ex.text
+    );
+}
