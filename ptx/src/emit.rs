@@ -246,6 +246,36 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
     Ok(Objects { syms })
 }
 
+/// A barrier that every thread of the block meets: `__syncthreads` (`bar.sync 0`,
+/// `barrier.sync 0`), or (`named`) an aligned named barrier of the whole block (`bar.sync 1,
+/// 128` in a 128-thread block). When every thread meets its k-th one at the same instruction,
+/// it is a top-level statement (a segment boundary).
+fn block_barrier(ev: &Ev, nthreads: u32, named: bool) -> bool {
+    match ev {
+        Ev::BarSync {
+            id: 0, count: None, ..
+        } => true,
+        Ev::BarSync { count, aligned, .. } => {
+            named && *aligned && count.is_none_or(|c| c == nthreads as i64)
+        }
+        _ => false,
+    }
+}
+
+/// The top-level statement of a block barrier.
+fn block_barrier_text(ev: &Ev) -> String {
+    match ev {
+        Ev::BarSync {
+            id: 0, count: None, ..
+        } => "syncthreads".into(),
+        Ev::BarSync { id, count, .. } => match count {
+            Some(c) => format!("bar_sync {id}, {c}"),
+            None => format!("bar_sync {id}"),
+        },
+        _ => String::new(),
+    }
+}
+
 fn access_range(ev: &Ev) -> Option<Range> {
     match ev {
         Ev::Read(r) | Ev::Write(r) | Ev::Mma(r) => Some(*r),
@@ -537,6 +567,8 @@ struct Ctx<'a> {
     /// Per (rank, tid) key: is the write a part write.
     part: HashMap<(u32, u32, usize), bool>,
     syncthreads_segments: bool,
+    /// Named block barriers are segment boundaries too (`block_barrier`).
+    named_segments: bool,
     trampoline: Option<crate::parse::Pos>,
 }
 
@@ -636,10 +668,12 @@ impl Ctx<'_> {
                 }
             }
             Ev::BarSync { id, count, aligned } => {
+                if self.syncthreads_segments
+                    && block_barrier(&e.ev, self.inp.nthreads, self.named_segments)
+                {
+                    return None; // a segment boundary
+                }
                 if *id == 0 && count.is_none() {
-                    if self.syncthreads_segments {
-                        return None; // a segment boundary
-                    }
                     p.push(txt(if *aligned {
                         "syncthreads"
                     } else {
@@ -1013,26 +1047,40 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
     let part = part_writes(&inp, &objs);
 
     // Segments at __syncthreads.
-    let anchors: Vec<Vec<u32>> = inp
+    // Named block barriers too, when every thread meets all of them at the same instructions
+    // and none of their ids has a `bar.arrive` (a producer that arrives without waiting).
+    let anchors_of = |named: bool| -> Vec<Vec<u32>> {
+        inp.traces
+            .iter()
+            .map(|t| {
+                t.events
+                    .iter()
+                    .filter(|e| block_barrier(&e.ev, inp.nthreads, named))
+                    .map(|e| e.instr)
+                    .collect()
+            })
+            .collect()
+    };
+    let arrive_ids: BTreeSet<i64> = inp
         .traces
         .iter()
-        .map(|t| {
-            t.events
-                .iter()
-                .filter(|e| {
-                    matches!(
-                        e.ev,
-                        Ev::BarSync {
-                            id: 0,
-                            count: None,
-                            ..
-                        }
-                    )
-                })
-                .map(|e| e.instr)
-                .collect()
+        .flat_map(|t| t.events.iter())
+        .filter_map(|e| match e.ev {
+            Ev::BarArrive { id, .. } => Some(id),
+            _ => None,
         })
         .collect();
+    let named_anchors = anchors_of(true);
+    let named = named_anchors.windows(2).all(|w| w[0] == w[1])
+        && inp.traces.iter().flat_map(|t| t.events.iter()).all(|e| {
+            !block_barrier(&e.ev, inp.nthreads, true)
+                || !matches!(e.ev, Ev::BarSync { id, .. } if arrive_ids.contains(&id))
+        });
+    let anchors = if named {
+        named_anchors
+    } else {
+        anchors_of(false)
+    };
     let longest = anchors
         .iter()
         .max_by_key(|a| a.len())
@@ -1072,6 +1120,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         objs: &objs,
         part,
         syncthreads_segments: segments_ok,
+        named_segments: named,
         trampoline,
     };
 
@@ -1091,16 +1140,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         let mut pos: HashMap<usize, (usize, usize)> = HashMap::new();
         let mut run_start = 0usize;
         for (i, e) in t.events.iter().enumerate() {
-            if segments_ok
-                && matches!(
-                    e.ev,
-                    Ev::BarSync {
-                        id: 0,
-                        count: None,
-                        ..
-                    }
-                )
-            {
+            if segments_ok && block_barrier(&e.ev, inp.nthreads, named) {
                 segs.push(Vec::new());
                 run_start = 0;
                 continue;
@@ -1364,8 +1404,14 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                 ptx_lines: vec![ins.line],
                 src: ins.src,
             };
+            let what = inp
+                .traces
+                .iter()
+                .flat_map(|t| t.events.iter())
+                .find(|e| e.instr == instr && block_barrier(&e.ev, inp.nthreads, named))
+                .map_or_else(|| "syncthreads".to_string(), |e| block_barrier_text(&e.ev));
             out.push((
-                format!("syncthreads{}", comment(&origin, file_names, trampoline)),
+                format!("{what}{}", comment(&origin, file_names, trampoline)),
                 Some(origin),
             ));
         }
