@@ -56,7 +56,7 @@ pub fn ample(
     let mut tried = 0;
     let mut known = None;
     for t in threads() {
-        if !dynamic_candidate(m, s, t) {
+        if !dynamic_candidate(m, s, t) || hopeless(m, s, t) {
             continue;
         }
         if tried == budget {
@@ -76,6 +76,13 @@ pub fn ample(
         }
         tried += 1;
         let i = (a - n) as usize;
+        if let Event::Tma { bar, .. } = s.events[i]
+            && threads().any(|u| polls(m, s, u) == Some(bar))
+        {
+            // A thread that waits on or tests the barrier now is in the footprints
+            // (`safe_landing` needs nobody to touch it): not alone, no run needed.
+            continue;
+        }
         let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
         let f = footprint::frozen(m, s, known, u32::MAX, Some(i));
         let alone = match s.events[i] {
@@ -177,6 +184,43 @@ fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
                 ..
             }
     )
+}
+
+/// A wait, token wait or `test_wait` of enabled thread `u` (not the second half of an
+/// `arrive_and_wait`) and the barrier it reads: its run starts with that read.
+fn polls(m: &PhaseModel, s: &State, u: u32) -> Option<u32> {
+    let th = &s.threads[u as usize];
+    if th.mode != Mode::Ready || th.aw.is_some() {
+        return None;
+    }
+    match &m.code_of(u).instrs[th.pc as usize] {
+        Instr::Op {
+            op: Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::TestWait { bar, .. },
+            ..
+        } => peek_bar(m, s, u, bar),
+        _ => None,
+    }
+}
+
+/// A candidate the footprint rule would reject whatever the footprints: a wait, test or arrive
+/// on a barrier that a copy in flight signals (`wait_alone` and `arrive_n_alone` need
+/// `!targeted`). Checked first, so that no run-ahead is made for it.
+fn hopeless(m: &PhaseModel, s: &State, t: u32) -> bool {
+    let th = &s.threads[t as usize];
+    if th.aw.is_some() {
+        return false;
+    }
+    let Instr::Op { op, .. } = &m.code_of(t).instrs[th.pc as usize] else {
+        return false;
+    };
+    match op {
+        Op::WaitParity { bar, .. }
+        | Op::WaitToken { bar, .. }
+        | Op::TestWait { bar, .. }
+        | Op::Arrive { bar, .. }
+        | Op::ArriveExpectTx { bar, .. } => peek_bar(m, s, t, bar).is_some_and(|b| targeted(s, b)),
+        _ => false,
+    }
 }
 
 /// Is `t`'s step independent of everything the other actors can do before `t` moves, given
