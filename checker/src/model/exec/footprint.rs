@@ -86,8 +86,11 @@ const NAMED: u32 = 16;
 /// own state and index, which barrier phases are assumed stuck, and the phase and validity of
 /// every barrier, so successive states (which change one or two threads) reuse almost all of
 /// them. Keyed by (thread index, thread fingerprint, fingerprint of the barrier context).
+/// Shared (`Arc`): a hit clones a pointer, not the run.
 #[derive(Default)]
-pub struct RunCache(std::sync::Mutex<std::collections::HashMap<(u32, u64, u64), Run>>);
+pub struct RunCache(
+    std::sync::Mutex<std::collections::HashMap<(u32, u64, u64), std::sync::Arc<Run>>>,
+);
 
 /// Entries kept before the cache is emptied (a run is a few dozen bytes).
 const RUN_CACHE_LIMIT: usize = 1 << 20;
@@ -233,7 +236,7 @@ pub fn frozen(
         // Per block pipeline instance the others may quit: how many of them may.
         let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
         // The run of the thread just before, for its twins.
-        let mut prev: Option<(u32, Run)> = None;
+        let mut prev: Option<(u32, std::sync::Arc<Run>)> = None;
         for u in 0..m.nthreads() {
             if u == t || !s.threads[u as usize].mode.live() {
                 continue;
@@ -259,7 +262,12 @@ pub fn frozen(
                     match cached {
                         Some(r) => r,
                         None => {
-                            let r = simulate(m, s, u, (&stuck, &named_stuck, still_block));
+                            let r = std::sync::Arc::new(simulate(
+                                m,
+                                s,
+                                u,
+                                (&stuck, &named_stuck, still_block),
+                            ));
                             let mut c = cache();
                             if c.len() > RUN_CACHE_LIMIT {
                                 c.clear();
