@@ -26,6 +26,11 @@
 //! run cannot be followed (a pipeline operation, `arrive_and_wait`, a multicast, a value that
 //! depends on a barrier that may move, too many forks or steps) the thread gets its static
 //! reach instead: everything its code can still touch, with unbounded arrivals.
+//!
+//! Polls (docs/design.md, "Reductions", step 4): a branch on `test_wait` results is decided
+//! without a fork when every 0/1 value of the unknown results gives the same answer
+//! ([`decide`]), and forked paths that meet again with the same future are merged into one
+//! whose records bound both ([`Path::join`]), so a poll per loop trip does not double the paths.
 
 use super::pipeline::{PipeRef, peek_pipe};
 use super::*;
