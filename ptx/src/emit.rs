@@ -862,9 +862,6 @@ struct Group {
     members: Vec<(u32, u32)>,
     /// Statements as expressions (after folding across members and re-rolling).
     lines: Vec<Line>,
-    /// Per line: the members that run it when not all of them do (a role merged across a
-    /// warp, `merge_warp_roles`); printed as `if COND { ... }` around the line.
-    guards: Vec<Option<Vec<(u32, u32)>>>,
     /// The members' runs end in this segment, and later segments exist: they exit here.
     exit_here: bool,
     name: String,
@@ -879,6 +876,9 @@ struct Line {
     token_def: bool,
     token_use: Option<usize>,
     key: (Option<(u32, u32, u32)>, u32),
+    /// The members that run it, when not all of the role's members do (a role merged across a
+    /// warp, `merge_warp_roles`): printed as `if COND { ... }` around it.
+    guard: Option<Vec<(u32, u32)>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -891,6 +891,7 @@ enum LPiece {
 impl Line {
     fn shape_eq(&self, o: &Line) -> bool {
         self.key == o.key
+            && self.guard == o.guard
             && self.token_def == o.token_def
             && self.pieces.len() == o.pieces.len()
             && self
@@ -1265,14 +1266,17 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
             let lines = segs.into_iter().next().expect("one segment");
             groups.push(Group {
                 members,
-                guards: vec![None; lines.len()],
                 lines,
                 exit_here: exit_of[gi],
                 name: String::new(),
             });
         }
         groups.sort_by_key(|g| g.members[0]);
-        seg_groups.push(merge_warp_roles(groups));
+        let mut groups = merge_warp_roles(groups);
+        for g in &mut groups {
+            g.lines = reroll(std::mem::take(&mut g.lines));
+        }
+        seg_groups.push(groups);
     }
     // Names: one per set of threads (the same set in several segments keeps its name), from
     // what the set does in all its segments.
@@ -1388,9 +1392,13 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
             ));
             let ok_warp = warp_ok(g);
             let guards: Vec<Option<String>> = g
-                .guards
+                .lines
                 .iter()
-                .map(|m| m.as_ref().map(|m| condition(m, inp.nthreads, inp.cluster)))
+                .map(|l| {
+                    l.guard
+                        .as_ref()
+                        .map(|m| condition(m, inp.nthreads, inp.cluster))
+                })
                 .collect();
             emit_lines(
                 &mut out,
@@ -1511,9 +1519,11 @@ fn fold_lines(
                 token_def: st.token_def,
                 token_use: st.token_use,
                 key: st.key,
+                guard: None,
             });
         }
-        segs.push(reroll(lines));
+        // Re-rolled after roles sharing a warp are merged (`merge_warp_roles`).
+        segs.push(lines);
     }
     Some(segs)
 }
@@ -1541,6 +1551,11 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
             Item::L(l) => out.push(l),
             Item::Loop { trips, body } => {
                 let covered = trips * body.len();
+                // A loop whose lines are all under one guard is under it as a whole.
+                let guard = match body.first() {
+                    Some((l, _)) if body.iter().all(|(b, _)| b.guard == l.guard) => l.guard.clone(),
+                    _ => None,
+                };
                 out.push(Line {
                     pieces: vec![LPiece::T(format!("\u{1}for {trips} {covered}"))],
                     instrs: Vec::new(),
@@ -1548,6 +1563,7 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
                     token_def: false,
                     token_use: None,
                     key: (None, u32::MAX),
+                    guard: guard.clone(),
                 });
                 for (l, fits) in body {
                     let mut l = l;
@@ -1568,6 +1584,7 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
                     token_def: false,
                     token_use: None,
                     key: (None, u32::MAX),
+                    guard,
                 });
             }
         }
@@ -1836,28 +1853,10 @@ fn is_warp_collective(l: &Line) -> bool {
         if t.starts_with("bar_sync") || t.starts_with("bar_arrive") || t == "syncwarp")
 }
 
-fn loop_trips(l: &Line) -> Option<&str> {
-    match l.pieces.first() {
-        Some(LPiece::T(t)) => t
-            .strip_prefix("\u{1}for ")
-            .map(|r| r.split(' ').next().unwrap_or(r)),
-        _ => None,
-    }
-}
-
-fn is_marker(l: &Line) -> bool {
-    matches!(l.pieces.first(), Some(LPiece::T(t)) if t.starts_with('\u{1}'))
-}
-
 /// Two lines of different roles are one statement of a merged role: the same text (operands
-/// as the same functions of `tid` and of the loop's `k`) from the same PTX instructions. Loop
-/// openings match by their trip counts (their bodies are matched line by line).
+/// as the same functions of `tid`) from the same PTX instructions.
 fn same_line(a: &Line, b: &Line) -> bool {
-    match (loop_trips(a), loop_trips(b)) {
-        (Some(x), Some(y)) => x == y,
-        (None, None) => a.pieces == b.pieces && a.instrs == b.instrs && a.key == b.key,
-        _ => false,
-    }
+    a.pieces == b.pieces && a.instrs == b.instrs && a.key == b.key
 }
 
 /// The roles of one segment whose threads share a warp, when they run a warp collective: one
@@ -1867,8 +1866,8 @@ fn same_line(a: &Line, b: &Line) -> bool {
 /// reach at the same PTX instruction is one statement, as it is on the hardware (Triton's
 /// elected thread and its warp at one `bar.sync 0, 128`). Lanes that reach *different*
 /// instructions keep different (guarded) statements, and the checker reports them. Roles with
-/// tokens, roles that exit at different points, and merges that would split a loop (its
-/// opening run by other members than its body) are left as they are.
+/// tokens and roles that exit at different points are left as they are. Runs before loops are
+/// re-rolled (a loop's lines keep their guards).
 fn merge_warp_roles(groups: Vec<Group>) -> Vec<Group> {
     let n = groups.len();
     let warps_of = |g: &Group| -> BTreeSet<(u32, u32)> {
@@ -1932,11 +1931,7 @@ fn merge_group_lines(gs: &[&Group]) -> Option<Group> {
                 .iter()
                 .all(|l| !l.token_def && l.token_use.is_none())
     });
-    let collective = gs.iter().any(|g| {
-        g.lines
-            .iter()
-            .any(|l| !is_marker(l) && is_warp_collective(l))
-    });
+    let collective = gs.iter().any(|g| g.lines.iter().any(is_warp_collective));
     if !plain || !collective {
         return None;
     }
@@ -1985,35 +1980,16 @@ fn merge_group_lines(gs: &[&Group]) -> Option<Group> {
     let mut members: Vec<(u32, u32)> = gs.iter().flat_map(|g| g.members.iter().copied()).collect();
     members.sort_unstable();
     let all: BTreeSet<(u32, u32)> = members.iter().copied().collect();
-    // Loops must stay whole: a loop that only some members run is guarded as a whole (its
-    // opening, its lines and its end are run by the same members), and a loop that all run
-    // has its opening and end unguarded.
-    let mut stack: Vec<&BTreeSet<(u32, u32)>> = Vec::new();
-    for (l, set) in &acc {
-        let inside = stack.last().copied().filter(|s| **s != all);
-        if inside.is_some_and(|s| s != set) {
-            return None;
-        }
-        if loop_trips(l).is_some() {
-            stack.push(set);
-        } else if is_marker(l) && stack.pop() != Some(set) {
-            return None;
-        }
-    }
-    if !stack.is_empty() {
-        return None;
-    }
-    let (lines, guards) = acc
+    let lines = acc
         .into_iter()
-        .map(|(l, set)| {
-            let guard = (set != all).then(|| set.into_iter().collect());
-            (l, guard)
+        .map(|(mut l, set)| {
+            l.guard = (set != all).then(|| set.into_iter().collect());
+            l
         })
-        .unzip();
+        .collect();
     Some(Group {
         members,
         lines,
-        guards,
         exit_here,
         name: String::new(),
     })
