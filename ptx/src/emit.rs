@@ -1866,7 +1866,8 @@ fn same_line(a: &Line, b: &Line) -> bool {
 /// reach at the same PTX instruction is one statement, as it is on the hardware (Triton's
 /// elected thread and its warp at one `bar.sync 0, 128`). Lanes that reach *different*
 /// instructions keep different (guarded) statements, and the checker reports them. Roles with
-/// tokens and roles that exit at different points are left as they are. Runs before loops are
+/// tokens, roles that exit at different points and roles too long to compare
+/// (`MAX_MERGE_CELLS`) are left as they are. Runs before loops are
 /// re-rolled (a loop's lines keep their guards).
 fn merge_warp_roles(groups: Vec<Group>) -> Vec<Group> {
     let n = groups.len();
@@ -1923,6 +1924,10 @@ fn merge_warp_roles(groups: Vec<Group>) -> Vec<Group> {
     out
 }
 
+/// The largest table `merge_group_lines` builds (lines of one role times lines of the other):
+/// beyond it the roles stay apart (16 MB).
+const MAX_MERGE_CELLS: usize = 4 << 20;
+
 fn merge_group_lines(gs: &[&Group]) -> Option<Group> {
     let exit_here = gs[0].exit_here;
     let plain = gs.iter().all(|g| {
@@ -1946,6 +1951,9 @@ fn merge_group_lines(gs: &[&Group]) -> Option<Group> {
     for g in &order[1..] {
         let (a, b) = (&acc, &g.lines);
         let (na, nb) = (a.len(), b.len());
+        if na.saturating_mul(nb) > MAX_MERGE_CELLS {
+            return None;
+        }
         // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
         let mut lcs = vec![vec![0u32; nb + 1]; na + 1];
         for i in (0..na).rev() {
