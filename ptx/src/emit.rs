@@ -876,6 +876,9 @@ struct Line {
     token_def: bool,
     token_use: Option<usize>,
     key: (Option<(u32, u32, u32)>, u32),
+    /// The members that run it, when not all of the role's members do (a role merged across a
+    /// warp, `merge_warp_roles`): printed as `if COND { ... }` around it.
+    guard: Option<Vec<(u32, u32)>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -888,6 +891,7 @@ enum LPiece {
 impl Line {
     fn shape_eq(&self, o: &Line) -> bool {
         self.key == o.key
+            && self.guard == o.guard
             && self.token_def == o.token_def
             && self.pieces.len() == o.pieces.len()
             && self
@@ -1259,14 +1263,19 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                 .into_iter()
                 .map(|t| (traces[t].rank, traces[t].tid))
                 .collect();
+            let lines = segs.into_iter().next().expect("one segment");
             groups.push(Group {
                 members,
-                lines: segs.into_iter().next().expect("one segment"),
+                lines,
                 exit_here: exit_of[gi],
                 name: String::new(),
             });
         }
         groups.sort_by_key(|g| g.members[0]);
+        let mut groups = merge_warp_roles(groups);
+        for g in &mut groups {
+            g.lines = reroll(std::mem::take(&mut g.lines));
+        }
         seg_groups.push(groups);
     }
     // Names: one per set of threads (the same set in several segments keeps its name), from
@@ -1382,9 +1391,18 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                 None,
             ));
             let ok_warp = warp_ok(g);
+            let guards: Vec<Option<String>> = g
+                .lines
+                .iter()
+                .map(|l| {
+                    l.guard
+                        .as_ref()
+                        .map(|m| condition(m, inp.nthreads, inp.cluster))
+                })
+                .collect();
             emit_lines(
                 &mut out,
-                lines,
+                (lines, &guards),
                 1,
                 inp.func,
                 (file_names, trampoline),
@@ -1501,9 +1519,11 @@ fn fold_lines(
                 token_def: st.token_def,
                 token_use: st.token_use,
                 key: st.key,
+                guard: None,
             });
         }
-        segs.push(reroll(lines));
+        // Re-rolled after roles sharing a warp are merged (`merge_warp_roles`).
+        segs.push(lines);
     }
     Some(segs)
 }
@@ -1531,6 +1551,11 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
             Item::L(l) => out.push(l),
             Item::Loop { trips, body } => {
                 let covered = trips * body.len();
+                // A loop whose lines are all under one guard is under it as a whole.
+                let guard = match body.first() {
+                    Some((l, _)) if body.iter().all(|(b, _)| b.guard == l.guard) => l.guard.clone(),
+                    _ => None,
+                };
                 out.push(Line {
                     pieces: vec![LPiece::T(format!("\u{1}for {trips} {covered}"))],
                     instrs: Vec::new(),
@@ -1538,6 +1563,7 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
                     token_def: false,
                     token_use: None,
                     key: (None, u32::MAX),
+                    guard: guard.clone(),
                 });
                 for (l, fits) in body {
                     let mut l = l;
@@ -1558,6 +1584,7 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
                     token_def: false,
                     token_use: None,
                     key: (None, u32::MAX),
+                    guard,
                 });
             }
         }
@@ -1697,7 +1724,7 @@ pub fn comment(
 /// Print lines (with the loop markers of `reroll`) at `depth`.
 fn emit_lines(
     out: &mut Vec<(String, Option<Origin>)>,
-    lines: &[Line],
+    (lines, guards): (&[Line], &[Option<String>]),
     depth: usize,
     func: &Function,
     (files, trampoline): (&HashMap<u32, String>, Option<crate::parse::Pos>),
@@ -1712,7 +1739,22 @@ fn emit_lines(
     let mut next_token = 0;
     let mut line_no = 0usize; // position of a statement outside loops
     let mut covered = 0usize;
-    for l in lines {
+    // The condition of the `if` block open around the current lines (a merged role's lines
+    // that only some members run).
+    let mut open: Option<&str> = None;
+    for (li, l) in lines.iter().enumerate() {
+        let guard = guards.get(li).and_then(|g| g.as_deref());
+        if open != guard {
+            if open.is_some() {
+                indent -= 1;
+                out.push((format!("{}}}", "  ".repeat(indent)), None));
+            }
+            if let Some(c) = guard {
+                out.push((format!("{}if {c} {{", "  ".repeat(indent)), None));
+                indent += 1;
+            }
+            open = guard;
+        }
         if let Some(LPiece::T(t)) = l.pieces.first()
             && let Some(m) = t.strip_prefix('\u{1}')
         {
@@ -1773,7 +1815,7 @@ fn emit_lines(
             },
             src: l.src,
         };
-        if s == "syncwarp" && !warp_ok {
+        if s == "syncwarp" && (!warp_ok || guard.is_some()) {
             out.push((
                 format!(
                     "{}# __syncwarp: not modelled (the lanes of this warp are in different roles)",
@@ -1797,4 +1839,166 @@ fn emit_lines(
             line_no += 1;
         }
     }
+    if open.is_some() {
+        out.push((format!("{}}}", "  ".repeat(indent - 1)), None));
+    }
+}
+
+// ---- roles merged across a warp ------------------------------------------------------------
+
+/// A warp-collective statement: a named barrier (`.aligned`: every lane of a warp runs the same
+/// one) or `syncwarp`.
+fn is_warp_collective(l: &Line) -> bool {
+    matches!(l.pieces.first(), Some(LPiece::T(t))
+        if t.starts_with("bar_sync") || t.starts_with("bar_arrive") || t == "syncwarp")
+}
+
+/// Two lines of different roles are one statement of a merged role: the same text (operands
+/// as the same functions of `tid`) from the same PTX instructions.
+fn same_line(a: &Line, b: &Line) -> bool {
+    a.pieces == b.pieces && a.instrs == b.instrs && a.key == b.key
+}
+
+/// The roles of one segment whose threads share a warp, when they run a warp collective: one
+/// role whose lines are a common supersequence of theirs (a longest common subsequence, line
+/// by line), each line guarded by the members that run it. Every thread still runs exactly its
+/// own statements in its own order; what changes is that a collective the lanes of a warp
+/// reach at the same PTX instruction is one statement, as it is on the hardware (Triton's
+/// elected thread and its warp at one `bar.sync 0, 128`). Lanes that reach *different*
+/// instructions keep different (guarded) statements, and the checker reports them. Roles with
+/// tokens, roles that exit at different points and roles too long to compare
+/// (`MAX_MERGE_CELLS`) are left as they are. Runs before loops are
+/// re-rolled (a loop's lines keep their guards).
+fn merge_warp_roles(groups: Vec<Group>) -> Vec<Group> {
+    let n = groups.len();
+    let warps_of = |g: &Group| -> BTreeSet<(u32, u32)> {
+        g.members.iter().map(|&(r, t)| (r, t / 32)).collect()
+    };
+    let warps: Vec<BTreeSet<(u32, u32)>> = groups.iter().map(warps_of).collect();
+    // Components of groups that share a warp.
+    let mut comp: Vec<usize> = (0..n).collect();
+    fn root(c: &mut [usize], i: usize) -> usize {
+        let mut i = i;
+        while c[i] != i {
+            c[i] = c[c[i]];
+            i = c[i];
+        }
+        i
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            if !warps[i].is_disjoint(&warps[j]) {
+                let (a, b) = (root(&mut comp, i), root(&mut comp, j));
+                comp[b] = a;
+            }
+        }
+    }
+    let mut by_comp: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..n {
+        let r = root(&mut comp, i);
+        by_comp.entry(r).or_default().push(i);
+    }
+    let mut merged: Vec<Option<Group>> = Vec::new();
+    let mut slots: Vec<Option<Group>> = groups.into_iter().map(Some).collect();
+    for (_, idx) in by_comp {
+        let gs: Vec<&Group> = idx
+            .iter()
+            .map(|&i| slots[i].as_ref().expect("once"))
+            .collect();
+        match (idx.len() > 1).then(|| merge_group_lines(&gs)).flatten() {
+            Some(g) => {
+                for &i in &idx {
+                    slots[i] = None;
+                }
+                merged.push(Some(g));
+            }
+            None => {
+                for &i in &idx {
+                    merged.push(slots[i].take());
+                }
+            }
+        }
+    }
+    let mut out: Vec<Group> = merged.into_iter().flatten().collect();
+    out.sort_by_key(|g| g.members[0]);
+    out
+}
+
+/// The largest table `merge_group_lines` builds (lines of one role times lines of the other):
+/// beyond it the roles stay apart (16 MB).
+const MAX_MERGE_CELLS: usize = 4 << 20;
+
+fn merge_group_lines(gs: &[&Group]) -> Option<Group> {
+    let exit_here = gs[0].exit_here;
+    let plain = gs.iter().all(|g| {
+        g.exit_here == exit_here
+            && g.lines
+                .iter()
+                .all(|l| !l.token_def && l.token_use.is_none())
+    });
+    let collective = gs.iter().any(|g| g.lines.iter().any(is_warp_collective));
+    if !plain || !collective {
+        return None;
+    }
+    // Start from the role with the most lines, then fold the others in.
+    let mut order: Vec<&Group> = gs.to_vec();
+    order.sort_by_key(|g| (std::cmp::Reverse(g.lines.len()), g.members[0]));
+    let mut acc: Vec<(Line, BTreeSet<(u32, u32)>)> = order[0]
+        .lines
+        .iter()
+        .map(|l| (l.clone(), order[0].members.iter().copied().collect()))
+        .collect();
+    for g in &order[1..] {
+        let (a, b) = (&acc, &g.lines);
+        let (na, nb) = (a.len(), b.len());
+        if na.saturating_mul(nb) > MAX_MERGE_CELLS {
+            return None;
+        }
+        // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+        let mut lcs = vec![vec![0u32; nb + 1]; na + 1];
+        for i in (0..na).rev() {
+            for j in (0..nb).rev() {
+                lcs[i][j] = if same_line(&a[i].0, &b[j]) {
+                    lcs[i + 1][j + 1] + 1
+                } else {
+                    lcs[i + 1][j].max(lcs[i][j + 1])
+                };
+            }
+        }
+        let mine: BTreeSet<(u32, u32)> = g.members.iter().copied().collect();
+        let mut next = Vec::with_capacity(na + nb);
+        let (mut i, mut j) = (0, 0);
+        while i < na || j < nb {
+            if i < na && j < nb && same_line(&a[i].0, &b[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+                let mut set = a[i].1.clone();
+                set.extend(mine.iter().copied());
+                next.push((a[i].0.clone(), set));
+                i += 1;
+                j += 1;
+            } else if j >= nb || (i < na && lcs[i + 1][j] >= lcs[i][j + 1]) {
+                next.push(a[i].clone());
+                i += 1;
+            } else {
+                next.push((b[j].clone(), mine.clone()));
+                j += 1;
+            }
+        }
+        acc = next;
+    }
+    let mut members: Vec<(u32, u32)> = gs.iter().flat_map(|g| g.members.iter().copied()).collect();
+    members.sort_unstable();
+    let all: BTreeSet<(u32, u32)> = members.iter().copied().collect();
+    let lines = acc
+        .into_iter()
+        .map(|(mut l, set)| {
+            l.guard = (set != all).then(|| set.into_iter().collect());
+            l
+        })
+        .collect();
+    Some(Group {
+        members,
+        lines,
+        exit_here,
+        name: String::new(),
+    })
 }

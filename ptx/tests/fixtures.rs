@@ -584,6 +584,65 @@ fn libcu_pipeline_count_bug_is_a_deadlock_at_the_consumer_wait() {
     );
 }
 
+/// The rule names of the error-level findings.
+fn errors(c: &Checked) -> Vec<&'static str> {
+    c.report
+        .findings
+        .iter()
+        .filter(|f| f.severity == checker::Severity::Error)
+        .map(|f| f.rule.name)
+        .collect()
+}
+
+/// Lane 0 of two warps writes a flag before the `bar.sync 1, 64` that both warps run at one
+/// instruction: the extra write is under `if` inside one role, the barrier is one statement,
+/// and the kernel verifies (before roles were merged across a warp, lane 0 was a role of its
+/// own and its barrier a different statement: `barrier-divergence`).
+#[test]
+fn a_warp_split_around_one_named_barrier_is_one_statement() {
+    let c = check("warp_split.ptx", &opts(96, &[]));
+    assert_eq!(
+        c.report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    let syncs: Vec<&str> =
+        c.ex.text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("bar_sync 1, 64"))
+            .collect();
+    assert_eq!(syncs.len(), 1, "{}", c.ex.text);
+    // At the role's top level, not under the `if` of lane 0's write.
+    assert!(syncs[0].starts_with("  bar_sync"), "{}", c.ex.text);
+    assert!(c.ex.text.contains("  if lane == 0"), "{}", c.ex.text);
+}
+
+/// `-DDIVERGENT`: lane 0 and lanes 1..31 reach *different* `bar.sync 1, 64` instructions,
+/// which is undefined behaviour (bar.sync is `.aligned`). The merged role keeps them as two
+/// statements under their conditions, and the checker reports the divergence at both lines.
+#[test]
+fn lanes_of_a_warp_at_different_named_barrier_instructions_diverge() {
+    let c = check("warp_split_divergent.ptx", &opts(96, &[]));
+    assert_eq!(c.report.verdict, Verdict::Hazard, "{}", c.ex.text);
+    assert!(!errors(&c).is_empty(), "{}", c.ex.text);
+    assert!(
+        errors(&c).iter().all(|r| *r == "barrier-divergence"),
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    let lines = finding_lines(&c);
+    let bug = line_of("warp_split.cu", "// BUG");
+    assert!(
+        lines
+            .iter()
+            .any(|(f, l, _)| f.ends_with("warp_split.cu") && *l == bug),
+        "no finding at warp_split.cu:{bug}: {lines:?}"
+    );
+}
+
 fn triton_opts(k: i64) -> ptx::Options {
     // M, N, K (parameters 15-17); the bytes of one box of each tensor descriptor (A: 64 x 64,
     // B: 128 x 64, C: 64 x 128, fp16). The block size is the kernel's .reqntid (384).
@@ -632,25 +691,82 @@ fn triton_warp_specialized_matmul_extracts() {
     assert!(!ex.text.contains("--assume"), "{}", ex.text);
 }
 
-/// Known limitation (docs/ptx.md §5): the elected thread of warp 0 (which initializes the
-/// barriers and issues the copies) is a role of its own, so the `bar.sync 0, 128` that warp 0
-/// runs together is two statements in the protocol, which the checker reports as
-/// barrier-divergence. Nothing else is reported.
+/// The elected thread of warp 0 (which initializes the barriers and issues the copies) runs
+/// the `bar.sync 0, 128` of its warp group at the same PTX instructions as the other lanes:
+/// the front end gives the four warps one role with the elected thread's work under `if`, so
+/// each barrier is one statement and no `barrier-divergence` is reported (it was, falsely,
+/// when the elected thread was a role of its own). What the checker does report is true of
+/// the PTX: all 128 threads of the default partition store the workers' dispatch bytes
+/// (`st.shared.v2.b32 [global_smem+106648]`, the same value from every thread) with nothing
+/// ordering them: a data race by PTX's definition (docs/ptx.md §6).
 #[test]
-fn triton_warp_specialized_matmul_only_finding_is_the_role_split() {
+fn triton_warp_specialized_matmul_has_no_false_divergence() {
     let name = "triton/matmul_ws.ptx";
+    // At 1, 2 and 4 k-tiles, the `bar.sync 0, 128`s of the producer warp group are in one
+    // role and under no `if`: each is one statement for all 128 threads.
+    for k in [64, 128, 256] {
+        let ex = ptx::extract(&read(name), name, &triton_opts(k)).unwrap_or_else(|e| panic!("{e}"));
+        let mut roles = Vec::new();
+        let mut blocks: Vec<&str> = Vec::new();
+        for l in ex.text.lines().map(str::trim) {
+            if l.starts_with("role ") {
+                roles.push(l);
+                blocks.clear();
+            } else if l.ends_with('{') {
+                blocks.push(l);
+            } else if l == "}" {
+                blocks.pop();
+            } else if l.starts_with("bar_sync 0, 128") {
+                assert!(
+                    blocks.iter().all(|b| !b.starts_with("if ")),
+                    "K = {k}: {l} under {blocks:?}\n{}",
+                    ex.text
+                );
+                let role = *roles.last().expect("in a role");
+                assert!(role.contains("warp <= 3"), "K = {k}: {role}\n{}", ex.text);
+            }
+        }
+        assert!(ex.text.contains("bar_sync 0, 128"), "{}", ex.text);
+    }
     let c = check(name, &triton_opts(128));
-    let errors: Vec<&str> = c
+    let errs = errors(&c);
+    assert!(
+        !errs.contains(&"barrier-divergence"),
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    assert!(
+        errs.iter().all(|r| *r == "data-race"),
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    // The race is between the stores of the dispatch bytes, wherever the search stops.
+    let ptx = read(name);
+    let stores: Vec<u32> = ptx
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("st.shared.v2.b32") && l.contains("[global_smem+106648]"))
+        .map(|(i, _)| i as u32 + 1)
+        .collect();
+    assert!(!stores.is_empty());
+    for f in c
         .report
         .findings
         .iter()
         .filter(|f| f.severity == checker::Severity::Error)
-        .map(|f| f.rule.name)
-        .collect();
-    assert!(!errors.is_empty(), "{}", c.ex.text);
-    assert!(
-        errors.iter().all(|r| *r == "barrier-divergence"),
-        "{errors:?}\n{}",
-        c.ex.text
-    );
+    {
+        let line = c.file.line_of(f.span);
+        let o = c.ex.lines[line as usize - 1]
+            .as_ref()
+            .unwrap_or_else(|| panic!("line {line} has no origin"));
+        assert!(
+            o.ptx_lines.iter().all(|l| stores.contains(l)),
+            "{:?} at {:?}, not at the dispatch stores {stores:?}\n{}",
+            f.rule.name,
+            o.ptx_lines,
+            c.ex.text
+        );
+    }
 }
