@@ -204,7 +204,8 @@ pub enum LintFormat {
 
 #[derive(Args, Debug)]
 pub struct LintArgs {
-    /// Files or folders to check (folders: every .phase file, honouring .gitignore).
+    /// Files or folders to check (folders: every .phase file, honouring .gitignore; a .ptx
+    /// file given by name is checked as the protocol extracted from it, docs/ptx.md).
     pub paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = LintFormat::Human)]
@@ -247,6 +248,8 @@ pub struct LintArgs {
     /// share of --max-memory.
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
+    #[command(flatten)]
+    pub ptx: crate::cmd::extract::PtxArgs,
 }
 
 /// `--jobs N`: at least 1.
@@ -361,7 +364,8 @@ pub struct FuzzArgs {
 
 #[derive(Args, Debug)]
 pub struct ConfirmArgs {
-    /// The .phase file whose findings to replay.
+    /// The .phase file whose findings to replay (or a .ptx file: the protocol extracted from
+    /// it, docs/ptx.md).
     pub file: PathBuf,
     /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
@@ -385,6 +389,8 @@ pub struct ConfirmArgs {
     /// Output: a table for people, or one JSON object.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    #[command(flatten)]
+    pub ptx: crate::cmd::extract::PtxArgs,
 }
 
 #[derive(Args, Debug)]
@@ -477,6 +483,11 @@ pub struct MutateArgs {
     /// the finding's statements and at the threads its trace holds back (0: none).
     #[arg(long, default_value_t = 2.0, value_name = "SECONDS")]
     pub aim_seconds: f64,
+    /// With --gpu: run every mutant the checker calls ok or inconclusive on the GPU (where a
+    /// checker bug would show), but of the mutants it flags only N per file, spread evenly over
+    /// the file's mutants; the others are reported as not run (sampled out). Default: all.
+    #[arg(long, value_name = "N")]
+    pub gpu_hazards: Option<usize>,
     #[command(flatten)]
     pub gpu_args: GpuArgs,
     /// Run the GPU part of mutant N in this process and print it as JSON (what `--gpu` runs

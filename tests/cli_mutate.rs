@@ -298,7 +298,14 @@ fn gpu_mutants_of_a_tma_barrier() {
         let g = &m["gpu"];
         assert!(g["hazard"].is_boolean(), "every mutant ran: {m}");
         if m["checker"]["verdict"] == "hazard" {
-            assert!(!g["findings"].as_array().unwrap().is_empty(), "{m}");
+            // Replayed, unless fuzzing already lost the context to the hazard: a kernel that
+            // trapped (measured on an H200: `init bar, NT - 1` over-arrives and the launch
+            // fails) or got stuck, which is a GPU hazard shown without a replay.
+            let lost = g["faulted"] == true || g["stuck"] == true;
+            assert!(lost || !g["findings"].as_array().unwrap().is_empty(), "{m}");
+            if lost {
+                assert_eq!(g["hazard"], true, "{m}");
+            }
         }
     }
     let matrix = &v["gpu"]["matrix"];

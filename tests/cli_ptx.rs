@@ -64,3 +64,79 @@ fn bad_ptx_input_is_exit_2_with_what_to_give() {
     let (code, _, err) = phasecheck(&["extract", DB, "--block", "0"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn lint_checks_a_ptx_file_with_the_options_of_verify() {
+    let (code, stdout, err) = phasecheck(&["lint", DB, "--block", "64", "--arg", "2=4"]);
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert!(stdout.contains("checked 1 file: 0 errors"), "{stdout}");
+    let (code, stdout, err) = phasecheck(&[
+        "lint", BUG, "--block", "64", "--arg", "2=4", "--format", "json",
+    ]);
+    assert_eq!(code, 1, "{stdout}{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let rules: Vec<&str> = v["files"][0]["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(rules.contains(&"deadlock"), "{stdout}");
+    // The findings are on the extracted protocol, whose comments name the CUDA lines.
+    assert!(
+        stdout.contains("ptx/tests/fixtures/double_buffer_parity_bug.ptx"),
+        "{stdout}"
+    );
+    // Without the options the extraction needs: exit 2 with what to give.
+    let (code, stdout, _) = phasecheck(&["lint", DB]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(
+        stdout.contains("cannot extract its protocol") && stdout.contains("--block"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = phasecheck(&["lint", DB, "--block", "64"]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(stdout.contains("--arg 2=VALUE"), "{stdout}");
+    let (code, stdout, _) = phasecheck(&[
+        "lint", DB, "--block", "64", "--arg", "2=4", "--kernel", "nope",
+    ]);
+    assert_eq!(code, 2, "{stdout}");
+    assert!(stdout.contains("nope"), "{stdout}");
+}
+
+#[test]
+fn confirm_takes_a_ptx_file_with_the_options_of_verify() {
+    // Without --block the extraction fails before anything runs: bad input, saying what to give.
+    let (code, stdout, _) = phasecheck(&["confirm", BUG, "--format", "json"]);
+    assert_eq!(code, 2, "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(v["reason"], "bad-input", "{stdout}");
+    assert!(v["error"].as_str().unwrap().contains("--block"), "{stdout}");
+    // With them, the extracted protocol's findings are replayed, each in a child process that
+    // extracts the file again with the same options: on a machine without a GPU that is
+    // `no-gpu` (not bad input); with one, a report on the findings.
+    let (code, stdout, err) = phasecheck(&[
+        "confirm",
+        BUG,
+        "--block",
+        "64",
+        "--arg",
+        "2=4",
+        "--format",
+        "json",
+        "--seconds",
+        "1",
+        "--aim-seconds",
+        "0",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    if code == 2 {
+        assert_eq!(v["reason"], "no-gpu", "{stdout}{err}");
+    } else {
+        assert_eq!(code, 0, "{stdout}{err}");
+        assert!(
+            !v["findings"].as_array().expect("findings").is_empty(),
+            "{stdout}"
+        );
+    }
+}

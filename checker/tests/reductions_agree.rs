@@ -240,6 +240,14 @@ fn reductions_agree_on_generated_tiles() {
     run_property(protogen::tile(), cases.max(1));
 }
 
+/// Consumers that `test_wait` two barriers and branch on the results (the footprint rule
+/// decides such branches where it can and merges the two sides of a fork where they meet).
+#[test]
+fn reductions_agree_on_generated_polls() {
+    let cases = env_u64("PHASECHECK_GEN_CASES").map_or(DEFAULT_CASES / 4, |n| n as u32 / 4);
+    run_property(protogen::poll(), cases.max(1));
+}
+
 /// The corpus: every `expect` line's parameters (the small sizes the lines pin; a line without
 /// `with` takes the declared sizes), all four reduction settings, the same findings and verdict,
 /// every reduced error replayed unreduced. Searches the unreduced semantics cannot finish within

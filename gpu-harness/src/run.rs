@@ -274,6 +274,12 @@ pub struct Gpu {
     /// that copies a stuck launch's buffers back while the kernel runs on `stream`.
     side: cudarc::driver::sys::CUstream,
     pinned: std::sync::Mutex<Option<Pinned>>,
+    /// Set when a launch did not finish in time: a kernel of this context may be stuck in a
+    /// hardware collective for good. Unloading a module then waits for that kernel (the
+    /// driver's module unload spins until the module's kernels are done), so from then on
+    /// [`LoadedKernel`]s leak their module instead of unloading it; the process ends soon
+    /// after (`end_process`), which frees everything.
+    stuck: Arc<std::sync::atomic::AtomicBool>,
     pub device_name: String,
     pub ordinal: usize,
     pub multiprocessors: u32,
@@ -286,6 +292,20 @@ pub struct LoadedKernel {
     /// Every kernel of the module, in [`Lowered::kernels`] order (`func` alone for one kernel).
     funcs: Vec<CudaFunction>,
     pub ptx_bytes: usize,
+    /// The context's stuck flag ([`Gpu`]'s `stuck`).
+    gpu_stuck: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for LoadedKernel {
+    fn drop(&mut self) {
+        if self.gpu_stuck.load(std::sync::atomic::Ordering::SeqCst) {
+            // A kernel of the context is stuck: the module's unload (when its last function
+            // goes) would wait for it forever. One leaked reference keeps the module loaded
+            // until the process ends. (Measured: `fuzz` of a stuck named barrier hung here,
+            // before it printed its report, until this leak.)
+            std::mem::forget(self.func.clone());
+        }
+    }
 }
 
 /// Settings of one launch.
@@ -361,6 +381,7 @@ impl Gpu {
             stream,
             side,
             pinned: std::sync::Mutex::new(None),
+            stuck: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             device_name,
             ordinal,
             multiprocessors,
@@ -490,6 +511,7 @@ impl Gpu {
             funcs: vec![func.clone()],
             func,
             ptx_bytes,
+            gpu_stuck: self.stuck.clone(),
         })
     }
 
@@ -519,6 +541,7 @@ impl Gpu {
             func: funcs[0].clone(),
             funcs,
             ptx_bytes,
+            gpu_stuck: self.stuck.clone(),
         })
     }
 
@@ -541,6 +564,7 @@ impl Gpu {
                 }
             }
             if t0.elapsed() > timeout {
+                self.stuck.store(true, std::sync::atomic::Ordering::SeqCst);
                 return Err(RunError::Stuck(Box::new(StuckLaunch::bare(
                     t0.elapsed().as_secs_f64(),
                     0,

@@ -246,6 +246,36 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
     Ok(Objects { syms })
 }
 
+/// A barrier that every thread of the block meets: `__syncthreads` (`bar.sync 0`,
+/// `barrier.sync 0`), or (`named`) an aligned named barrier of the whole block (`bar.sync 1,
+/// 128` in a 128-thread block). When every thread meets its k-th one at the same instruction,
+/// it is a top-level statement (a segment boundary).
+fn block_barrier(ev: &Ev, nthreads: u32, named: bool) -> bool {
+    match ev {
+        Ev::BarSync {
+            id: 0, count: None, ..
+        } => true,
+        Ev::BarSync { count, aligned, .. } => {
+            named && *aligned && count.is_none_or(|c| c == nthreads as i64)
+        }
+        _ => false,
+    }
+}
+
+/// The top-level statement of a block barrier.
+fn block_barrier_text(ev: &Ev) -> String {
+    match ev {
+        Ev::BarSync {
+            id: 0, count: None, ..
+        } => "syncthreads".into(),
+        Ev::BarSync { id, count, .. } => match count {
+            Some(c) => format!("bar_sync {id}, {c}"),
+            None => format!("bar_sync {id}"),
+        },
+        _ => String::new(),
+    }
+}
+
 fn access_range(ev: &Ev) -> Option<Range> {
     match ev {
         Ev::Read(r) | Ev::Write(r) | Ev::Mma(r) => Some(*r),
@@ -537,6 +567,8 @@ struct Ctx<'a> {
     /// Per (rank, tid) key: is the write a part write.
     part: HashMap<(u32, u32, usize), bool>,
     syncthreads_segments: bool,
+    /// Named block barriers are segment boundaries too (`block_barrier`).
+    named_segments: bool,
     trampoline: Option<crate::parse::Pos>,
 }
 
@@ -636,10 +668,12 @@ impl Ctx<'_> {
                 }
             }
             Ev::BarSync { id, count, aligned } => {
+                if self.syncthreads_segments
+                    && block_barrier(&e.ev, self.inp.nthreads, self.named_segments)
+                {
+                    return None; // a segment boundary
+                }
                 if *id == 0 && count.is_none() {
-                    if self.syncthreads_segments {
-                        return None; // a segment boundary
-                    }
                     p.push(txt(if *aligned {
                         "syncthreads"
                     } else {
@@ -842,6 +876,9 @@ struct Line {
     token_def: bool,
     token_use: Option<usize>,
     key: (Option<(u32, u32, u32)>, u32),
+    /// The members that run it, when not all of the role's members do (a role merged across a
+    /// warp, `merge_warp_roles`): printed as `if COND { ... }` around it.
+    guard: Option<Vec<(u32, u32)>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -854,6 +891,7 @@ enum LPiece {
 impl Line {
     fn shape_eq(&self, o: &Line) -> bool {
         self.key == o.key
+            && self.guard == o.guard
             && self.token_def == o.token_def
             && self.pieces.len() == o.pieces.len()
             && self
@@ -1013,26 +1051,40 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
     let part = part_writes(&inp, &objs);
 
     // Segments at __syncthreads.
-    let anchors: Vec<Vec<u32>> = inp
+    // Named block barriers too, when every thread meets all of them at the same instructions
+    // and none of their ids has a `bar.arrive` (a producer that arrives without waiting).
+    let anchors_of = |named: bool| -> Vec<Vec<u32>> {
+        inp.traces
+            .iter()
+            .map(|t| {
+                t.events
+                    .iter()
+                    .filter(|e| block_barrier(&e.ev, inp.nthreads, named))
+                    .map(|e| e.instr)
+                    .collect()
+            })
+            .collect()
+    };
+    let arrive_ids: BTreeSet<i64> = inp
         .traces
         .iter()
-        .map(|t| {
-            t.events
-                .iter()
-                .filter(|e| {
-                    matches!(
-                        e.ev,
-                        Ev::BarSync {
-                            id: 0,
-                            count: None,
-                            ..
-                        }
-                    )
-                })
-                .map(|e| e.instr)
-                .collect()
+        .flat_map(|t| t.events.iter())
+        .filter_map(|e| match e.ev {
+            Ev::BarArrive { id, .. } => Some(id),
+            _ => None,
         })
         .collect();
+    let named_anchors = anchors_of(true);
+    let named = named_anchors.windows(2).all(|w| w[0] == w[1])
+        && inp.traces.iter().flat_map(|t| t.events.iter()).all(|e| {
+            !block_barrier(&e.ev, inp.nthreads, true)
+                || !matches!(e.ev, Ev::BarSync { id, .. } if arrive_ids.contains(&id))
+        });
+    let anchors = if named {
+        named_anchors
+    } else {
+        anchors_of(false)
+    };
     let longest = anchors
         .iter()
         .max_by_key(|a| a.len())
@@ -1072,6 +1124,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         objs: &objs,
         part,
         syncthreads_segments: segments_ok,
+        named_segments: named,
         trampoline,
     };
 
@@ -1091,16 +1144,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         let mut pos: HashMap<usize, (usize, usize)> = HashMap::new();
         let mut run_start = 0usize;
         for (i, e) in t.events.iter().enumerate() {
-            if segments_ok
-                && matches!(
-                    e.ev,
-                    Ev::BarSync {
-                        id: 0,
-                        count: None,
-                        ..
-                    }
-                )
-            {
+            if segments_ok && block_barrier(&e.ev, inp.nthreads, named) {
                 segs.push(Vec::new());
                 run_start = 0;
                 continue;
@@ -1219,14 +1263,19 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                 .into_iter()
                 .map(|t| (traces[t].rank, traces[t].tid))
                 .collect();
+            let lines = segs.into_iter().next().expect("one segment");
             groups.push(Group {
                 members,
-                lines: segs.into_iter().next().expect("one segment"),
+                lines,
                 exit_here: exit_of[gi],
                 name: String::new(),
             });
         }
         groups.sort_by_key(|g| g.members[0]);
+        let mut groups = merge_warp_roles(groups);
+        for g in &mut groups {
+            g.lines = reroll(std::mem::take(&mut g.lines));
+        }
         seg_groups.push(groups);
     }
     // Names: one per set of threads (the same set in several segments keeps its name), from
@@ -1342,9 +1391,18 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                 None,
             ));
             let ok_warp = warp_ok(g);
+            let guards: Vec<Option<String>> = g
+                .lines
+                .iter()
+                .map(|l| {
+                    l.guard
+                        .as_ref()
+                        .map(|m| condition(m, inp.nthreads, inp.cluster))
+                })
+                .collect();
             emit_lines(
                 &mut out,
-                lines,
+                (lines, &guards),
                 1,
                 inp.func,
                 (file_names, trampoline),
@@ -1364,8 +1422,14 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                 ptx_lines: vec![ins.line],
                 src: ins.src,
             };
+            let what = inp
+                .traces
+                .iter()
+                .flat_map(|t| t.events.iter())
+                .find(|e| e.instr == instr && block_barrier(&e.ev, inp.nthreads, named))
+                .map_or_else(|| "syncthreads".to_string(), |e| block_barrier_text(&e.ev));
             out.push((
-                format!("syncthreads{}", comment(&origin, file_names, trampoline)),
+                format!("{what}{}", comment(&origin, file_names, trampoline)),
                 Some(origin),
             ));
         }
@@ -1455,9 +1519,11 @@ fn fold_lines(
                 token_def: st.token_def,
                 token_use: st.token_use,
                 key: st.key,
+                guard: None,
             });
         }
-        segs.push(reroll(lines));
+        // Re-rolled after roles sharing a warp are merged (`merge_warp_roles`).
+        segs.push(lines);
     }
     Some(segs)
 }
@@ -1485,6 +1551,11 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
             Item::L(l) => out.push(l),
             Item::Loop { trips, body } => {
                 let covered = trips * body.len();
+                // A loop whose lines are all under one guard is under it as a whole.
+                let guard = match body.first() {
+                    Some((l, _)) if body.iter().all(|(b, _)| b.guard == l.guard) => l.guard.clone(),
+                    _ => None,
+                };
                 out.push(Line {
                     pieces: vec![LPiece::T(format!("\u{1}for {trips} {covered}"))],
                     instrs: Vec::new(),
@@ -1492,6 +1563,7 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
                     token_def: false,
                     token_use: None,
                     key: (None, u32::MAX),
+                    guard: guard.clone(),
                 });
                 for (l, fits) in body {
                     let mut l = l;
@@ -1512,6 +1584,7 @@ fn reroll(lines: Vec<Line>) -> Vec<Line> {
                     token_def: false,
                     token_use: None,
                     key: (None, u32::MAX),
+                    guard,
                 });
             }
         }
@@ -1651,7 +1724,7 @@ pub fn comment(
 /// Print lines (with the loop markers of `reroll`) at `depth`.
 fn emit_lines(
     out: &mut Vec<(String, Option<Origin>)>,
-    lines: &[Line],
+    (lines, guards): (&[Line], &[Option<String>]),
     depth: usize,
     func: &Function,
     (files, trampoline): (&HashMap<u32, String>, Option<crate::parse::Pos>),
@@ -1666,7 +1739,22 @@ fn emit_lines(
     let mut next_token = 0;
     let mut line_no = 0usize; // position of a statement outside loops
     let mut covered = 0usize;
-    for l in lines {
+    // The condition of the `if` block open around the current lines (a merged role's lines
+    // that only some members run).
+    let mut open: Option<&str> = None;
+    for (li, l) in lines.iter().enumerate() {
+        let guard = guards.get(li).and_then(|g| g.as_deref());
+        if open != guard {
+            if open.is_some() {
+                indent -= 1;
+                out.push((format!("{}}}", "  ".repeat(indent)), None));
+            }
+            if let Some(c) = guard {
+                out.push((format!("{}if {c} {{", "  ".repeat(indent)), None));
+                indent += 1;
+            }
+            open = guard;
+        }
         if let Some(LPiece::T(t)) = l.pieces.first()
             && let Some(m) = t.strip_prefix('\u{1}')
         {
@@ -1727,7 +1815,7 @@ fn emit_lines(
             },
             src: l.src,
         };
-        if s == "syncwarp" && !warp_ok {
+        if s == "syncwarp" && (!warp_ok || guard.is_some()) {
             out.push((
                 format!(
                     "{}# __syncwarp: not modelled (the lanes of this warp are in different roles)",
@@ -1751,4 +1839,166 @@ fn emit_lines(
             line_no += 1;
         }
     }
+    if open.is_some() {
+        out.push((format!("{}}}", "  ".repeat(indent - 1)), None));
+    }
+}
+
+// ---- roles merged across a warp ------------------------------------------------------------
+
+/// A warp-collective statement: a named barrier (`.aligned`: every lane of a warp runs the same
+/// one) or `syncwarp`.
+fn is_warp_collective(l: &Line) -> bool {
+    matches!(l.pieces.first(), Some(LPiece::T(t))
+        if t.starts_with("bar_sync") || t.starts_with("bar_arrive") || t == "syncwarp")
+}
+
+/// Two lines of different roles are one statement of a merged role: the same text (operands
+/// as the same functions of `tid`) from the same PTX instructions.
+fn same_line(a: &Line, b: &Line) -> bool {
+    a.pieces == b.pieces && a.instrs == b.instrs && a.key == b.key
+}
+
+/// The roles of one segment whose threads share a warp, when they run a warp collective: one
+/// role whose lines are a common supersequence of theirs (a longest common subsequence, line
+/// by line), each line guarded by the members that run it. Every thread still runs exactly its
+/// own statements in its own order; what changes is that a collective the lanes of a warp
+/// reach at the same PTX instruction is one statement, as it is on the hardware (Triton's
+/// elected thread and its warp at one `bar.sync 0, 128`). Lanes that reach *different*
+/// instructions keep different (guarded) statements, and the checker reports them. Roles with
+/// tokens, roles that exit at different points and roles too long to compare
+/// (`MAX_MERGE_CELLS`) are left as they are. Runs before loops are
+/// re-rolled (a loop's lines keep their guards).
+fn merge_warp_roles(groups: Vec<Group>) -> Vec<Group> {
+    let n = groups.len();
+    let warps_of = |g: &Group| -> BTreeSet<(u32, u32)> {
+        g.members.iter().map(|&(r, t)| (r, t / 32)).collect()
+    };
+    let warps: Vec<BTreeSet<(u32, u32)>> = groups.iter().map(warps_of).collect();
+    // Components of groups that share a warp.
+    let mut comp: Vec<usize> = (0..n).collect();
+    fn root(c: &mut [usize], i: usize) -> usize {
+        let mut i = i;
+        while c[i] != i {
+            c[i] = c[c[i]];
+            i = c[i];
+        }
+        i
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            if !warps[i].is_disjoint(&warps[j]) {
+                let (a, b) = (root(&mut comp, i), root(&mut comp, j));
+                comp[b] = a;
+            }
+        }
+    }
+    let mut by_comp: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..n {
+        let r = root(&mut comp, i);
+        by_comp.entry(r).or_default().push(i);
+    }
+    let mut merged: Vec<Option<Group>> = Vec::new();
+    let mut slots: Vec<Option<Group>> = groups.into_iter().map(Some).collect();
+    for (_, idx) in by_comp {
+        let gs: Vec<&Group> = idx
+            .iter()
+            .map(|&i| slots[i].as_ref().expect("once"))
+            .collect();
+        match (idx.len() > 1).then(|| merge_group_lines(&gs)).flatten() {
+            Some(g) => {
+                for &i in &idx {
+                    slots[i] = None;
+                }
+                merged.push(Some(g));
+            }
+            None => {
+                for &i in &idx {
+                    merged.push(slots[i].take());
+                }
+            }
+        }
+    }
+    let mut out: Vec<Group> = merged.into_iter().flatten().collect();
+    out.sort_by_key(|g| g.members[0]);
+    out
+}
+
+/// The largest table `merge_group_lines` builds (lines of one role times lines of the other):
+/// beyond it the roles stay apart (16 MB).
+const MAX_MERGE_CELLS: usize = 4 << 20;
+
+fn merge_group_lines(gs: &[&Group]) -> Option<Group> {
+    let exit_here = gs[0].exit_here;
+    let plain = gs.iter().all(|g| {
+        g.exit_here == exit_here
+            && g.lines
+                .iter()
+                .all(|l| !l.token_def && l.token_use.is_none())
+    });
+    let collective = gs.iter().any(|g| g.lines.iter().any(is_warp_collective));
+    if !plain || !collective {
+        return None;
+    }
+    // Start from the role with the most lines, then fold the others in.
+    let mut order: Vec<&Group> = gs.to_vec();
+    order.sort_by_key(|g| (std::cmp::Reverse(g.lines.len()), g.members[0]));
+    let mut acc: Vec<(Line, BTreeSet<(u32, u32)>)> = order[0]
+        .lines
+        .iter()
+        .map(|l| (l.clone(), order[0].members.iter().copied().collect()))
+        .collect();
+    for g in &order[1..] {
+        let (a, b) = (&acc, &g.lines);
+        let (na, nb) = (a.len(), b.len());
+        if na.saturating_mul(nb) > MAX_MERGE_CELLS {
+            return None;
+        }
+        // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+        let mut lcs = vec![vec![0u32; nb + 1]; na + 1];
+        for i in (0..na).rev() {
+            for j in (0..nb).rev() {
+                lcs[i][j] = if same_line(&a[i].0, &b[j]) {
+                    lcs[i + 1][j + 1] + 1
+                } else {
+                    lcs[i + 1][j].max(lcs[i][j + 1])
+                };
+            }
+        }
+        let mine: BTreeSet<(u32, u32)> = g.members.iter().copied().collect();
+        let mut next = Vec::with_capacity(na + nb);
+        let (mut i, mut j) = (0, 0);
+        while i < na || j < nb {
+            if i < na && j < nb && same_line(&a[i].0, &b[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+                let mut set = a[i].1.clone();
+                set.extend(mine.iter().copied());
+                next.push((a[i].0.clone(), set));
+                i += 1;
+                j += 1;
+            } else if j >= nb || (i < na && lcs[i + 1][j] >= lcs[i][j + 1]) {
+                next.push(a[i].clone());
+                i += 1;
+            } else {
+                next.push((b[j].clone(), mine.clone()));
+                j += 1;
+            }
+        }
+        acc = next;
+    }
+    let mut members: Vec<(u32, u32)> = gs.iter().flat_map(|g| g.members.iter().copied()).collect();
+    members.sort_unstable();
+    let all: BTreeSet<(u32, u32)> = members.iter().copied().collect();
+    let lines = acc
+        .into_iter()
+        .map(|(mut l, set)| {
+            l.guard = (set != all).then(|| set.into_iter().collect());
+            l
+        })
+        .collect();
+    Some(Group {
+        members,
+        lines,
+        exit_here,
+        name: String::new(),
+    })
 }

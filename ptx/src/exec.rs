@@ -20,8 +20,10 @@
 
 use crate::Error;
 use crate::events::{CopyBytes, Ev, Event, Range, SAddr, Trace};
+use crate::mem::{Mem, Op, Resolved};
 use crate::parse::{Function, Instr, Module, Operand, Space};
 use crate::value::*;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
 pub struct Config {
@@ -58,12 +60,16 @@ pub struct Exec<'a> {
     param_by_name: HashMap<String, u32>,
     global_by_name: HashMap<String, u64>,
     nthreads: u32,
+    /// Shared-memory values ordered by block-wide barriers (`mem.rs`).
+    mem: RefCell<Mem>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum St {
     Run,
     Coll,
+    /// Passed a block-wide barrier: waits until every thread of the block has (`mem.rs`).
+    Bar,
     Done,
 }
 
@@ -92,6 +98,8 @@ struct Th {
     st: St,
     steps: u64,
     probe: Option<Probe>,
+    /// Block-wide barriers passed.
+    epoch: u32,
 }
 
 enum Flow {
@@ -102,6 +110,8 @@ enum Flow {
     Coll,
     /// Probe mode: reached a wait on the probed barrier and phase at this pc.
     ProbeHit(usize),
+    /// Passed a block-wide barrier (`__syncthreads`, `barrier.sync N` without a count).
+    Block,
 }
 
 /// Why a probe path fails (not an error of the kernel: the wait is not a wait loop).
@@ -215,49 +225,80 @@ impl<'a> Exec<'a> {
             param_by_name,
             global_by_name,
             nthreads,
+            mem: RefCell::new(Mem::default()),
         })
     }
 
-    /// Run every thread of every block of the cluster.
+    /// Run every thread of every block of the cluster. Again when a value read from shared
+    /// memory did not hold (`mem.rs`): that load is unknown the next time.
     pub fn run_all(&mut self) -> Result<Vec<Trace>, Error> {
+        loop {
+            self.whys.clear();
+            self.why_at.clear();
+            self.param_why_at.clear();
+            self.mem.get_mut().reset();
+            let out = self.run_blocks()?;
+            if !self.mem.get_mut().recheck() {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// The threads of a block run in epochs: each runs until it has finished or passed its
+    /// next block-wide barrier, and when all have, those that wait there go on.
+    fn run_blocks(&mut self) -> Result<Vec<Trace>, Error> {
         let mut out = Vec::new();
         let nwarps = self.nthreads.div_ceil(32);
         for rank in 0..self.cfg.cluster {
-            for w in 0..nwarps {
-                let lanes: Vec<u32> = (w * 32..((w + 1) * 32).min(self.nthreads)).collect();
-                let mut ths: Vec<Th> = lanes
-                    .iter()
-                    .map(|&tid| Th {
-                        rank,
-                        tid,
-                        regs: vec![Val::K(0); self.f.regs.len()],
-                        pc: 0,
-                        carry: 0,
-                        local: HashMap::new(),
-                        events: Vec::new(),
-                        st: St::Run,
-                        steps: 0,
-                        probe: None,
-                    })
-                    .collect();
-                loop {
-                    for th in ths.iter_mut() {
-                        if th.st == St::Run {
-                            self.run(th)?;
+            let mut warps: Vec<Vec<Th>> = (0..nwarps)
+                .map(|w| {
+                    (w * 32..((w + 1) * 32).min(self.nthreads))
+                        .map(|tid| Th {
+                            rank,
+                            tid,
+                            regs: vec![Val::K(0); self.f.regs.len()],
+                            pc: 0,
+                            carry: 0,
+                            local: HashMap::new(),
+                            events: Vec::new(),
+                            st: St::Run,
+                            steps: 0,
+                            probe: None,
+                            epoch: 0,
+                        })
+                        .collect()
+                })
+                .collect();
+            loop {
+                for ths in warps.iter_mut() {
+                    loop {
+                        for th in ths.iter_mut() {
+                            if th.st == St::Run {
+                                self.run(th)?;
+                            }
                         }
+                        if ths.iter().all(|t| matches!(t.st, St::Done | St::Bar)) {
+                            break;
+                        }
+                        self.resolve_collectives(ths)?;
                     }
-                    if ths.iter().all(|t| t.st == St::Done) {
-                        break;
-                    }
-                    self.resolve_collectives(&mut ths)?;
                 }
-                for th in ths {
-                    out.push(Trace {
-                        rank: th.rank,
-                        tid: th.tid,
-                        events: th.events,
-                    });
+                let mut waiting = false;
+                for th in warps.iter_mut().flatten().filter(|t| t.st == St::Bar) {
+                    th.st = St::Run;
+                    th.epoch += 1;
+                    waiting = true;
                 }
+                if !waiting {
+                    break;
+                }
+            }
+            for th in warps.into_iter().flatten() {
+                out.push(Trace {
+                    rank: th.rank,
+                    tid: th.tid,
+                    events: th.events,
+                });
             }
         }
         Ok(out)
@@ -372,6 +413,11 @@ impl<'a> Exec<'a> {
                 }
                 Ok(Flow::Coll) => {
                     th.st = St::Coll;
+                    return Ok(());
+                }
+                Ok(Flow::Block) => {
+                    th.pc += 1;
+                    th.st = St::Bar;
                     return Ok(());
                 }
                 Ok(Flow::ProbeHit(_)) => unreachable!("not probing"),
@@ -625,11 +671,82 @@ impl<'a> Exec<'a> {
                 self.instr(th.pc).line
             ))));
         }
+        self.record_write(th, &ev);
         th.events.push(Event {
             ev,
             instr: th.pc as u32,
         });
         Ok(())
+    }
+
+    /// Record what an event writes into shared memory (`mem.rs`): bytes not known yet (a
+    /// store or an atomic fills them in), or an asynchronous write.
+    fn record_write(&self, th: &Th, ev: &Ev) {
+        // (where, bytes, asynchronous)
+        let mut writes: Vec<(SAddr, u64, bool)> = Vec::new();
+        match ev {
+            Ev::Write(r) => writes.push((r.at, r.len, false)),
+            Ev::CpAsync { dst } => writes.push((dst.at, dst.len, true)),
+            Ev::Copy {
+                dst,
+                bytes,
+                multicast,
+                bar,
+                ..
+            } => {
+                // A tensor copy's size is in its tensor map: `--arg MAP=BYTES`, else a window
+                // that covers any box.
+                let len = match bytes {
+                    CopyBytes::Known(n) => (*n).max(1) as u64,
+                    CopyBytes::TensorMap { param } => {
+                        // Else at most the bytes the thread last expected on the copy's barrier.
+                        let expected = th.events.iter().rev().find_map(|e| match &e.ev {
+                            Ev::Arrive {
+                                bar: b,
+                                tx: Some(n),
+                                ..
+                            }
+                            | Ev::ExpectTx { bar: b, bytes: n }
+                                if b == bar =>
+                            {
+                                Some(*n)
+                            }
+                            _ => None,
+                        });
+                        param
+                            .and_then(|p| self.cfg.params.get(&p).copied())
+                            .or(expected)
+                            .map_or(1 << 20, |n| n.max(1) as u64)
+                    }
+                };
+                writes.push((*dst, len, true));
+                if let Some(mask) = multicast {
+                    for r in (0..self.cfg.cluster).filter(|r| mask >> r & 1 == 1) {
+                        let at = SAddr {
+                            rank: Some(r),
+                            off: dst.off,
+                        };
+                        writes.push((at, len, true));
+                    }
+                }
+            }
+            _ => return,
+        }
+        let mut mem = self.mem.borrow_mut();
+        for (at, len, asynchronous) in writes {
+            match at.rank {
+                Some(r) if r != th.rank => mem.write(r, 0, th.tid, at.off, len, Op::Async),
+                _ if asynchronous => mem.write(th.rank, th.epoch, th.tid, at.off, len, Op::Async),
+                _ => mem.write(
+                    th.rank,
+                    th.epoch,
+                    th.tid,
+                    at.off,
+                    len,
+                    Op::Bytes(vec![None; len as usize]),
+                ),
+            }
+        }
     }
 
     // ---- one instruction --------------------------------------------------------------------
@@ -860,6 +977,9 @@ impl<'a> Exec<'a> {
                             }
                             _ => x,
                         },
+                        // `mov.b32 %r, k_param_10` keeps the low 32 bits of the parameter's
+                        // address (Triton passes tensor maps so): its generic address again.
+                        ("param", false) if x >> 32 == 0 => GEN_PARAM + x,
                         ("local", false) => GEN_LOCAL + x,
                         ("local", true) => match generic(x) {
                             Place::Local(o) => o,
@@ -1260,11 +1380,16 @@ impl<'a> Exec<'a> {
                 } else {
                     x & m
                 };
+                // `.shiftamt`: the left shift that moves the most significant 1 to the top
+                // (libcu++ finds a warp's lowest lane with `bfind.shiftamt(brev(mask))`).
+                let msb = 63 - v.leading_zeros() as u64;
                 (
                     Some(if v == 0 {
                         u64::MAX
+                    } else if ins.has("shiftamt") {
+                        bits as u64 - 1 - msb
                     } else {
-                        63 - v.leading_zeros() as u64
+                        msb
                     }),
                     32,
                 )
@@ -1412,10 +1537,43 @@ impl<'a> Exec<'a> {
                         len,
                     }),
                 )?;
-                let u = self.why(ins, WHY_SHARED, || {
-                    "a value loaded from shared memory".into()
-                });
-                self.set(th, &d, u, bits);
+                // Values another thread stored before a block-wide barrier (`mem.rs`).
+                let items = match &d {
+                    Operand::Vector(items) => items.clone(),
+                    other => vec![other.clone()],
+                };
+                let step = (bits / 8).max(1) as u64;
+                for (k, it) in items.iter().enumerate() {
+                    let at = off + step * k as u64;
+                    let known = if rank.is_none() && !self.mem.borrow().poisoned.contains(&ins.line)
+                    {
+                        let mut mem = self.mem.borrow_mut();
+                        let seen = mem.seen(th.rank);
+                        let v = mem.read(th.rank, th.tid, th.epoch, at, step, seen);
+                        if let Some(value) = v {
+                            mem.resolved.push(Resolved {
+                                rank: th.rank,
+                                tid: th.tid,
+                                epoch: th.epoch,
+                                off: at,
+                                len: step,
+                                seen,
+                                line: ins.line,
+                                value,
+                            });
+                        }
+                        v
+                    } else {
+                        None
+                    };
+                    let v = match known {
+                        Some(x) => Val::K(x),
+                        None => self.why(ins, WHY_SHARED, || {
+                            "a value loaded from shared memory".into()
+                        }),
+                    };
+                    self.set(th, it, v, bits);
+                }
             }
             Some(Place::Local(a)) => {
                 let v = match th.local.get(&a) {
@@ -1497,6 +1655,27 @@ impl<'a> Exec<'a> {
                         len,
                     }),
                 )?;
+                if rank.is_none() {
+                    // The bytes stored (little-endian; unknown values are unknown bytes).
+                    let src = ins.operands.get(1).cloned().unwrap_or(Operand::Sink);
+                    let items = match &src {
+                        Operand::Vector(items) => items.clone(),
+                        other => vec![other.clone()],
+                    };
+                    let step = (bits / 8).max(1) as usize;
+                    let mut bytes = Vec::with_capacity(len as usize);
+                    for it in &items {
+                        let v = self.get(th, ins, it, bits);
+                        for k in 0..step {
+                            bytes.push(match v {
+                                Val::K(x) if k < 8 => Some((x >> (8 * k)) as u8),
+                                _ => None,
+                            });
+                        }
+                    }
+                    bytes.resize(len as usize, None);
+                    self.mem.get_mut().set_last(th.rank, Op::Bytes(bytes));
+                }
             }
             Some(Place::Local(a)) => {
                 let src = ins.operands.get(1).cloned().unwrap_or(Operand::Sink);
@@ -1536,6 +1715,14 @@ impl<'a> Exec<'a> {
                         len,
                     }),
                 )?;
+                // An integer addition of a known amount: the additions of one epoch commute.
+                let float = Self::ty(ins).is_some_and(|t| t.float);
+                if rank.is_none() && ins.has("add") && !float && ins.operands.len() > addr_idx + 1 {
+                    let op = ins.operands[addr_idx + 1].clone();
+                    if let Val::K(d) = self.get(th, ins, &op, (len * 8).min(64) as u32) {
+                        self.mem.get_mut().set_last(th.rank, Op::Add(d));
+                    }
+                }
             }
             Some(Place::Local(_)) => {
                 return Err(self
@@ -1782,6 +1969,9 @@ impl<'a> Exec<'a> {
                             ins.line
                         )));
                     }
+                    Ok(Flow::Block) => {
+                        return Err(ProbeFail(format!("a barrier at PTX line {}", ins.line)));
+                    }
                     Ok(Flow::ProbeHit(pc)) => {
                         let p = t.probe.as_mut().expect("probing");
                         if p.visited.contains(&pc) {
@@ -1861,6 +2051,10 @@ impl<'a> Exec<'a> {
                 "the result of a barrier reduction (bar.red)".into()
             });
             self.set(th, &d, u, 32);
+        }
+        // A barrier of the whole block ends the thread's epoch (`mem.rs`).
+        if ev_sync && count.is_none_or(|c| c as u32 == self.nthreads) {
+            return Ok(Flow::Block);
         }
         Ok(Flow::Next)
     }

@@ -13,6 +13,7 @@ mod emit;
 mod events;
 mod exec;
 mod fit;
+mod mem;
 pub mod parse;
 mod value;
 
@@ -330,8 +331,9 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     };
     let files = module.files.clone();
     let mut ex = exec::Exec::new(&module, func, &cfg).map_err(|e| to_public(e, &files))?;
-    let traces = ex.run_all().map_err(|e| to_public(e, &files))?;
-    let out = emit::build(emit::Input {
+    let mut traces = ex.run_all().map_err(|e| to_public(e, &files))?;
+    let strong_note = drop_strong_only(&mut traces, func);
+    let mut out = emit::build(emit::Input {
         module: &module,
         func,
         traces,
@@ -341,6 +343,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         params: &cfg.params,
     })
     .map_err(|e| to_public(e, &files))?;
+    out.notes.extend(strong_note);
 
     let mut header = vec![
         format!(
@@ -394,4 +397,96 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         files,
         trampoline: out.trampoline,
     })
+}
+
+/// Whether an instruction's memory access is *strong* (PTX memory model: an atomic, or a load
+/// or store that is `.relaxed`, `.acquire` or `.release`, as `cuda::atomic_ref` writes them).
+/// Two strong accesses of the same scope never race. `.volatile` is not counted: it is how
+/// CUDA C++ `volatile` accesses come out, which are data races in C++ (and in the model).
+fn is_strong(ins: &parse::Instr) -> bool {
+    match ins.base() {
+        "atom" | "red" => true,
+        "ld" | "st" => ["relaxed", "acquire", "release"].iter().any(|q| ins.has(q)),
+        _ => false,
+    }
+}
+
+/// Leave out the shared-memory accesses of bytes that only strong accesses touch (a
+/// reference count that libcu++ updates with atomics, say): they never race, and the
+/// language has no atomic access to write them with. Bytes that plain accesses also touch keep
+/// every access, as writes and reads. Returns a note when any was left out.
+fn drop_strong_only(traces: &mut [events::Trace], func: &parse::Function) -> Option<String> {
+    use events::Ev;
+    // Every own-block access range, with whether it is strong.
+    let mut spans: Vec<(u64, u64, bool)> = Vec::new();
+    let mut remote = false;
+    for t in traces.iter() {
+        for e in &t.events {
+            let strong = is_strong(&func.instrs[e.instr as usize]);
+            let r = match &e.ev {
+                Ev::Read(r) | Ev::Write(r) => (r.at, r.len, strong),
+                Ev::Mma(r) => (r.at, r.len, false),
+                Ev::CpAsync { dst } => (dst.at, dst.len, false),
+                Ev::Copy { dst, bytes, .. } => (
+                    *dst,
+                    match bytes {
+                        events::CopyBytes::Known(n) => (*n).max(1) as u64,
+                        _ => 1 << 20,
+                    },
+                    false,
+                ),
+                Ev::TmaStore { src, len, .. } => (*src, len.unwrap_or(1 << 20), false),
+                _ => continue,
+            };
+            if r.0.rank.is_some_and(|k| k != t.rank) {
+                remote = true;
+                continue;
+            }
+            spans.push((r.0.off, r.0.off + r.1.max(1), r.2));
+        }
+    }
+    if remote || !spans.iter().any(|s| s.2) {
+        return None;
+    }
+    // Clusters of overlapping ranges; keep those whose accesses are all strong.
+    spans.sort_unstable();
+    let mut strong_only: Vec<(u64, u64)> = Vec::new();
+    let mut cur: Option<(u64, u64, bool)> = None;
+    for (lo, hi, strong) in spans {
+        cur = match cur {
+            Some((a, b, s)) if lo < b => Some((a, b.max(hi), s && strong)),
+            Some((a, b, s)) => {
+                if s {
+                    strong_only.push((a, b));
+                }
+                Some((lo, hi, strong))
+            }
+            None => Some((lo, hi, strong)),
+        };
+    }
+    if let Some((a, b, true)) = cur {
+        strong_only.push((a, b));
+    }
+    if strong_only.is_empty() {
+        return None;
+    }
+    let inside = |off: u64| strong_only.iter().any(|&(a, b)| a <= off && off < b);
+    let mut lines = std::collections::BTreeSet::new();
+    for t in traces.iter_mut() {
+        t.events.retain(|e| match &e.ev {
+            Ev::Read(r) | Ev::Write(r)
+                if r.at.rank.is_none_or(|k| k == t.rank) && inside(r.at.off) =>
+            {
+                lines.insert(func.instrs[e.instr as usize].line);
+                false
+            }
+            _ => true,
+        });
+    }
+    let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
+    Some(format!(
+        "shared memory that only atomic or .relaxed/.acquire/.release accesses touch is left out \
+         (they never race with each other): PTX lines {}",
+        lines.join(", ")
+    ))
 }

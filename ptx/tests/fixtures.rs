@@ -372,3 +372,401 @@ fn a_wait_loop_with_a_backoff_is_a_blocking_wait() {
     assert!(ex.text.contains("let t0 = arrive bar"), "{}", ex.text);
     assert!(ex.text.contains("wait bar token t0"), "{}", ex.text);
 }
+
+/// `kernel` whose threads branch on the word at `tile` after running `before` (every thread):
+/// thread 1 writes the shared symbol `bar` (a buffer here) when the word is 7.
+fn branch_on_shared(before: &str) -> String {
+    kernel(&format!(
+        "mov.u32 %r1, %tid.x;\n\
+         mov.u32 %r2, tile;\n\
+         {before}\n\
+         ld.shared.u32 %r3, [%r2];\n\
+         setp.ne.s32 %p1, %r3, 7;\n\
+         setp.ne.s32 %p2, %r1, 1;\n\
+         or.pred %p3, %p1, %p2;\n\
+         @%p3 bra DONE;\n\
+         mov.u32 %r7, bar;\n\
+         st.shared.u32 [%r7], %r1;\n\
+         DONE:\n\
+         ret;"
+    ))
+}
+
+#[test]
+fn a_value_stored_before_a_block_barrier_is_known_after_it() {
+    // Thread 0 stores 7, the block passes __syncthreads, every thread loads it.
+    let text = branch_on_shared(
+        "setp.ne.s32 %p1, %r1, 0;\n\
+         @%p1 bra SKIP;\n\
+         mov.u32 %r4, 7;\n\
+         st.shared.u32 [%r2], %r4;\n\
+         SKIP:\n\
+         bar.sync 0;",
+    );
+    let ex = ptx::extract(&text, "t.ptx", &opts(64, &[])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("write bar"), "{}", ex.text);
+    // Another value: no write.
+    let ex = ptx::extract(
+        &text.replace("mov.u32 %r4, 7;", "mov.u32 %r4, 8;"),
+        "t.ptx",
+        &opts(64, &[]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!ex.text.contains("write bar"), "{}", ex.text);
+    // A barrier of only some threads (`bar.sync 1, 32`) does not order the store for all:
+    // the value stays unknown, and the branch on it is an error.
+    let e = err(
+        &text.replace("bar.sync 0;", "bar.sync 1, 64;"),
+        &opts(96, &[]),
+    );
+    assert!(e.contains("loaded from shared memory"), "{e}");
+    // No barrier at all: unknown.
+    let e = err(&text.replace("bar.sync 0;", ""), &opts(64, &[]));
+    assert!(e.contains("loaded from shared memory"), "{e}");
+}
+
+#[test]
+fn writes_of_one_epoch_must_agree_for_a_value_to_be_known() {
+    // Every thread stores its own tid: which one lands last is not known.
+    let e = err(
+        &branch_on_shared("st.shared.u32 [%r2], %r1;\nbar.sync 0;"),
+        &opts(64, &[]),
+    );
+    assert!(e.contains("loaded from shared memory"), "{e}");
+    // Every thread stores the same 7: known.
+    let ex = ptx::extract(
+        &branch_on_shared("mov.u32 %r4, 7;\nst.shared.u32 [%r2], %r4;\nbar.sync 0;"),
+        "t.ptx",
+        &opts(64, &[]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("write bar"), "{}", ex.text);
+}
+
+#[test]
+fn atomic_additions_of_one_epoch_add_up() {
+    // Thread 0 zeroes the counter; after a barrier, threads 0..6 add 1 each (atom.add, whose
+    // order does not matter); after another, the counter is 7.
+    let text = branch_on_shared(
+        "setp.ne.s32 %p1, %r1, 0;\n\
+         @%p1 bra Z;\n\
+         mov.u32 %r4, 0;\n\
+         st.shared.u32 [%r2], %r4;\n\
+         Z:\n\
+         bar.sync 0;\n\
+         setp.gt.u32 %p1, %r1, 6;\n\
+         @%p1 bra A;\n\
+         atom.shared.add.u32 %r5, [%r2], 1;\n\
+         A:\n\
+         bar.sync 0;",
+    );
+    let ex = ptx::extract(&text, "t.ptx", &opts(64, &[])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("write bar"), "{}", ex.text);
+    // The counter is touched by the plain store and the load too: its accesses stay (as
+    // writes and reads), so the atomics are not left out.
+    assert!(!ex.text.contains("left out"), "{}", ex.text);
+    // Eight adders: 8, no write by thread 1.
+    let ex = ptx::extract(
+        &text.replace("%p1, %r1, 6;", "%p1, %r1, 7;"),
+        "t.ptx",
+        &opts(64, &[]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!ex.text.contains("write bar"), "{}", ex.text);
+}
+
+#[test]
+fn shared_memory_that_only_atomics_touch_is_left_out() {
+    // Every thread adds to a counter and nothing else reads or writes it: no race, no buffer.
+    let text = kernel(
+        "mov.u32 %r2, tile;\n\
+         atom.shared.add.u32 %r5, [%r2], 1;\n\
+         ret;",
+    );
+    let ex = ptx::extract(&text, "t.ptx", &opts(64, &[])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!ex.text.contains("buffer"), "{}", ex.text);
+    assert!(ex.text.contains("left out"), "{}", ex.text);
+    // With a plain load of it, every access stays: the atomics race with the load.
+    let text = kernel(
+        "mov.u32 %r2, tile;\n\
+         atom.shared.add.u32 %r5, [%r2], 1;\n\
+         ld.shared.u32 %r6, [%r2];\n\
+         ret;",
+    );
+    let ex = ptx::extract(&text, "t.ptx", &opts(64, &[])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("buffer"), "{}", ex.text);
+}
+
+#[test]
+fn bfind_shiftamt_is_the_shift_of_the_top_bit() {
+    // libcu++ picks a warp's lowest lane as `bfind.shiftamt(brev(mask))`: for lanes {0, 1}
+    // that is lane 0 (shift 0), not 31 (the bit index bfind gives without .shiftamt).
+    for (op, want) in [("bfind.shiftamt.u32", 0), ("bfind.u32", 31)] {
+        let text = kernel(&format!(
+            "mov.u32 %r1, 3;\n\
+             brev.b32 %r2, %r1;\n\
+             {op} %r3, %r2;\n\
+             setp.ne.s32 %p1, %r3, {want};\n\
+             @%p1 bra DONE;\n\
+             mov.u32 %r4, tile;\n\
+             st.shared.u32 [%r4], %r3;\n\
+             DONE:\n\
+             ret;"
+        ));
+        let ex = ptx::extract(&text, "t.ptx", &opts(32, &[])).unwrap_or_else(|e| panic!("{e}"));
+        assert!(ex.text.contains("write tile"), "{op}: {}", ex.text);
+    }
+}
+
+/// The PTX line of the first `atom.add.acquire` (the libcu++ pipeline destructor's fetch_add:
+/// its old value picks the last thread to leave, which invalidates the barriers).
+fn destructor_atomic(name: &str) -> String {
+    let line = read(name)
+        .lines()
+        .position(|l| l.contains("atom.add.acquire"))
+        .unwrap_or_else(|| panic!("no atom.add.acquire in {name}"))
+        + 1;
+    line.to_string()
+}
+
+fn pipeline_opts(name: &str, batches: i64) -> ptx::Options {
+    let mut o = opts(96, &[("2", batches)]);
+    o.assume = vec![(destructor_atomic(name), 0)];
+    o
+}
+
+#[test]
+fn libcu_pipeline_copy_verifies() {
+    let name = "pipeline_copy.ptx";
+    // Without --assume the destructor's "am I the last" branch is an error naming the line.
+    let e = err(&read(name), &opts(96, &[("2", 2)]));
+    assert!(e.contains("old value returned by an atomic"), "{e}");
+    assert!(
+        e.contains(&format!("--assume {}=VALUE", destructor_atomic(name))),
+        "{e}"
+    );
+    let c = check(name, &pipeline_opts(name, 2));
+    assert_eq!(
+        c.report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    // The pipeline's barriers are counted from the roles: 32 producers, 64 consumers, read by
+    // thread 0 from the count the producers added up before a __syncthreads.
+    assert!(c.ex.text.contains("init state[0], 32"), "{}", c.ex.text);
+    assert!(c.ex.text.contains("init state[1], 64"), "{}", c.ex.text);
+}
+
+#[test]
+fn libcu_pipeline_count_bug_is_a_deadlock_at_the_consumer_wait() {
+    let name = "pipeline_copy_count_bug.ptx";
+    let c = check(name, &pipeline_opts(name, 2));
+    assert_eq!(c.report.verdict, Verdict::Hazard, "{}", c.ex.text);
+    let wait = line_of("pipeline_copy.cu", "pipe.consumer_wait();");
+    let lines = finding_lines(&c);
+    assert!(
+        lines
+            .iter()
+            .any(|(f, l, r)| f.ends_with("pipeline_copy.cu") && *l == wait && *r == "deadlock"),
+        "no deadlock at pipeline_copy.cu:{wait}: {lines:?}"
+    );
+    // The count of 64 producers comes from the `// BUG` line.
+    let bug = line_of("pipeline_copy.cu", "// BUG");
+    assert!(
+        c.ex.text
+            .lines()
+            .any(|l| l.contains("init state[0], 64")
+                && l.contains(&format!("pipeline_copy.cu:{bug} "))),
+        "{}",
+        c.ex.text
+    );
+}
+
+/// The rule names of the error-level findings.
+fn errors(c: &Checked) -> Vec<&'static str> {
+    c.report
+        .findings
+        .iter()
+        .filter(|f| f.severity == checker::Severity::Error)
+        .map(|f| f.rule.name)
+        .collect()
+}
+
+/// Lane 0 of two warps writes a flag before the `bar.sync 1, 64` that both warps run at one
+/// instruction: the extra write is under `if` inside one role, the barrier is one statement,
+/// and the kernel verifies (before roles were merged across a warp, lane 0 was a role of its
+/// own and its barrier a different statement: `barrier-divergence`).
+#[test]
+fn a_warp_split_around_one_named_barrier_is_one_statement() {
+    let c = check("warp_split.ptx", &opts(96, &[]));
+    assert_eq!(
+        c.report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    let syncs: Vec<&str> =
+        c.ex.text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("bar_sync 1, 64"))
+            .collect();
+    assert_eq!(syncs.len(), 1, "{}", c.ex.text);
+    // At the role's top level, not under the `if` of lane 0's write.
+    assert!(syncs[0].starts_with("  bar_sync"), "{}", c.ex.text);
+    assert!(c.ex.text.contains("  if lane == 0"), "{}", c.ex.text);
+}
+
+/// `-DDIVERGENT`: lane 0 and lanes 1..31 reach *different* `bar.sync 1, 64` instructions,
+/// which is undefined behaviour (bar.sync is `.aligned`). The merged role keeps them as two
+/// statements under their conditions, and the checker reports the divergence at both lines.
+#[test]
+fn lanes_of_a_warp_at_different_named_barrier_instructions_diverge() {
+    let c = check("warp_split_divergent.ptx", &opts(96, &[]));
+    assert_eq!(c.report.verdict, Verdict::Hazard, "{}", c.ex.text);
+    assert!(!errors(&c).is_empty(), "{}", c.ex.text);
+    assert!(
+        errors(&c).iter().all(|r| *r == "barrier-divergence"),
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    let lines = finding_lines(&c);
+    let bug = line_of("warp_split.cu", "// BUG");
+    assert!(
+        lines
+            .iter()
+            .any(|(f, l, _)| f.ends_with("warp_split.cu") && *l == bug),
+        "no finding at warp_split.cu:{bug}: {lines:?}"
+    );
+}
+
+fn triton_opts(k: i64) -> ptx::Options {
+    // M, N, K (parameters 15-17); the bytes of one box of each tensor descriptor (A: 64 x 64,
+    // B: 128 x 64, C: 64 x 128, fp16). The block size is the kernel's .reqntid (384).
+    ptx::Options {
+        args: [
+            ("15", 64),
+            ("16", 128),
+            ("17", k),
+            ("0", 8192),
+            ("5", 16384),
+            ("10", 16384),
+        ]
+        .iter()
+        .map(|(a, v)| (a.to_string(), *v))
+        .collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn triton_warp_specialized_matmul_extracts() {
+    // Triton's warp specialization dispatches the worker warps on a byte the default warps
+    // store before a `barrier.sync 1` (shared memory ordered by a block-wide barrier).
+    let name = "triton/matmul_ws.ptx";
+    let ex = ptx::extract(&read(name), name, &triton_opts(256)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("block 384"), "{}", ex.text);
+    // The producer partition: the elected thread expects the bytes of both tiles and issues
+    // the two TMA copies of each k-tile (64 x 64 + 128 x 64 fp16).
+    assert!(
+        ex.text.contains("arrive_expect_tx global_smem_bar["),
+        "{}",
+        ex.text
+    );
+    assert!(ex.text.contains(", 24576"), "{}", ex.text);
+    assert_eq!(
+        ex.text.matches("    tma global_smem[").count() % 2,
+        0,
+        "{}",
+        ex.text
+    );
+    // The consumer partition: waits for a stage and reads it with wgmma, then the epilogue's
+    // TMA store.
+    assert!(ex.text.contains("mma global_smem["), "{}", ex.text);
+    assert!(ex.text.contains("tma_store global_smem["), "{}", ex.text);
+    // Without the dispatch byte's value the workers could not be run: it is read, not assumed.
+    assert!(!ex.text.contains("--assume"), "{}", ex.text);
+}
+
+/// The elected thread of warp 0 (which initializes the barriers and issues the copies) runs
+/// the `bar.sync 0, 128` of its warp group at the same PTX instructions as the other lanes:
+/// the front end gives the four warps one role with the elected thread's work under `if`, so
+/// each barrier is one statement and no `barrier-divergence` is reported (it was, falsely,
+/// when the elected thread was a role of its own). What the checker does report is true of
+/// the PTX: all 128 threads of the default partition store the workers' dispatch bytes
+/// (`st.shared.v2.b32 [global_smem+106648]`, the same value from every thread) with nothing
+/// ordering them: a data race by PTX's definition (docs/ptx.md §6).
+#[test]
+fn triton_warp_specialized_matmul_has_no_false_divergence() {
+    let name = "triton/matmul_ws.ptx";
+    // At 1, 2 and 4 k-tiles, the `bar.sync 0, 128`s of the producer warp group are in one
+    // role and under no `if`: each is one statement for all 128 threads.
+    for k in [64, 128, 256] {
+        let ex = ptx::extract(&read(name), name, &triton_opts(k)).unwrap_or_else(|e| panic!("{e}"));
+        let mut roles = Vec::new();
+        let mut blocks: Vec<&str> = Vec::new();
+        for l in ex.text.lines().map(str::trim) {
+            if l.starts_with("role ") {
+                roles.push(l);
+                blocks.clear();
+            } else if l.ends_with('{') {
+                blocks.push(l);
+            } else if l == "}" {
+                blocks.pop();
+            } else if l.starts_with("bar_sync 0, 128") {
+                assert!(
+                    blocks.iter().all(|b| !b.starts_with("if ")),
+                    "K = {k}: {l} under {blocks:?}\n{}",
+                    ex.text
+                );
+                let role = *roles.last().expect("in a role");
+                assert!(role.contains("warp <= 3"), "K = {k}: {role}\n{}", ex.text);
+            }
+        }
+        assert!(ex.text.contains("bar_sync 0, 128"), "{}", ex.text);
+    }
+    let c = check(name, &triton_opts(128));
+    let errs = errors(&c);
+    assert!(
+        !errs.contains(&"barrier-divergence"),
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    assert!(
+        errs.iter().all(|r| *r == "data-race"),
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    // The race is between the stores of the dispatch bytes, wherever the search stops.
+    let ptx = read(name);
+    let stores: Vec<u32> = ptx
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("st.shared.v2.b32") && l.contains("[global_smem+106648]"))
+        .map(|(i, _)| i as u32 + 1)
+        .collect();
+    assert!(!stores.is_empty());
+    for f in c
+        .report
+        .findings
+        .iter()
+        .filter(|f| f.severity == checker::Severity::Error)
+    {
+        let line = c.file.line_of(f.span);
+        let o = c.ex.lines[line as usize - 1]
+            .as_ref()
+            .unwrap_or_else(|| panic!("line {line} has no origin"));
+        assert!(
+            o.ptx_lines.iter().all(|l| stores.contains(l)),
+            "{:?} at {:?}, not at the dispatch stores {stores:?}\n{}",
+            f.rule.name,
+            o.ptx_lines,
+            c.ex.text
+        );
+    }
+}

@@ -7,7 +7,8 @@ use clap::Args;
 use protocols::SourceFile;
 use std::path::{Path, PathBuf};
 
-/// Options for `.ptx` inputs (of `extract`, and of `verify` when a file ends in `.ptx`).
+/// Options for `.ptx` inputs (of `extract`, and of `verify`, `lint` and `confirm` when a file
+/// ends in `.ptx`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct PtxArgs {
     /// For .ptx files: the kernel (.entry) to extract; may be left out when there is one.
@@ -63,7 +64,7 @@ pub fn is_ptx(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("ptx"))
 }
 
-fn options(a: &PtxArgs) -> ptx::Options {
+pub fn options(a: &PtxArgs) -> ptx::Options {
     ptx::Options {
         kernel: a.kernel.clone(),
         block: a.block,
@@ -74,18 +75,40 @@ fn options(a: &PtxArgs) -> ptx::Options {
     }
 }
 
+/// Extract `path`; the error is the message to print (after `error: `).
+pub fn extract_path(path: &Path, a: &PtxArgs) -> Result<ptx::Extracted, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    ptx::extract(&text, &path.display().to_string(), &options(a))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// Extract `path`; errors are printed.
 fn extract_file(path: &Path, a: &PtxArgs) -> Result<ptx::Extracted, ()> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", path.display());
-            return Err(());
+    extract_path(path, a).map_err(|e| eprintln!("error: {e}"))
+}
+
+impl PtxArgs {
+    /// The options as command-line arguments (for a child `phasecheck` process).
+    pub fn to_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(k) = &self.kernel {
+            out.extend(["--kernel".to_string(), k.clone()]);
         }
-    };
-    ptx::extract(&text, &path.display().to_string(), &options(a)).map_err(|e| {
-        eprintln!("error: {}: {e}", path.display());
-    })
+        if let Some([x, y, z]) = self.block {
+            out.extend(["--block".to_string(), format!("{x},{y},{z}")]);
+        }
+        if let Some(c) = self.cluster {
+            out.extend(["--cluster".to_string(), c.to_string()]);
+        }
+        for (k, v) in &self.args {
+            out.extend(["--arg".to_string(), format!("{k}={v}")]);
+        }
+        for (k, v) in &self.assume {
+            out.extend(["--assume".to_string(), format!("{k}={v}")]);
+        }
+        out
+    }
 }
 
 pub fn run(args: &ExtractArgs) -> Exit {
@@ -158,4 +181,33 @@ pub fn annotate(file: &SourceFile, ex: &ptx::Extracted, report: &Report) -> Stri
         out.push_str(&format!("  note: {n}\n"));
     }
     out
+}
+
+/// `lower::load` for a file that may be a `.ptx` file (`confirm`): then the protocol extracted
+/// from it, under the `.ptx` name.
+pub fn load_any(
+    path: &Path,
+    params: &[(String, i64)],
+    a: &PtxArgs,
+) -> Result<(SourceFile, protocols::ir::Program), (Exit, String)> {
+    if !is_ptx(path) {
+        return crate::cmd::lower::load(path, params);
+    }
+    let ex = extract_path(path, a).map_err(|e| {
+        eprintln!("error: {e}");
+        (Exit::BadInput, e)
+    })?;
+    let file = SourceFile::new(path.display().to_string(), ex.text);
+    match protocols::load(&file, params) {
+        Ok(p) => Ok((file, p)),
+        Err(errors) => {
+            eprint!("{}", crate::report::load_errors::human(&errors));
+            let msg = format!(
+                "the protocol extracted from {} does not load (a bug of the PTX front end)",
+                path.display()
+            );
+            eprintln!("error: {msg}");
+            Err((Exit::BadInput, msg))
+        }
+    }
 }

@@ -106,6 +106,7 @@ struct Job<'a> {
     cli_limits: Limits,
     budget: Budget,
     status: &'a Status,
+    ptx: &'a crate::cmd::extract::PtxArgs,
 }
 
 /// The level of a rule: the config's, then the command line's; the last match wins.
@@ -159,6 +160,24 @@ fn check_file(job: &Job<'_>) -> FileResult {
                 outcome: Outcome::LoadFailed(errors),
             };
         }
+    };
+    // A `.ptx` file is checked as the protocol extracted from it (docs/ptx.md).
+    let file = if crate::cmd::extract::is_ptx(&job.path) {
+        match ptx::extract(
+            &file.text,
+            &file.name,
+            &crate::cmd::extract::options(job.ptx),
+        ) {
+            Ok(ex) => SourceFile::new(file.name.clone(), ex.text),
+            Err(e) => {
+                return FileResult {
+                    file,
+                    outcome: Outcome::Unreadable(format!("cannot extract its protocol: {e}")),
+                };
+            }
+        }
+    } else {
+        file
     };
     let config = job.config.as_deref();
     let mut params: Vec<(String, i64)> = config
@@ -286,6 +305,7 @@ pub fn run(args: &LintArgs) -> Exit {
             cli_limits,
             budget,
             status: &status,
+            ptx: &args.ptx,
         });
     }
     // A `--param` that no file declares is a typo, not a no-op.

@@ -268,6 +268,67 @@ pub fn uses_local(e: &Expr) -> bool {
     }
 }
 
+/// Per instruction: the local slots below 64 that some path from it may read before writing
+/// them (bit per slot). A slot outside the set is dead there: no later step reads the value it
+/// holds, so the state can forget it (`exec::drop_dead_locals`). Reads are every expression
+/// of the instruction and the slots that `for`, `while` and token waits name; only `let` /
+/// assignment, a `test_wait` result and an arrive's token write a slot. Slots from 64 on are
+/// not tracked (never dropped).
+pub fn live_locals(code: &Code) -> Vec<u64> {
+    fn locals_of(e: &Expr, out: &mut u64) {
+        match &e.kind {
+            ExprKind::Local(l) if l.0 < 64 => *out |= 1 << l.0,
+            ExprKind::Unary(_, a) => locals_of(a, out),
+            ExprKind::Binary(_, a, b) | ExprKind::Min(a, b) | ExprKind::Max(a, b) => {
+                locals_of(a, out);
+                locals_of(b, out);
+            }
+            _ => {}
+        }
+    }
+    let bit = |slot: u32| if slot < 64 { 1u64 << slot } else { 0 };
+    let n = code.instrs.len();
+    let mut uses = vec![0u64; n];
+    let mut kills = vec![0u64; n];
+    for (pc, i) in code.instrs.iter().enumerate() {
+        for e in instr_exprs(i) {
+            locals_of(e, &mut uses[pc]);
+        }
+        match i {
+            Instr::Set { slot, .. } => kills[pc] = bit(*slot),
+            Instr::ForTest { var, end, .. } => uses[pc] |= bit(*var) | bit(*end),
+            Instr::ForNext { var, .. } => uses[pc] |= bit(*var),
+            Instr::WhileTest { trips, .. } => uses[pc] |= bit(*trips),
+            Instr::Op { op, .. } => match op {
+                Op::WaitToken { token, .. } => uses[pc] |= bit(token.0),
+                Op::TestWait { result, .. } => kills[pc] = bit(result.0),
+                Op::Arrive { token: Some(l), .. } => kills[pc] = bit(l.0),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    // Backward fixed point: live at pc = read here, or live after it and not written here.
+    let mut live = vec![0u64; n];
+    loop {
+        let mut changed = false;
+        for pc in (0..n).rev() {
+            let out = successors(&code.instrs[pc], pc)
+                .into_iter()
+                .filter(|&q| q < n)
+                .fold(0u64, |acc, q| acc | live[q]);
+            let l = uses[pc] | (out & !kills[pc]);
+            if l != live[pc] {
+                live[pc] = l;
+                changed = true;
+            }
+        }
+        if !changed {
+            return live;
+        }
+    }
+}
+
 /// Every expression of an instruction (for the symmetry analysis).
 pub fn instr_exprs(i: &Instr) -> Vec<&Expr> {
     match i {

@@ -86,6 +86,8 @@ pub struct KernelInfo {
     /// `exit` and the end of the kernel are visible steps (they matter to peers).
     pub exit_visible: bool,
     pub reach: code::Reach,
+    /// Per instruction: the local slots that may still be read ([`code::live_locals`]).
+    pub live: Vec<u64>,
 }
 
 /// Where the instances of one object live.
@@ -157,6 +159,7 @@ impl<'p> PhaseModel<'p> {
         for (ki, k) in program.kernels.iter().enumerate() {
             let code = code::compile(program, k);
             let reach = code::reach(&code, program.objects.len());
+            let live = code::live_locals(&code);
             let first_block = blocks.len() as u32;
             for c in 0..k.cluster {
                 blocks.push((ki as u32, c));
@@ -170,6 +173,7 @@ impl<'p> PhaseModel<'p> {
                 first_block,
                 exit_visible: k.cluster > 1,
                 reach,
+                live,
             });
             first_thread += k.block * k.cluster;
         }

@@ -15,7 +15,7 @@ pub(crate) mod report;
 
 use crate::cli::{ConfirmArgs, Exit, Format, GpuArgs};
 use crate::cmd::fuzz::{self, Accumulator};
-use crate::cmd::lower::{load, report_lower_error};
+use crate::cmd::lower::report_lower_error;
 use aim::AimedFuzz;
 use checker::{Class, Finding, Severity};
 use gpu_harness::decode::LaunchResult;
@@ -625,7 +625,7 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         format: args.format,
         file: &name,
     };
-    let (file, program) = match load(&args.file, &args.params) {
+    let (file, program) = match crate::cmd::extract::load_any(&args.file, &args.params, &args.ptx) {
         Ok(x) => x,
         Err((code, msg)) => return not_run.print("bad-input", &msg, code),
     };
@@ -820,6 +820,7 @@ fn run_children(
         for (k, v) in &args.params {
             cmd.args(["--param", &format!("{k}={v}")]);
         }
+        cmd.args(args.ptx.to_args());
         let res = match cmd.output() {
             Ok(o) => o,
             Err(e) => {

@@ -108,6 +108,13 @@ impl GpuOutcome {
         }
     }
 
+    /// A flagged mutant left out by `--gpu-hazards N`.
+    pub(crate) fn sampled_out(n: usize) -> GpuOutcome {
+        GpuOutcome::not_run(format!(
+            "not run (sampled out): --gpu-hazards {n} runs {n} of the mutants the checker flags per file"
+        ))
+    }
+
     /// One line for people: what the fuzzing saw and what the replays showed.
     pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
@@ -216,8 +223,21 @@ pub(super) fn run_child(
     if m.checked.verdict == Verdict4::Hazard {
         cmd.arg("--gpu-child-replay");
     }
-    let out = match cmd.output() {
-        Ok(o) => o,
+    // The child bounds its own launches (stuck ones end it), so this deadline only catches a
+    // child that hangs anyway (a driver call that never returns): it is killed, the mutant is
+    // reported as not run, and the other mutants go on.
+    let replays = m.checked.rules.len() as f64;
+    let deadline = std::time::Duration::from_secs_f64(
+        120.0 + args.gpu_seconds + replays * (args.confirm_seconds + args.aim_seconds + 45.0),
+    );
+    let out = match output_within(&mut cmd, deadline) {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            return GpuOutcome::not_run(format!(
+                "the GPU run did not answer within {:.0} s and was killed",
+                deadline.as_secs_f64()
+            ));
+        }
         Err(e) => return GpuOutcome::not_run(format!("cannot run {}: {e}", exe.display())),
     };
     let value: Option<serde_json::Value> = serde_json::from_slice(&out.stdout).ok();
@@ -243,6 +263,59 @@ pub(super) fn run_child(
             ))
         }
     }
+}
+
+/// Run `cmd` to its end like `Command::output`, but kill it after `deadline` (`Ok(None)`).
+fn output_within(
+    cmd: &mut std::process::Command,
+    deadline: std::time::Duration,
+) -> std::io::Result<Option<std::process::Output>> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Both pipes drained on threads of their own, so that a full pipe never blocks the child.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if t0.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    Ok(Some(std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }))
 }
 
 /// Print the child's answer (what the parent reads).
@@ -480,6 +553,30 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A child that answers is read whole; one that does not is killed at the deadline.
+    #[cfg(unix)]
+    #[test]
+    fn a_child_past_its_deadline_is_killed() {
+        use std::process::Command;
+        use std::time::{Duration, Instant};
+        let out = output_within(
+            Command::new("sh").args(["-c", "echo answer; echo note >&2"]),
+            Duration::from_secs(30),
+        )
+        .expect("runs")
+        .expect("in time");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "answer\n");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "note\n");
+        let t0 = Instant::now();
+        let late = output_within(
+            Command::new("sh").args(["-c", "sleep 30"]),
+            Duration::from_millis(200),
+        )
+        .expect("runs");
+        assert!(late.is_none());
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    }
 
     /// The child's answer survives the trip through JSON to the parent, and reads as one line.
     #[test]

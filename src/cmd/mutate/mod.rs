@@ -481,7 +481,12 @@ pub fn run(args: &MutateArgs) -> Exit {
             });
         }
         if let GpuState::On { .. } = &gpu_state {
-            for m in &mut mutants {
+            let sampled = gpu_sample(&mutants, args.gpu_hazards);
+            for (m, run_it) in mutants.iter_mut().zip(sampled) {
+                if !run_it {
+                    m.gpu = Some(gpu::GpuOutcome::sampled_out(args.gpu_hazards.unwrap_or(0)));
+                    continue;
+                }
                 // Shown like a long search (on a terminal, or a line every 5 s in a log).
                 let shown = status.search(
                     format!("{} (mutant {} of {total} on the GPU)", file.name, m.id),
@@ -548,4 +553,28 @@ pub fn run(args: &MutateArgs) -> Exit {
         );
     }
     exit
+}
+
+/// Which mutants of one file run on the GPU under `--gpu-hazards N`: every mutant the checker
+/// does not flag (a GPU hazard there is a checker bug, so none is skipped), and of the flagged
+/// ones `N`, picked at evenly spaced positions among them so that every operator's region of
+/// the file is represented. `None`: all.
+pub(crate) fn gpu_sample(mutants: &[MutantResult], hazards: Option<usize>) -> Vec<bool> {
+    let flagged: Vec<usize> = mutants
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.checked.verdict == Verdict4::Hazard)
+        .map(|(i, _)| i)
+        .collect();
+    let mut keep = vec![true; mutants.len()];
+    let Some(n) = hazards else { return keep };
+    for &i in &flagged {
+        keep[i] = false;
+    }
+    let n = n.min(flagged.len());
+    for k in 0..n {
+        // Positions k * len / n: distinct for n <= len, first one always taken.
+        keep[flagged[k * flagged.len() / n]] = true;
+    }
+    keep
 }

@@ -438,6 +438,7 @@ pub(super) fn json(
             "gpu_seconds": args.gpu_seconds,
             "confirm_seconds": args.confirm_seconds,
             "aim_seconds": args.aim_seconds,
+            "gpu_hazards": args.gpu_hazards,
             "matrix": Matrix::of(runs).json(),
             "disagreements": disagreements(runs),
         }),
@@ -496,6 +497,37 @@ mod tests {
                 ..Default::default()
             }),
         }
+    }
+
+    /// `--gpu-hazards N` keeps every unflagged mutant and N flagged ones, spread out.
+    #[test]
+    fn gpu_sample_keeps_every_unflagged_mutant() {
+        use crate::cmd::mutate::gpu_sample;
+        let verdicts = [
+            Verdict4::Hazard,
+            Verdict4::Ok,
+            Verdict4::Hazard,
+            Verdict4::Hazard,
+            Verdict4::Inconclusive,
+            Verdict4::Hazard,
+            Verdict4::Hazard,
+        ];
+        let ms: Vec<MutantResult> = verdicts
+            .iter()
+            .enumerate()
+            .map(|(i, v)| mutant(i + 1, *v, None))
+            .collect();
+        assert_eq!(gpu_sample(&ms, None), vec![true; 7]);
+        assert_eq!(
+            gpu_sample(&ms, Some(0)),
+            vec![false, true, false, false, true, false, false]
+        );
+        // Flagged at 0, 2, 3, 5, 6: two of them, positions 0 and 5 / 2 = 2 -> indices 0 and 3.
+        assert_eq!(
+            gpu_sample(&ms, Some(2)),
+            vec![true, true, false, true, true, false, false]
+        );
+        assert_eq!(gpu_sample(&ms, Some(99)), vec![true; 7]);
     }
 
     /// The matrix counts each mutant once; a GPU hazard in a mutant the checker calls ok is

@@ -26,6 +26,11 @@
 //! run cannot be followed (a pipeline operation, `arrive_and_wait`, a multicast, a value that
 //! depends on a barrier that may move, too many forks or steps) the thread gets its static
 //! reach instead: everything its code can still touch, with unbounded arrivals.
+//!
+//! Polls (docs/design.md, "Reductions", step 4): a branch on `test_wait` results is decided
+//! without a fork when every 0/1 value of the unknown results gives the same answer
+//! ([`decide`]), and forked paths that meet again with the same future are merged into one
+//! whose records bound both ([`Path::join`]), so a poll per loop trip does not double the paths.
 
 use super::pipeline::{PipeRef, peek_pipe};
 use super::*;
@@ -86,7 +91,8 @@ const NAMED: u32 = 16;
 /// own state and index, which barrier phases are assumed stuck, and the phase and validity of
 /// every barrier, so successive states (which change one or two threads) reuse almost all of
 /// them. Keyed by (thread index, thread fingerprint, fingerprint of the barrier context).
-pub struct RunCache(crate::memo::Memo<(u32, u64, u64), Run>);
+/// Shared (`Arc`): a hit clones a pointer, not the run.
+pub struct RunCache(crate::memo::Memo<(u32, u64, u64), std::sync::Arc<Run>>);
 
 impl Default for RunCache {
     fn default() -> Self {
@@ -238,7 +244,7 @@ pub fn frozen(
         // Per block pipeline instance the others may quit: how many of them may.
         let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
         // The run of the thread just before, for its twins.
-        let mut prev: Option<(u32, Run)> = None;
+        let mut prev: Option<(u32, std::sync::Arc<Run>)> = None;
         for u in 0..m.nthreads() {
             if u == t || !s.threads[u as usize].mode.live() {
                 continue;
@@ -261,7 +267,7 @@ pub fn frozen(
                 _ => {
                     let key = (u, s.threads[u as usize].cached_hash(), context);
                     cache.get_or_compute(key, || {
-                        simulate(m, s, u, (&stuck, &named_stuck, still_block))
+                        std::sync::Arc::new(simulate(m, s, u, (&stuck, &named_stuck, still_block)))
                     })
                 }
             };
@@ -427,6 +433,8 @@ struct Path {
     locals: Vec<i64>,
     /// Locals whose value depends on a barrier that may still move (bit per slot).
     tainted: u64,
+    /// Of those, the ones known to hold 0 or 1 (`test_wait` results).
+    tbool: u64,
     arrivals: Vec<(u32, u32)>,
     /// Barriers a wait of this path passed on.
     observed: Vec<u32>,
@@ -436,9 +444,62 @@ struct Path {
     named: Vec<(u32, u32)>,
     /// The thread's state of each pipeline instance it has used (as in [`Thread::pipes`]).
     pipes: Vec<(u32, PipeThread)>,
+    /// Backward jumps taken (loop trips): with `pc`, how far the path has come.
+    back: u32,
 }
 
 impl Path {
+    /// The other side of a fork: the same path, continuing at `pc`.
+    fn fork(&self, pc: u32) -> Path {
+        Path {
+            pc,
+            back: self.back + u32::from(pc <= self.pc),
+            ..self.clone()
+        }
+    }
+
+    /// Whether `o` continues exactly as this path does: same pc, taint, pipeline state and
+    /// value of every untainted local (a tainted value is never read: every use of it forks or
+    /// ends the run).
+    fn same_future(&self, o: &Path) -> bool {
+        self.pc == o.pc
+            && self.tainted == o.tainted
+            && self.tbool & self.tainted == o.tbool & o.tainted
+            && self.pipes == o.pipes
+            && self.locals.len() == o.locals.len()
+            && self
+                .locals
+                .iter()
+                .zip(&o.locals)
+                .enumerate()
+                .all(|(i, (a, b))| a == b || (i < 64 && self.tainted & (1 << i) != 0))
+    }
+
+    /// Merge `o`, which has the same future ([`Path::same_future`]), into this path: the most
+    /// arrivals of either, the phases both observed, the waits either made since its arrive.
+    /// Everything the merged path lists from here on is then at least what either would.
+    fn join(&mut self, o: Path) {
+        for (b, n) in o.arrivals {
+            match self.arrivals.iter_mut().find(|e| e.0 == b) {
+                Some(e) => e.1 = e.1.max(n),
+                None => self.arrivals.push((b, n)),
+            }
+        }
+        for (slot, n) in o.named {
+            match self.named.iter_mut().find(|e| e.0 == slot) {
+                Some(e) => e.1 = e.1.max(n),
+                None => self.named.push((slot, n)),
+            }
+        }
+        self.observed.retain(|b| o.observed.contains(b));
+        for b in o.waits_since_arrive {
+            if !self.waits_since_arrive.contains(&b) {
+                self.waits_since_arrive.push(b);
+            }
+        }
+        self.back = self.back.min(o.back);
+    }
+
     fn pipe(&mut self, id: u32) -> &mut PipeThread {
         let pos = match self.pipes.binary_search_by_key(&id, |p| p.0) {
             Ok(p) => p,
@@ -477,6 +538,61 @@ fn mentions(e: &Expr, tainted: u64) -> bool {
     }
 }
 
+/// A condition that mentions tainted locals, on a path.
+enum Decided {
+    /// Every value the tainted locals may hold gives this one.
+    Value(i64),
+    /// It may go either way (or the tainted locals are not all `test_wait` results).
+    Either,
+    /// Some value the tainted locals may hold makes it fail to evaluate (an error step).
+    Error,
+}
+
+/// Decide `cond` on path `p` when every tainted local it mentions is a `test_wait` result
+/// (0 or 1) and there are at most 6 of them: evaluate it for every combination. A poll such
+/// as `if w_ok == 0 || a_ok == 0` with `w_ok` known to be 0 then takes its branch without a
+/// fork. (Its condition is only ever 0 or non-zero on the real path too, which is one of the
+/// combinations.)
+fn decide(m: &PhaseModel, u: u32, cond: &Expr, p: &Path) -> Decided {
+    fn slots(e: &Expr, tainted: u64, out: &mut u64) {
+        match &e.kind {
+            ExprKind::Local(l) if l.0 < 64 && tainted & (1 << l.0) != 0 => *out |= 1 << l.0,
+            ExprKind::Unary(_, a) => slots(a, tainted, out),
+            ExprKind::Binary(_, a, b) | ExprKind::Min(a, b) | ExprKind::Max(a, b) => {
+                slots(a, tainted, out);
+                slots(b, tainted, out);
+            }
+            _ => {}
+        }
+    }
+    let mut used = 0u64;
+    slots(cond, p.tainted, &mut used);
+    if used & !p.tbool != 0 || used.count_ones() > 6 {
+        return Decided::Either;
+    }
+    let bits: Vec<u32> = (0..64).filter(|i| used & (1 << i) != 0).collect();
+    let mut locals = p.locals.clone();
+    let mut seen: Option<bool> = None;
+    let mut value = 0;
+    for combo in 0u32..(1 << bits.len()) {
+        for (j, &slot) in bits.iter().enumerate() {
+            locals[slot as usize] = i64::from(combo >> j & 1);
+        }
+        match m.eval(cond, u, &locals) {
+            Ok(v) => match seen {
+                None => {
+                    seen = Some(v != 0);
+                    value = v;
+                }
+                Some(t) if t != (v != 0) => return Decided::Either,
+                Some(_) => {}
+            },
+            Err(_) => return Decided::Error,
+        }
+    }
+    Decided::Value(value)
+}
+
 /// Run `u` ahead from its state (see the module doc).
 /// What a run assumes: the stuck barrier phases, the stuck named-barrier uses, and the block
 /// whose `syncthreads` cannot complete (that of the thread standing still, if any).
@@ -492,11 +608,13 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
         pc,
         locals: th.locals.to_vec(),
         tainted: 0,
+        tbool: 0,
         arrivals: Vec::new(),
         observed: Vec::new(),
         waits_since_arrive: Vec::new(),
         named: Vec::new(),
         pipes: th.pipes.clone(),
+        back: 0,
     };
     match th.mode {
         Mode::Ready => match th.aw {
@@ -526,147 +644,176 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
         },
         Mode::Exited | Mode::Finished => return run,
     }
-    let mut stack = start;
-    let mut paths = stack.len();
+    // The paths still running. The least advanced one moves next ((back-edges taken, pc) grows
+    // with every step), after every other path at the same point with the same future (same
+    // pc, untainted locals, taint and pipeline state) is merged into it: what the merged path
+    // records (arrivals, observed phases, waits since an arrive) is an upper bound of both, so
+    // the branches of a fork on a polled barrier join again where they meet instead of
+    // doubling at every fork.
+    let mut live = start;
     let mut steps = 0u32;
-    while let Some(mut p) = stack.pop() {
-        loop {
-            steps += 1;
-            if steps > MAX_STEPS {
-                run.unknown = true;
-                return run;
+    while !live.is_empty() {
+        let i = (0..live.len())
+            .min_by_key(|&i| (live[i].back, live[i].pc))
+            .unwrap_or(0);
+        let mut p = live.swap_remove(i);
+        let mut j = 0;
+        while j < live.len() {
+            if p.same_future(&live[j]) {
+                let q = live.swap_remove(j);
+                p.join(q);
+            } else {
+                j += 1;
             }
-            let next = match &code.instrs[p.pc as usize] {
-                Instr::Set { slot, value } => {
-                    if mentions(value, p.tainted) {
-                        Next::Unknown
-                    } else {
-                        match m.eval(value, u, &p.locals) {
-                            Ok(v) => {
-                                p.locals[*slot as usize] = v;
-                                if *slot < 64 {
-                                    p.tainted &= !(1 << slot);
-                                }
-                                p.pc += 1;
-                                Next::Go
+        }
+        steps += 1;
+        if steps > MAX_STEPS {
+            run.unknown = true;
+            return run;
+        }
+        let from = p.pc;
+        let next = match &code.instrs[p.pc as usize] {
+            Instr::Set { slot, value } => {
+                if mentions(value, p.tainted) {
+                    Next::Unknown
+                } else {
+                    match m.eval(value, u, &p.locals) {
+                        Ok(v) => {
+                            p.locals[*slot as usize] = v;
+                            if *slot < 64 {
+                                p.tainted &= !(1 << slot);
                             }
-                            Err(_) => Next::Unknown,
-                        }
-                    }
-                }
-                Instr::Jump(to) => {
-                    p.pc = *to;
-                    Next::Go
-                }
-                Instr::JumpIfZero { cond, target } => {
-                    if mentions(cond, p.tainted) {
-                        paths += 1;
-                        if paths > MAX_PATHS {
-                            Next::Unknown
-                        } else {
-                            stack.push(Path {
-                                pc: *target,
-                                ..p.clone()
-                            });
                             p.pc += 1;
                             Next::Go
                         }
-                    } else {
-                        match m.eval(cond, u, &p.locals) {
-                            Ok(v) => {
-                                p.pc = if v == 0 { *target } else { p.pc + 1 };
-                                Next::Go
-                            }
-                            Err(_) => Next::Unknown,
+                        Err(_) => Next::Unknown,
+                    }
+                }
+            }
+            Instr::Jump(to) => {
+                p.pc = *to;
+                Next::Go
+            }
+            Instr::JumpIfZero { cond, target } => {
+                if mentions(cond, p.tainted) {
+                    match decide(m, u, cond, &p) {
+                        Decided::Value(v) => {
+                            p.pc = if v == 0 { *target } else { p.pc + 1 };
+                            Next::Go
+                        }
+                        Decided::Error => Next::Unknown,
+                        Decided::Either => {
+                            live.push(p.fork(*target));
+                            p.pc += 1;
+                            Next::Go
                         }
                     }
-                }
-                Instr::ForTest { var, end, exit } => {
-                    let t = p.tainted;
-                    if (*var < 64 && t & (1 << var) != 0) || (*end < 64 && t & (1 << end) != 0) {
-                        Next::Unknown
-                    } else {
-                        p.pc = if p.locals[*var as usize] < p.locals[*end as usize] {
-                            p.pc + 1
-                        } else {
-                            *exit
-                        };
-                        Next::Go
+                } else {
+                    match m.eval(cond, u, &p.locals) {
+                        Ok(v) => {
+                            p.pc = if v == 0 { *target } else { p.pc + 1 };
+                            Next::Go
+                        }
+                        Err(_) => Next::Unknown,
                     }
                 }
-                Instr::ForNext { var, test } => {
-                    p.locals[*var as usize] += 1;
-                    p.pc = *test;
+            }
+            Instr::ForTest { var, end, exit } => {
+                let t = p.tainted;
+                if (*var < 64 && t & (1 << var) != 0) || (*end < 64 && t & (1 << end) != 0) {
+                    Next::Unknown
+                } else {
+                    p.pc = if p.locals[*var as usize] < p.locals[*end as usize] {
+                        p.pc + 1
+                    } else {
+                        *exit
+                    };
                     Next::Go
                 }
-                Instr::WhileTest {
-                    cond, trips, exit, ..
-                } => {
-                    if mentions(cond, p.tainted) {
-                        Next::Unknown
-                    } else {
-                        match m.eval(cond, u, &p.locals) {
-                            Ok(0) => {
-                                p.pc = *exit;
+            }
+            Instr::ForNext { var, test } => {
+                p.locals[*var as usize] += 1;
+                p.pc = *test;
+                Next::Go
+            }
+            Instr::WhileTest {
+                cond, trips, exit, ..
+            } => {
+                let value = if mentions(cond, p.tainted) {
+                    match decide(m, u, cond, &p) {
+                        Decided::Value(v) => Ok(v),
+                        Decided::Error | Decided::Either => Err(()),
+                    }
+                } else {
+                    m.eval(cond, u, &p.locals).map_err(|_| ())
+                };
+                {
+                    match value {
+                        Ok(0) => {
+                            p.pc = *exit;
+                            Next::Go
+                        }
+                        Ok(_) => {
+                            p.locals[*trips as usize] += 1;
+                            if p.locals[*trips as usize] > i64::from(m.max_loop_trips) {
+                                // The real step reports the bound; stay conservative.
+                                Next::Unknown
+                            } else {
+                                p.pc += 1;
                                 Next::Go
                             }
-                            Ok(_) => {
-                                p.locals[*trips as usize] += 1;
-                                if p.locals[*trips as usize] > i64::from(m.max_loop_trips) {
-                                    // The real step reports the bound; stay conservative.
-                                    Next::Unknown
-                                } else {
-                                    p.pc += 1;
-                                    Next::Go
-                                }
-                            }
-                            Err(_) => Next::Unknown,
                         }
+                        Err(_) => Next::Unknown,
                     }
                 }
-                Instr::Elect { skip, .. } => {
-                    paths += 1;
-                    if paths > MAX_PATHS {
-                        Next::Unknown
-                    } else {
-                        stack.push(Path {
-                            pc: *skip,
-                            ..p.clone()
-                        });
-                        p.pc += 1;
-                        Next::Go
-                    }
+            }
+            Instr::Elect { skip, .. } => {
+                live.push(p.fork(*skip));
+                p.pc += 1;
+                Next::Go
+            }
+            Instr::Exit { .. } | Instr::End { .. } => Next::End,
+            Instr::Op { op, .. } => op_step(m, s, u, op, assumed, &mut p, &mut run),
+        };
+        match next {
+            Next::Go => {
+                if p.pc <= from {
+                    p.back += 1;
                 }
-                Instr::Exit { .. } | Instr::End { .. } => Next::End,
-                Instr::Op { op, .. } => op_step(m, s, u, op, assumed, &mut p, &mut run),
-            };
-            match next {
-                Next::Go => {}
-                Next::End => break,
-                Next::Unknown => {
+                live.push(p);
+                if live.len() > MAX_PATHS {
                     run.unknown = true;
                     return run;
                 }
             }
-        }
-        for &b in &p.waits_since_arrive {
-            flag(&mut run.bars, b, B_WAIT_LATE);
-        }
-        for (slot, n) in p.named {
-            match run.named.iter_mut().find(|e| e.0 == slot) {
-                Some(e) => e.1 = e.1.max(n),
-                None => run.named.push((slot, n)),
-            }
-        }
-        // A thread follows one path: its arrivals are bounded by the largest path's.
-        for (b, n) in p.arrivals {
-            match run.arrivals.iter_mut().find(|e| e.0 == b) {
-                Some(e) => e.1 = e.1.max(n),
-                None => run.arrivals.push((b, n)),
+            Next::End => finish(p, &mut run),
+            Next::Unknown => {
+                run.unknown = true;
+                return run;
             }
         }
     }
     run
+}
+
+/// A path that ended: what it leaves in the run.
+fn finish(p: Path, run: &mut Run) {
+    for &b in &p.waits_since_arrive {
+        flag(&mut run.bars, b, B_WAIT_LATE);
+    }
+    for (slot, n) in p.named {
+        match run.named.iter_mut().find(|e| e.0 == slot) {
+            Some(e) => e.1 = e.1.max(n),
+            None => run.named.push((slot, n)),
+        }
+    }
+    // A thread follows one path: its arrivals are bounded by the largest path's.
+    for (b, n) in p.arrivals {
+        match run.arrivals.iter_mut().find(|e| e.0 == b) {
+            Some(e) => e.1 = e.1.max(n),
+            None => run.arrivals.push((b, n)),
+        }
+    }
 }
 
 /// One visible operation of a run.
@@ -717,6 +864,7 @@ fn op_step(
     let taint = |p: &mut Path, slot: u32| {
         if slot < 64 {
             p.tainted |= 1 << slot;
+            p.tbool &= !(1 << slot);
             true
         } else {
             false
@@ -825,7 +973,10 @@ fn op_step(
                 if result.0 < 64 {
                     p.tainted &= !(1 << result.0);
                 }
-            } else if !taint(p, result.0) {
+            } else if taint(p, result.0) {
+                // Its value is 0 or 1: a branch on it may still be decided ([`decide`]).
+                p.tbool |= 1 << result.0;
+            } else {
                 return Next::Unknown;
             }
         }

@@ -585,8 +585,37 @@ impl<'m, 'p> Exec<'m, 'p> {
         }
     }
 
-    /// Run `t`'s local code (and eager operations) up to its next visible operation.
+    /// Run `t`'s local code (and eager operations) up to its next visible operation, then
+    /// forget the locals that are dead there.
     pub fn advance(&mut self, t: u32) {
+        self.advance_local(t);
+        self.drop_dead_locals(t);
+    }
+
+    /// Zero the locals of `t` that no later step reads ([`code::live_locals`]): states that
+    /// differ only in such values (a `test_wait` result after its branch, a loop variable after
+    /// its loop) behave the same, and are then one state. Part of the reductions: off with
+    /// `--no-por`.
+    fn drop_dead_locals(&mut self, t: u32) {
+        let m = self.m;
+        let th = &self.state.threads[t as usize];
+        if !m.por || !matches!(th.mode, Mode::Ready | Mode::Sync(_)) {
+            return;
+        }
+        let ti = &m.threads[t as usize];
+        let live = m.kernels[ti.kernel as usize].live[th.pc as usize];
+        let dead = |i: usize, v: i64| i < 64 && v != 0 && live & (1 << i) == 0;
+        if th.locals.iter().enumerate().any(|(i, &v)| dead(i, v)) {
+            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+            for (i, v) in th.locals.iter_mut().enumerate() {
+                if dead(i, *v) {
+                    *v = 0;
+                }
+            }
+        }
+    }
+
+    fn advance_local(&mut self, t: u32) {
         let m = self.m;
         let code = m.code_of(t);
         let mut fuel = LOCAL_FUEL;

@@ -56,7 +56,7 @@ pub fn ample(
     let mut tried = 0;
     let mut known = None;
     for t in threads() {
-        if !dynamic_candidate(m, s, t) {
+        if !dynamic_candidate(m, s, t) || hopeless(m, s, t) {
             continue;
         }
         if tried == budget {
@@ -76,6 +76,13 @@ pub fn ample(
         }
         tried += 1;
         let i = (a - n) as usize;
+        if let Event::Tma { bar, .. } = s.events[i]
+            && threads().any(|u| polls(m, s, u) == Some(bar))
+        {
+            // A thread that waits on or tests the barrier now is in the footprints
+            // (`safe_landing` needs nobody to touch it): not alone, no run needed.
+            continue;
+        }
         let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
         let f = footprint::frozen(m, s, known, u32::MAX, Some(i));
         let alone = match s.events[i] {
@@ -122,7 +129,7 @@ fn cp_arrive_alone(
         && bs.pending >= 1
         && copies_quiet
         && !others_on_bar
-        && arrival_commutes(bs, 1, false, f, b)
+        && arrival_commutes(bs, 1, None, f, b)
 }
 
 /// How many candidates per state get the static rule.
@@ -156,6 +163,10 @@ fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
                     | Op::BarSync { count: Some(_), .. }
                     | Op::BarArrive { .. }
                     | Op::CpAsync { .. }
+                    | Op::Tma {
+                        multicast: None,
+                        ..
+                    }
                     | Op::CommitGroup
                     | Op::WaitGroup { .. }
                     | Op::TmaStore { .. }
@@ -173,6 +184,43 @@ fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
                 ..
             }
     )
+}
+
+/// A wait, token wait or `test_wait` of enabled thread `u` (not the second half of an
+/// `arrive_and_wait`) and the barrier it reads: its run starts with that read.
+fn polls(m: &PhaseModel, s: &State, u: u32) -> Option<u32> {
+    let th = &s.threads[u as usize];
+    if th.mode != Mode::Ready || th.aw.is_some() {
+        return None;
+    }
+    match &m.code_of(u).instrs[th.pc as usize] {
+        Instr::Op {
+            op: Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::TestWait { bar, .. },
+            ..
+        } => peek_bar(m, s, u, bar),
+        _ => None,
+    }
+}
+
+/// A candidate the footprint rule would reject whatever the footprints: a wait, test or arrive
+/// on a barrier that a copy in flight signals (`wait_alone` and `arrive_n_alone` need
+/// `!targeted`). Checked first, so that no run-ahead is made for it.
+fn hopeless(m: &PhaseModel, s: &State, t: u32) -> bool {
+    let th = &s.threads[t as usize];
+    if th.aw.is_some() {
+        return false;
+    }
+    let Instr::Op { op, .. } = &m.code_of(t).instrs[th.pc as usize] else {
+        return false;
+    };
+    match op {
+        Op::WaitParity { bar, .. }
+        | Op::WaitToken { bar, .. }
+        | Op::TestWait { bar, .. }
+        | Op::Arrive { bar, .. }
+        | Op::ArriveExpectTx { bar, .. } => peek_bar(m, s, t, bar).is_some_and(|b| targeted(s, b)),
+        _ => false,
+    }
 }
 
 /// Is `t`'s step independent of everything the other actors can do before `t` moves, given
@@ -228,6 +276,12 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 id,
                 count: Some(count),
             } => named_alone(m, s, t, id, count, f),
+            Op::Tma {
+                dst,
+                bar,
+                bytes,
+                multicast: None,
+            } => tma_issue_alone(m, s, t, dst, bar, bytes, f),
             // Group counters are the thread's own.
             Op::CommitGroup | Op::BulkCommit => true,
             // `cp_async_arrive`: raises the pending count now (unless `noinc`) and puts an
@@ -376,7 +430,7 @@ fn pipe_alone(
             raise_alone(m, s, t, bars + stages + ps.head % stages, f) && kept_quiet()
         }
         (Op::ConsumerRelease { .. }, Some((bars, stages))) => {
-            arrive_n_alone(m, s, t, bars + ps.tail % stages, 1, false, f)
+            arrive_n_alone(m, s, t, bars + ps.tail % stages, 1, None, f)
         }
         (Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. }, None) => own_copies_quiet(s, t, f),
         // The thread's own counters (a commit closes its own copy group).
@@ -386,6 +440,37 @@ fn pipe_alone(
         ) => true,
         _ => false,
     }
+}
+
+/// The issue of a TMA copy into `t`'s own block (no multicast): it checks the barrier's
+/// validity and visibility and puts the copy in flight, and changes nothing else. It commutes
+/// with the others' steps when nobody may re-initialize the barrier (the checks then give the
+/// same answer in any order), and nobody else touches the destination, nor does anything in
+/// flight (the copy's write is an access that races with theirs). The byte count must be in
+/// range (else the step reports an error).
+fn tma_issue_alone(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    dst: &protocols::ir::ObjRef,
+    bar: &protocols::ir::ObjRef,
+    bytes: &protocols::ir::Expr,
+    f: &footprint::Frozen,
+) -> bool {
+    let th = &s.threads[t as usize];
+    let (Some(b), Some(x)) = (peek_bar(m, s, t, bar), peek_bar(m, s, t, dst)) else {
+        return false;
+    };
+    let bs = &s.bars[b as usize];
+    m.bar_block[b as usize] == m.block_of(t)
+        && local_buf(m, t, x)
+        && m.eval(bytes, t, &th.locals)
+            .is_ok_and(|v| (0..=super::MAX_COUNT).contains(&v))
+        && bs.valid
+        && vis_ok(bs, t, false)
+        && f.bar[b as usize] & footprint::B_INIT == 0
+        && f.buf[x as usize] == 0
+        && !in_flight_access(s, x)
 }
 
 /// A wait of `t` on `b` that passes now (see [`safe_given`]).
@@ -416,7 +501,14 @@ fn arrive_alone(m: &PhaseModel, s: &State, t: u32, op: &Op, b: u32, f: &footprin
         },
         _ => 1,
     };
-    arrive_n_alone(m, s, t, b, n, matches!(op, Op::ArriveExpectTx { .. }), f)
+    let tx = match op {
+        Op::ArriveExpectTx { bytes, .. } => match m.eval(bytes, t, &th.locals) {
+            Ok(v) if (0..=super::MAX_COUNT).contains(&v) => Some(v),
+            _ => return false,
+        },
+        _ => None,
+    };
+    arrive_n_alone(m, s, t, b, n, tx, f)
 }
 
 /// An arrival of `n` by `t` on `b` (with transaction bytes when `tx`): see [`arrive_alone`].
@@ -426,7 +518,7 @@ fn arrive_n_alone(
     t: u32,
     b: u32,
     n: i64,
-    tx: bool,
+    tx: Option<i64>,
     f: &footprint::Frozen,
 ) -> bool {
     // An arrive into a peer block also depends on whether that block still runs
@@ -451,9 +543,9 @@ fn arrive_n_alone(
     arrival_commutes(bs, n, tx, f, b)
 }
 
-/// An arrival of `n` on `b` (with transaction bytes when `tx`) commutes with everything the
-/// others can still do to `b` (their footprints `f`).
-fn arrival_commutes(bs: &Bar, n: i64, tx: bool, f: &footprint::Frozen, b: u32) -> bool {
+/// An arrival of `n` on `b` (with `tx` transaction bytes for `arrive_expect_tx`) commutes with
+/// everything the others can still do to `b` (their footprints `f`).
+fn arrival_commutes(bs: &Bar, n: i64, tx: Option<i64>, f: &footprint::Frozen, b: u32) -> bool {
     use footprint::*;
     let others = f.bar[b as usize];
     if others == 0 {
@@ -462,11 +554,17 @@ fn arrival_commutes(bs: &Bar, n: i64, tx: bool, f: &footprint::Frozen, b: u32) -
     }
     let total = i64::from(f.arrivals[b as usize]) + n;
     let pending = i64::from(bs.pending);
+    // An `arrive_expect_tx` that leaves the transaction count non-zero, on a barrier whose
+    // count nobody else may change (and no copy in flight signals: `arrive_n_alone`), cannot
+    // complete the phase in any order with the others' arrivals, even the last of them: the
+    // count only returns to zero by a later step of this thread's (its own copy landing).
+    let tx_holds = tx.is_some_and(|y| i64::from(bs.tx) + y != 0) && others & B_TX == 0;
+    let tx = tx.is_some();
     // No order of this arrive and the others' arrives lands one in the next phase (no
     // over-arrival: every arrive sees the same phase and returns the same token)...
     others & B_INIT == 0
         && total <= pending
-        && if total < pending {
+        && if total < pending || tx_holds {
             // ...and the phase completes in no order, so nothing the others read changes:
             // the observed flag only if nobody can observe the phase now.
             (bs.consumed || bs.phase == 0 || others & B_WAIT == 0) && !(tx && others & B_TX != 0)
