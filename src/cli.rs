@@ -284,7 +284,7 @@ pub struct ExplainArgs {
 
 #[derive(Args, Debug)]
 pub struct LowerArgs {
-    /// The .phase file to lower.
+    /// The .phase file to lower (or a .ptx file: the protocol extracted from it, docs/ptx.md).
     pub file: PathBuf,
     /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
@@ -299,6 +299,8 @@ pub struct LowerArgs {
     /// writes leave their stores in flight for a following bulk copy (docs/gpu.md).
     #[arg(long, conflicts_with = "confirm")]
     pub proxy_window: bool,
+    #[command(flatten)]
+    pub ptx: crate::cmd::extract::PtxArgs,
 }
 
 /// GPU run settings shared by `fuzz` and `confirm`.
@@ -325,7 +327,7 @@ pub struct GpuArgs {
 
 #[derive(Args, Debug)]
 pub struct FuzzArgs {
-    /// The .phase file to fuzz.
+    /// The .phase file to fuzz (or a .ptx file: the protocol extracted from it, docs/ptx.md).
     pub file: PathBuf,
     /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
@@ -360,6 +362,8 @@ pub struct FuzzArgs {
     /// quarter of the time in that kernel, without delays.
     #[arg(long)]
     pub proxy_window: bool,
+    #[command(flatten)]
+    pub ptx: crate::cmd::extract::PtxArgs,
 }
 
 #[derive(Args, Debug)]

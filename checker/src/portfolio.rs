@@ -114,14 +114,14 @@ impl<'p> Portfolio<'p> {
             },
         );
         self.rounds += rounds;
-        let out = &mut self.hunted;
-        out.walks += h.walks;
-        out.steps += h.steps;
-        out.elapsed_ms += h.elapsed.as_millis() as u64;
+        self.hunted.walks += h.walks;
+        self.hunted.steps += h.steps;
+        self.hunted.elapsed_ms += h.elapsed.as_millis() as u64;
         // Per finding: of its hits (one per kind of walk), the one whose replayed, folded trace
         // is shortest; that one is shortened (replays are the cost) and replayed again.
         let mut hits = h.hits;
         hits.sort_by_key(|h| (h.finding.rule.code, h.finding.span, h.path.len()));
+        let mut groups = Vec::new();
         let mut i = 0;
         while i < hits.len() {
             let key = (hits[i].finding.rule.code, hits[i].finding.span);
@@ -129,43 +129,60 @@ impl<'p> Portfolio<'p> {
                 .iter()
                 .take_while(|h| (h.finding.rule.code, h.finding.span) == key)
                 .count();
-            let mut best: Option<(Finding, usize)> = None;
-            for (j, hit) in hits[i..end].iter().enumerate() {
-                // Reported only if the plain semantics raise the finding again on this path.
-                let Some(f) =
-                    crate::rebuild_strict(&self.raw, init, &hit.path, hit.by_step, &hit.finding)
-                else {
-                    continue;
-                };
-                if best
-                    .as_ref()
-                    .is_none_or(|(b, _)| f.trace.len() < b.trace.len())
-                {
-                    best = Some((f, i + j));
-                }
-            }
-            if let Some((mut f, j)) = best {
-                let hit = &hits[j];
-                let (path, by_step) = shorten(&search, init, hit.path.clone(), hit.by_step, key);
-                if let Some(g) =
-                    crate::rebuild_strict(&self.raw, init, &path, by_step, &hit.finding)
-                    && g.trace.len() <= f.trace.len()
-                {
-                    f = g;
-                }
-                f.found_by = crate::FoundBy::RandomSchedule;
-                let size = |g: &Finding| (g.trace.len(), g.schedule.0.len());
-                match out
-                    .findings
-                    .iter_mut()
-                    .find(|g| g.rule.code == f.rule.code && g.span == f.span)
-                {
-                    Some(g) if size(g) <= size(&f) => {}
-                    Some(g) => *g = f,
-                    None => out.findings.push(f),
-                }
-            }
+            groups.push((i, end, key));
             i = end;
+        }
+        // The findings are shortened independently, on every core (the replays are the cost);
+        // the results are merged in the groups' order, so the report does not depend on the
+        // number of threads.
+        let raw = &self.raw;
+        let shortened: Vec<Option<Finding>> = {
+            use rayon::prelude::*;
+            groups
+                .par_iter()
+                .map(|&(i, end, key)| {
+                    let mut best: Option<(Finding, usize)> = None;
+                    for (j, hit) in hits[i..end].iter().enumerate() {
+                        // Reported only if the plain semantics raise the finding again on
+                        // this path.
+                        let Some(f) =
+                            crate::rebuild_strict(raw, init, &hit.path, hit.by_step, &hit.finding)
+                        else {
+                            continue;
+                        };
+                        if best
+                            .as_ref()
+                            .is_none_or(|(b, _)| f.trace.len() < b.trace.len())
+                        {
+                            best = Some((f, i + j));
+                        }
+                    }
+                    let (mut f, j) = best?;
+                    let hit = &hits[j];
+                    let (path, by_step) =
+                        shorten(&search, init, hit.path.clone(), hit.by_step, key);
+                    if let Some(g) = crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
+                        && g.trace.len() <= f.trace.len()
+                    {
+                        f = g;
+                    }
+                    f.found_by = crate::FoundBy::RandomSchedule;
+                    Some(f)
+                })
+                .collect()
+        };
+        let out = &mut self.hunted;
+        for f in shortened.into_iter().flatten() {
+            let size = |g: &Finding| (g.trace.len(), g.schedule.0.len());
+            match out
+                .findings
+                .iter_mut()
+                .find(|g| g.rule.code == f.rule.code && g.span == f.span)
+            {
+                Some(g) if size(g) <= size(&f) => {}
+                Some(g) => *g = f,
+                None => out.findings.push(f),
+            }
         }
         out.decided()
     }

@@ -3,7 +3,7 @@
 //! buffer and statement, throughput, and the first seed that showed each hazard.
 
 use crate::cli::{Exit, Format, FuzzArgs, GpuArgs};
-use crate::cmd::lower::{load, report_lower_error};
+use crate::cmd::lower::report_lower_error;
 use gpu_harness::decode::{
     BarrierState, EventKind, LaunchResult, OutLayout, Positions, Stamp, thread_ranges,
 };
@@ -1107,7 +1107,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
         format: args.format,
         file: &name,
     };
-    let (file, program) = match load(&args.file, &args.params) {
+    let (file, program) = match crate::cmd::extract::load_any(&args.file, &args.params, &args.ptx) {
         Ok(x) => x,
         Err((code, msg)) => return not_run.print("bad-input", &msg, code),
     };

@@ -56,7 +56,7 @@ pub fn report_lower_error(file: &SourceFile, e: &lower::LowerError) {
 }
 
 pub fn run(args: &LowerArgs) -> Exit {
-    let (file, program) = match load(&args.file, &args.params) {
+    let (file, program) = match crate::cmd::extract::load_any(&args.file, &args.params, &args.ptx) {
         Ok(x) => x,
         Err((code, _)) => return code,
     };
