@@ -1538,10 +1538,7 @@ impl<'a> Exec<'a> {
                     }),
                 )?;
                 // Values another thread stored before a block-wide barrier (`mem.rs`).
-                let items = match &d {
-                    Operand::Vector(items) => items.clone(),
-                    other => vec![other.clone()],
-                };
+                let items = d.elements();
                 let step = (bits / 8).max(1) as u64;
                 for (k, it) in items.iter().enumerate() {
                     let at = off + step * k as u64;
@@ -1589,10 +1586,7 @@ impl<'a> Exec<'a> {
             }
             Some(Place::Param { index, off }) => {
                 // `ld.param.v4.u32 {a, b, c, d}`: consecutive fields.
-                let items = match &d {
-                    Operand::Vector(items) => items.clone(),
-                    other => vec![other.clone()],
-                };
+                let items = d.elements();
                 let step = (bits / 8).max(1) as u64;
                 for (k, it) in items.iter().enumerate() {
                     let at = off + step * k as u64;
@@ -1658,13 +1652,10 @@ impl<'a> Exec<'a> {
                 if rank.is_none() {
                     // The bytes stored (little-endian; unknown values are unknown bytes).
                     let src = ins.operands.get(1).cloned().unwrap_or(Operand::Sink);
-                    let items = match &src {
-                        Operand::Vector(items) => items.clone(),
-                        other => vec![other.clone()],
-                    };
+                    let items = src.elements();
                     let step = (bits / 8).max(1) as usize;
                     let mut bytes = Vec::with_capacity(len as usize);
-                    for it in &items {
+                    for it in items {
                         let v = self.get(th, ins, it, bits);
                         for k in 0..step {
                             bytes.push(match v {

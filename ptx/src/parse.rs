@@ -163,6 +163,17 @@ pub enum Operand {
     Not(Box<Operand>),
 }
 
+impl Operand {
+    /// The registers of a vector operand (`ld.shared.v4.u32 {a, b, c, d}`), or the operand
+    /// itself: the values a load writes or a store reads, one per element.
+    pub fn elements(&self) -> &[Operand] {
+        match self {
+            Operand::Vector(items) => items,
+            other => std::slice::from_ref(other),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ParseError {
     pub line: u32,

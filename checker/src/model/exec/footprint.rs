@@ -479,18 +479,8 @@ impl Path {
     /// arrivals of either, the phases both observed, the waits either made since its arrive.
     /// Everything the merged path lists from here on is then at least what either would.
     fn join(&mut self, o: Path) {
-        for (b, n) in o.arrivals {
-            match self.arrivals.iter_mut().find(|e| e.0 == b) {
-                Some(e) => e.1 = e.1.max(n),
-                None => self.arrivals.push((b, n)),
-            }
-        }
-        for (slot, n) in o.named {
-            match self.named.iter_mut().find(|e| e.0 == slot) {
-                Some(e) => e.1 = e.1.max(n),
-                None => self.named.push((slot, n)),
-            }
-        }
+        merge_max(&mut self.arrivals, o.arrivals);
+        merge_max(&mut self.named, o.named);
         self.observed.retain(|b| o.observed.contains(b));
         for b in o.waits_since_arrive {
             if !self.waits_since_arrive.contains(&b) {
@@ -796,24 +786,29 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
     run
 }
 
+/// Add `from`'s counts to `into`, key by key, keeping the larger count of a key in both (the
+/// most arrivals or named-barrier uses of any one path).
+fn merge_max<K: PartialEq, N: Ord>(into: &mut Vec<(K, N)>, from: Vec<(K, N)>) {
+    for (k, n) in from {
+        match into.iter_mut().find(|e| e.0 == k) {
+            Some(e) => {
+                if n > e.1 {
+                    e.1 = n;
+                }
+            }
+            None => into.push((k, n)),
+        }
+    }
+}
+
 /// A path that ended: what it leaves in the run.
 fn finish(p: Path, run: &mut Run) {
     for &b in &p.waits_since_arrive {
         flag(&mut run.bars, b, B_WAIT_LATE);
     }
-    for (slot, n) in p.named {
-        match run.named.iter_mut().find(|e| e.0 == slot) {
-            Some(e) => e.1 = e.1.max(n),
-            None => run.named.push((slot, n)),
-        }
-    }
+    merge_max(&mut run.named, p.named);
     // A thread follows one path: its arrivals are bounded by the largest path's.
-    for (b, n) in p.arrivals {
-        match run.arrivals.iter_mut().find(|e| e.0 == b) {
-            Some(e) => e.1 = e.1.max(n),
-            None => run.arrivals.push((b, n)),
-        }
-    }
+    merge_max(&mut run.arrivals, p.arrivals);
 }
 
 /// One visible operation of a run.
