@@ -203,6 +203,17 @@ impl ThreadSet {
         self.0.is_empty()
     }
 
+    /// Is some thread of `self` other than `except` missing from `seen`?
+    pub fn any_outside(&self, seen: &ThreadSet, except: u32) -> bool {
+        self.0.iter().enumerate().any(|(i, &w)| {
+            let mut w = w & !seen.0.get(i).copied().unwrap_or(0);
+            if i == (except / 64) as usize {
+                w &= !(1u64 << (except % 64));
+            }
+            w != 0
+        })
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().enumerate().flat_map(|(i, &w)| {
             (0..64u32)

@@ -133,8 +133,15 @@ impl Exec<'_, '_> {
         if self.state.threads.iter().all(|th| th.acc.is_empty()) {
             return;
         }
-        // Per (block, buffer instance, the access writes): who may still conflict with it.
+        // Per (block, buffer object, the access writes): who may still conflict with it by
+        // the static reach of their code; copies in flight are per instance, and rare.
         let mut needers: Vec<((u32, u32, bool), ThreadSet)> = Vec::new();
+        let in_flight = !self.state.events.is_empty()
+            || self
+                .state
+                .threads
+                .iter()
+                .any(|th| !th.cp.is_empty() || !th.bulk.is_empty());
         for u in 0..self.state.threads.len() as u32 {
             if self.state.threads[u as usize].acc.is_empty() {
                 continue;
@@ -142,16 +149,21 @@ impl Exec<'_, '_> {
             let block = self.m.block_of(u);
             let mut keep = Vec::with_capacity(self.state.threads[u as usize].acc.len());
             for a in &self.state.threads[u as usize].acc {
-                let key = (block, a.buf, a.kind.is_write());
-                let need = match needers.iter().find(|(k, _)| *k == key) {
-                    Some((_, n)) => n,
+                let write = a.kind.is_write();
+                let key = (block, self.m.buf_obj[a.buf as usize], write);
+                let need = match needers.iter().position(|(k, _)| *k == key) {
+                    Some(i) => &needers[i].1,
                     None => {
-                        let n = self.may_conflict(block, a.buf, a.kind.is_write());
+                        let n = self.may_reach_conflict(block, a.buf, write);
                         needers.push((key, n));
                         &needers.last().expect("just pushed").1
                     }
                 };
-                let unseen = need.iter().any(|y| y != u && !a.ordered_before(y));
+                let unseen = need.any_outside(&a.seen, u)
+                    || (in_flight
+                        && self
+                            .copies_in_flight(block, a.buf, write)
+                            .any_outside(&a.seen, u));
                 let lvl = self.m.buf_level[a.buf as usize];
                 let far = lvl > LVL_CTA && a.level < lvl;
                 let proxy = a.fence != FENCE_RELEASED
@@ -171,31 +183,47 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// The threads of `block` that may still access buffer instance `x` in a way that conflicts
-    /// with a kept access (`write`: any access conflicts; else only writes): live ones whose
-    /// code can reach such an access from where they are, and issuers of copies in flight.
-    fn may_conflict(&self, block: u32, x: u32, write: bool) -> ThreadSet {
+    /// The live threads of `block` whose code can still reach an access to buffer instance
+    /// `x`'s object that conflicts with a kept access (`write`: any access conflicts; else
+    /// only writes), from where they are.
+    fn may_reach_conflict(&self, block: u32, x: u32, write: bool) -> ThreadSet {
         let obj = self.m.buf_obj[x as usize];
+        let same_block = {
+            let b = self.m.buf_block[x as usize];
+            b == u32::MAX || b == block
+        };
         let mut out = ThreadSet::default();
         for y in self.block_threads(block) {
             let th = &self.state.threads[y as usize];
-            let in_flight = th.cp.iter().any(|c| c.buf == x)
-                || (write && th.bulk.iter().any(|b| b.0 == x))
-                || self.state.events.iter().any(
-                    |e| matches!(*e, Event::Tma { buf, issuer, .. } if buf == x && issuer == y),
-                );
             let reach = &self.m.kernels[self.m.threads[y as usize].kernel as usize].reach;
             let pc = th.pc as usize;
-            let same_block = {
-                let b = self.m.buf_block[x as usize];
-                b == u32::MAX || b == block
-            };
-            let can = th.mode.live()
+            if th.mode.live()
                 && pc < reach.writes.len()
                 && (code::has(&reach.writes[pc], obj, same_block)
-                    || (write && code::has(&reach.reads[pc], obj, same_block)));
-            if in_flight || can {
+                    || (write && code::has(&reach.reads[pc], obj, same_block)))
+            {
                 out.insert(y);
+            }
+        }
+        out
+    }
+
+    /// The threads of `block` with a copy in flight that accesses buffer instance `x` in a way
+    /// that conflicts with a kept access (cp.async and TMA writes; TMA-store reads if `write`).
+    fn copies_in_flight(&self, block: u32, x: u32, write: bool) -> ThreadSet {
+        let mut out = ThreadSet::default();
+        for y in self.block_threads(block) {
+            let th = &self.state.threads[y as usize];
+            if th.cp.iter().any(|c| c.buf == x) || (write && th.bulk.iter().any(|b| b.0 == x)) {
+                out.insert(y);
+            }
+        }
+        for e in &self.state.events {
+            if let Event::Tma { buf, issuer, .. } = *e
+                && buf == x
+                && self.m.block_of(issuer) == block
+            {
+                out.insert(issuer);
             }
         }
         out
