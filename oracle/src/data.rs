@@ -215,9 +215,6 @@ pub struct Data {
     /// by index, the agent as `threads.len()`).
     pub closed: Vec<bool>,
     pub waiters: Vec<Vec<usize>>,
-    /// With [`crate::Options::lenient_release`]: the join of every release so far, which
-    /// then orders an access for every later access, acquirer or not.
-    pub released: Option<Clock>,
 }
 
 /// A token: the barrier and the phase it was taken in (0 is "never set").
@@ -259,7 +256,6 @@ impl Data {
             found,
             closed: vec![false; gates],
             waiters: vec![Vec::new(); gates],
-            released: None,
         }
     }
 
@@ -293,9 +289,6 @@ impl Data {
     fn release_of(&mut self, t: usize) -> Clock {
         let c = self.threads[t].vc.clone();
         self.threads[t].vc.tick(t);
-        if let Some(r) = &mut self.released {
-            r.set(t, r.get(t).max(c.get(t)));
-        }
         c
     }
 
@@ -724,8 +717,7 @@ impl Data {
             if !conflict {
                 continue;
             }
-            let lenient = self.released.as_ref().map_or(0, |r| r.get(e.actor));
-            if e.epoch > clock.get(e.actor).max(lenient) {
+            if e.epoch > clock.get(e.actor) {
                 race = true;
             } else if !e.kind.is_async() && a.kind.is_async() {
                 let fenced = self.threads[e.thread]

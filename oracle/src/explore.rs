@@ -21,11 +21,6 @@ pub struct Options {
     pub max_executions: Option<usize>,
     /// loom's bound on scheduling decisions in one execution (`LOOM_MAX_BRANCHES`).
     pub max_branches: usize,
-    /// The checker's documented leniency (semantics.md §11, design.md "Races"): a thread's
-    /// release orders its earlier accesses before every later access of any thread, not only
-    /// of the threads that acquire it. Off by default; the comparison uses it to recognize
-    /// that known imprecision.
-    pub lenient_release: bool,
 }
 
 impl Default for Options {
@@ -34,7 +29,6 @@ impl Default for Options {
             preemption_bound: Some(2),
             max_executions: None,
             max_branches: 20_000,
-            lenient_release: false,
         }
     }
 }
@@ -77,13 +71,12 @@ pub fn explore(prog: &Prog, opts: &Options) -> Outcome {
     builder.max_permutations = opts.max_executions;
     // The permutation limit is looked at every `checkpoint_interval` executions.
     builder.checkpoint_interval = 1;
-    let lenient = opts.lenient_release;
     let model = {
         let found = found.clone();
         let executions = executions.clone();
         move || {
             executions.fetch_add(1, Ordering::Relaxed);
-            let world = loom::sync::Arc::new(World::new(prog.clone(), found.clone(), lenient));
+            let world = loom::sync::Arc::new(World::new(prog.clone(), found.clone()));
             let mut handles = Vec::new();
             for t in 1..prog.threads as usize {
                 let w = world.clone();

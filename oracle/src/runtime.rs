@@ -56,15 +56,12 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(prog: Arc<Prog>, found: Findings, lenient_release: bool) -> World {
+    pub fn new(prog: Arc<Prog>, found: Findings) -> World {
         let n = prog.threads as usize;
         let ngates = 2 + prog.nbars as usize;
         let mut data = Data::new(n, prog.nbars as usize, prog.nbufs as usize, ngates, found);
         if prog.needs_agent {
             data.agent = Status::Running;
-        }
-        if lenient_release {
-            data.released = Some(Default::default());
         }
         World {
             prog,

@@ -78,7 +78,6 @@ struct Tally {
     inconclusive: u32,
     skipped: BTreeMap<String, u32>,
     executions: u64,
-    known: BTreeMap<&'static str, u32>,
     disagreed: u32,
     by_classes: BTreeMap<String, u32>,
 }
@@ -149,7 +148,7 @@ fn describe(o: &Outcome) -> String {
 }
 
 /// Compare one generated protocol.
-fn compare(src: &str, tally: &RefCell<Tally>, known: bool) -> Result<(), TestCaseError> {
+fn compare(src: &str, tally: &RefCell<Tally>) -> Result<(), TestCaseError> {
     let file = protocols::SourceFile::new("gen.phase", src);
     let program = protocols::load(&file, &[])
         .map_err(|_| TestCaseError::fail("a generated protocol does not load"))?;
@@ -185,10 +184,6 @@ fn compare(src: &str, tally: &RefCell<Tally>, known: bool) -> Result<(), TestCas
         return Ok(());
     }
     if out.classes() != want {
-        if let Some(gap) = known.then(|| known_gap(&prog, &want, &out)).flatten() {
-            *tally.borrow_mut().known.entry(gap).or_default() += 1;
-            return Ok(());
-        }
         let msg = format!(
             "the checker and the oracle disagree\n  checker: {} {rules:?}\n  oracle:  {}",
             names(&want),
@@ -227,7 +222,7 @@ fn run_property<S: Strategy<Value = String>>(strategy: S, cases: u32) {
         }
         let t = std::time::Instant::now();
         let before = tally.borrow().executions;
-        let r = compare(&src, &tally, true);
+        let r = compare(&src, &tally);
         if slow_ms.is_some_and(|ms| t.elapsed().as_millis() > u128::from(ms)) {
             eprintln!(
                 "slow case: {} ms, {} executions\n{src}",
@@ -239,13 +234,12 @@ fn run_property<S: Strategy<Value = String>>(strategy: S, cases: u32) {
     });
     let t = tally.into_inner();
     eprintln!(
-        "{} disagreed, {} agreed ({:?}), {} explored again with a larger bound, {} inconclusive, known checker gaps {:?}, skipped {:?}; {} loom executions, {:.1} s",
+        "{} disagreed, {} agreed ({:?}), {} explored again with a larger bound, {} inconclusive, skipped {:?}; {} loom executions, {:.1} s",
         t.disagreed,
         t.agreed,
         t.by_classes,
         t.escalated,
         t.inconclusive,
-        t.known,
         t.skipped,
         t.executions,
         start.elapsed().as_secs_f64()
@@ -300,46 +294,11 @@ fn checker_and_oracle_agree_on_generated_protocols() {
 
 // ---------- disagreements found ----------
 
-/// Disagreements that are known gaps of the checker (each has an ignored regression test
-/// below): the name of the gap when the oracle's extra findings are exactly that gap.
-fn known_gap(prog: &oracle::Prog, want: &BTreeSet<Class>, out: &Outcome) -> Option<&'static str> {
-    // The checker's release raises a thread's kept accesses for every later accessor, not only
-    // for those that acquire it (design.md, "Races", known imprecision; semantics.md §11). The
-    // oracle can take the same reading: if that removes the extra race, it is this gap.
-    if want.is_subset(&out.classes()) && out.classes().contains(&Class::Race) {
-        let lenient = oracle::explore(
-            prog,
-            &Options {
-                preemption_bound: None,
-                max_executions: Some(20_000),
-                lenient_release: true,
-                ..Options::default()
-            },
-        );
-        if lenient.classes() == *want {
-            return Some("a release reaches every thread");
-        }
-    }
-    None
-}
-
-/// The known gaps below are recognized as such by the property (and nothing else is).
-#[test]
-fn the_known_gaps_are_recognized() {
-    quiet_panics();
-    let tally = RefCell::new(Tally::default());
-    for src in [RELEASE_WHOLE_BLOCK, RELEASE_EXIT] {
-        compare(src, &tally, true).unwrap();
-    }
-    let t = tally.into_inner();
-    assert_eq!(t.known.values().sum::<u32>(), 2, "{:?}", t.known);
-}
-
 #[track_caller]
 fn regression(src: &str) {
     quiet_panics();
     let tally = RefCell::new(Tally::default());
-    if let Err(e) = compare(src, &tally, false) {
+    if let Err(e) = compare(src, &tally) {
         panic!("{e}\n--- protocol ---\n{src}---");
     }
 }
@@ -355,14 +314,15 @@ fn regression_cp_async_then_mma_needs_a_proxy_fence() {
     regression(CP_ASYNC_THEN_MMA);
 }
 
-/// The checker's known imprecision (design.md, "Races"): thread 0's `bar_arrive` releases its
-/// write, but the use of whole-block barrier 2 it arrives on can complete without thread 2
-/// (thread 0 finishes, thread 1 completes the use), and thread 2 then completes a use of its
-/// own: nothing orders thread 0's write before thread 2's read. The checker reports nothing
-/// (a release raises the writer's kept access for every thread); the oracle reports
-/// `data-race`. Found by the 10 000-case run (protogen `Rounds`, broadcast, K = 1).
+/// A checker gap, found by the 10 000-case run (protogen `Rounds`, broadcast, K = 1): thread
+/// 0's `bar_arrive` releases its write, but the use of whole-block barrier 2 it arrives on can
+/// complete without thread 2 (thread 0 finishes, thread 1 completes the use), and thread 2 then
+/// completes a use of its own: nothing orders thread 0's write before thread 2's read. The
+/// checker reported nothing (a release raised the writer's kept access for every thread); the
+/// oracle reports `data-race`. Fixed in the checker: a kept access records which threads
+/// happen after it (`Access::seen`), and a named-barrier use hands its releases only to the
+/// threads that synced in it (design.md, "Races").
 #[test]
-#[ignore = "checker gap: a release orders a thread's accesses for every thread, not only acquirers"]
 fn regression_release_without_acquire_whole_block_barrier() {
     regression(RELEASE_WHOLE_BLOCK);
 }
@@ -372,7 +332,6 @@ fn regression_release_without_acquire_whole_block_barrier() {
 /// thread 1's `bar_sync 1` then completes a new use alone and reads without being ordered after
 /// the write.
 #[test]
-#[ignore = "checker gap: a release orders a thread's accesses for every thread, not only acquirers"]
 fn regression_release_without_acquire_use_completed_by_exit() {
     regression(RELEASE_EXIT);
 }

@@ -751,6 +751,7 @@ impl<'p> PhaseModel<'p> {
                 break;
             }
         }
+        ex.prune_kept();
         (ex.state, ex.found, ex.bound, ex.stop)
     }
 
@@ -773,6 +774,7 @@ impl<'p> PhaseModel<'p> {
         }
         if !ex.stop {
             ex.run_worklist();
+            ex.prune_kept();
         }
         found.append(&mut ex.found);
         if let Some(b) = ex.bound {

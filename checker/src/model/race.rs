@@ -201,11 +201,17 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                     continue;
                 }
                 // Program order covers a thread's own later accesses (the proxy rule still
-                // applies to them).
+                // applies to them). In the block, the access must happen after it (`seen`);
+                // farther away, it must have been released at a wide enough scope.
                 let need = if a.agent == Agent::Thread(u) {
                     LVL_NONE
                 } else {
                     required_level(m, u, a.thread)
+                };
+                let unordered = match need {
+                    LVL_NONE => false,
+                    LVL_CTA => !e.ordered_before(a.thread),
+                    _ => e.level < need,
                 };
                 let e_span = m.code_of(u).instrs[e.pc as usize].span();
                 let e_what = || {
@@ -216,11 +222,18 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                         m.threads[u as usize].name
                     )
                 };
-                if e.level < need && !(e.kind.is_async() && a.kind.is_async()) {
-                    let why = if e.level == LVL_NONE {
-                        "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access"
+                if unordered && !(e.kind.is_async() && a.kind.is_async()) {
+                    let why = if need == LVL_CTA {
+                        format!(
+                            "no release made after it reaches {}: neither {} nor a thread ordered after it released into a barrier phase or barrier use that {} then acquired",
+                            m.threads[a.thread as usize].name,
+                            m.threads[u as usize].name,
+                            m.threads[a.thread as usize].name
+                        )
+                    } else if e.level == LVL_NONE {
+                        "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access".to_string()
                     } else {
-                        "it was released only at a scope too narrow for this accessor (cta vs cluster, or gpu across memory domains)"
+                        "it was released only at a scope too narrow for this accessor (cta vs cluster, or gpu across memory domains)".to_string()
                     };
                     found.push(
                         MFinding::new(

@@ -78,19 +78,162 @@ pub const LVL_CLUSTER: Level = 2;
 pub const LVL_GPU: Level = 3;
 pub const LVL_SYS: Level = 4;
 
-/// A past access of a thread that later accesses may still race with: it has not been
-/// released far enough for every possible other accessor, or (generic accesses to buffers that
-/// the async proxy also touches) no `fence_proxy_async` followed it yet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A past access of a thread that later accesses may still race with: some thread of its
+/// block that may still make a conflicting access is not ordered after it yet ([`Access::seen`]),
+/// it has not been released far enough for an accessor in another block ([`Access::level`]),
+/// or (generic accesses to buffers that the async proxy also touches) no `fence_proxy_async`
+/// followed it yet.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Access {
     pub buf: u32,
     pub kind: AccessKind,
-    /// Highest release scope this thread executed since the access.
+    /// Highest release scope this thread executed since the access (what accessors in other
+    /// blocks, kernels and domains need).
     pub level: Level,
     /// Proxy fence: [`FENCE_NONE`], [`FENCE_OWN`] or [`FENCE_RELEASED`].
     pub fence: u8,
     /// The statement that made it (instruction index in the thread's kernel).
     pub pc: u32,
+    /// The other threads of the block that happen after it: those that acquired a release of
+    /// the accessing thread, or of a thread already in this set, made after the access.
+    pub seen: ThreadSet,
+    /// Where the access was released by a thread that knows it (the accessing thread or one in
+    /// `seen`), sorted: an acquire of such an object adds the acquirer to `seen`.
+    pub pubs: Vec<Pub>,
+}
+
+impl Access {
+    /// Does thread `t` (not the accessing thread) happen after this access?
+    pub fn ordered_before(&self, t: u32) -> bool {
+        self.seen.contains(t)
+    }
+
+    /// Everything `self` says about later accesses, `other` says too: it is ordered before no
+    /// more threads, released and fenced no further, and published nowhere that `other` is not.
+    pub fn subsumes(&self, other: &Access) -> bool {
+        self.buf == other.buf
+            && self.kind == other.kind
+            && self.level <= other.level
+            && self.fence <= other.fence
+            && self.seen.is_subset(&other.seen)
+            && self.pubs.iter().all(|p| {
+                other
+                    .pubs
+                    .iter()
+                    .any(|q| q.obj == p.obj && (q.done || !p.done))
+            })
+    }
+
+    /// Record a release of a thread that knows this access into `obj` (`done`: the release is
+    /// already visible to every later acquire of `obj`). Returns whether anything changed.
+    pub fn publish(&mut self, obj: SyncObj, done: bool) -> bool {
+        match self.pubs.binary_search_by_key(&obj, |p| p.obj) {
+            Ok(i) => {
+                if done && !self.pubs[i].done {
+                    self.pubs[i].done = true;
+                    true
+                } else {
+                    false
+                }
+            }
+            Err(i) => {
+                self.pubs.insert(i, Pub { obj, done });
+                true
+            }
+        }
+    }
+}
+
+/// A synchronization object that a release goes into and an acquire comes out of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SyncObj {
+    /// An mbarrier instance: a wait that returns acquires the releases of every completed phase.
+    Bar(u32),
+    /// A named barrier (`block * 16 + id`): one use joins the releases of its arrivals into
+    /// the threads that `bar_sync` in that use; the next use starts empty.
+    Named(u32),
+    /// A kernel's cluster barrier.
+    Cluster(u32),
+    /// A global flag (`store_release` / `load_acquire`).
+    Flag(u32),
+}
+
+/// A release of a kept access into a synchronization object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pub {
+    pub obj: SyncObj,
+    /// The release is visible to acquires: the mbarrier phase or cluster-barrier phase it went
+    /// into completed (a flag's release is visible at once; a named barrier's pending releases
+    /// are handed over when its use completes).
+    pub done: bool,
+}
+
+/// A set of threads (global indices) as a bitset with no trailing zero words, so that equal sets
+/// are equal values.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ThreadSet(Vec<u64>);
+
+impl ThreadSet {
+    pub fn contains(&self, t: u32) -> bool {
+        self.0
+            .get((t / 64) as usize)
+            .is_some_and(|w| w & (1 << (t % 64)) != 0)
+    }
+
+    /// Add `t`; returns whether it was new.
+    pub fn insert(&mut self, t: u32) -> bool {
+        let i = (t / 64) as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, 0);
+        }
+        let bit = 1u64 << (t % 64);
+        let new = self.0[i] & bit == 0;
+        self.0[i] |= bit;
+        new
+    }
+
+    pub fn is_subset(&self, other: &ThreadSet) -> bool {
+        self.0
+            .iter()
+            .enumerate()
+            .all(|(i, w)| w & !other.0.get(i).copied().unwrap_or(0) == 0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Is some thread of `self` other than `except` missing from `seen`?
+    pub fn any_outside(&self, seen: &ThreadSet, except: u32) -> bool {
+        self.0.iter().enumerate().any(|(i, &w)| {
+            let mut w = w & !seen.0.get(i).copied().unwrap_or(0);
+            if i == (except / 64) as usize {
+                w &= !(1u64 << (except % 64));
+            }
+            w != 0
+        })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, &w)| {
+            (0..64u32)
+                .filter(move |b| w & (1 << b) != 0)
+                .map(move |b| i as u32 * 64 + b)
+        })
+    }
+
+    /// The set with every thread `t` renamed to `inv[t]`.
+    pub fn renamed(&self, inv: &[u32]) -> ThreadSet {
+        let mut out = ThreadSet::default();
+        for t in self.iter() {
+            out.insert(inv[t as usize]);
+        }
+        out
+    }
+
+    pub fn heap_words(&self) -> usize {
+        self.0.len()
+    }
 }
 
 /// No `fence_proxy_async` of the thread followed the access.
@@ -256,6 +399,13 @@ impl State {
                 + heap(t.locals.len(), 8)
                 + heap(t.tracks.len(), std::mem::size_of::<BarTrack>())
                 + heap(t.acc.len(), std::mem::size_of::<Access>())
+                + t.acc
+                    .iter()
+                    .map(|a| {
+                        heap(a.seen.heap_words(), 8)
+                            + heap(a.pubs.len(), std::mem::size_of::<Pub>())
+                    })
+                    .sum::<usize>()
                 + heap(t.cp.len(), std::mem::size_of::<CpWrite>())
                 + heap(t.bulk.len(), 12)
                 + heap(t.pipes.len(), 16);

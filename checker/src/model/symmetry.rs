@@ -113,6 +113,16 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
             b.init_by = inv[b.init_by as usize];
         }
     }
+    // Kept accesses name the threads ordered after them.
+    for th in s.threads.iter_mut() {
+        if th.acc.iter().any(|a| !a.seen.is_empty()) {
+            let th = Shared::make_mut(th);
+            for a in th.acc.iter_mut() {
+                a.seen = a.seen.renamed(&inv);
+            }
+            th.acc.sort();
+        }
+    }
     for e in s.events.iter_mut() {
         match e {
             Event::Tma { issuer, .. } => *issuer = inv[*issuer as usize],

@@ -7,7 +7,7 @@
 //! commute with every other thread's step (see docs/design.md, "Eager steps"). Named barriers
 //! (`bar_sync`, `bar_arrive`) are steps of their own.
 
-use super::code::Instr;
+use super::code::{self, Instr};
 use super::state::*;
 use super::{Layout, MFinding, PhaseModel};
 use crate::rules;
@@ -16,6 +16,7 @@ use protocols::ir::{MemScope, ObjRef, ObjectKind, Op, PipelineKind};
 
 mod enabled;
 mod footprint;
+mod order;
 mod pipeline;
 mod por;
 mod rendezvous;
@@ -294,57 +295,49 @@ impl<'m, 'p> Exec<'m, 'p> {
                 }
             }
         }
-        self.prune_acc(t);
-    }
-
-    fn prune_acc(&mut self, t: u32) {
-        let m = self.m;
-        Shared::make_mut(&mut self.state.threads[t as usize])
-            .acc
-            .retain(|a| {
-                a.level < m.buf_level[a.buf as usize]
-                    || (a.fence != FENCE_RELEASED
-                        && !a.kind.is_async()
-                        && m.buf_async[a.buf as usize])
-            });
     }
 
     fn record_access(&mut self, t: u32, buf: u32, kind: AccessKind, pc: u32) {
-        self.keep_access(t, buf, kind, pc, LVL_NONE, FENCE_NONE);
-    }
-
-    /// Keep an access of `t` (a thread's own access, or a completed copy of its) with the
-    /// release level and proxy fence it already has.
-    fn keep_access(
-        &mut self,
-        t: u32,
-        buf: u32,
-        kind: AccessKind,
-        pc: u32,
-        level: Level,
-        fence: u8,
-    ) {
-        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
-        // Of two kept accesses of one kind to one buffer, one released and fenced no further
-        // than the other says all that the other does (the newer one wins a tie).
-        let same = |a: &Access| a.buf == buf && a.kind == kind;
-        if th.acc.iter().any(|a| {
-            same(a) && a.level <= level && a.fence <= fence && (a.level, a.fence) != (level, fence)
-        }) {
-            return;
-        }
-        th.acc
-            .retain(|a| !(same(a) && a.level >= level && a.fence >= fence));
         let a = Access {
             buf,
             kind,
-            level,
-            fence,
+            level: LVL_NONE,
+            fence: FENCE_NONE,
             pc,
+            seen: ThreadSet::default(),
+            pubs: Vec::new(),
         };
+        self.keep_access(t, a);
+    }
+
+    /// A copy of `t` completed: keep its write with the release level and proxy fence the copy
+    /// already has, published where `pubs` says.
+    fn keep_copy(&mut self, t: u32, c: &CpWrite, level: Level, pubs: Vec<Pub>) {
+        let a = Access {
+            buf: c.buf,
+            kind: AccessKind::Write,
+            level,
+            fence: c.fence,
+            pc: c.pc,
+            seen: ThreadSet::default(),
+            pubs,
+        };
+        self.keep_access(t, a);
+    }
+
+    /// Keep an access of `t` (a thread's own access, or a completed copy of its), ordered
+    /// before no other thread yet.
+    fn keep_access(&mut self, t: u32, a: Access) {
+        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+        // Of two kept accesses of one kind to one buffer, one ordered before, released,
+        // fenced and published no further than the other says all that the other does (the
+        // newer one wins a tie).
+        if th.acc.iter().any(|o| o.subsumes(&a) && !a.subsumes(o)) {
+            return;
+        }
+        th.acc.retain(|o| !a.subsumes(o));
         let pos = th.acc.binary_search(&a).unwrap_or_else(|p| p);
         th.acc.insert(pos, a);
-        self.prune_acc(t);
     }
 
     fn check_valid(&mut self, t: Option<u32>, bar: u32, span: Span, what: &str) -> bool {
@@ -408,6 +401,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             b.phase = b.phase.wrapping_add(1);
             b.pending = b.expected;
             b.consumed = false;
+            self.complete_pubs(SyncObj::Bar(bar));
         }
     }
 
@@ -539,14 +533,23 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let done: Vec<CpWrite> = th.cp.iter().filter(|c| c.seq < upto).copied().collect();
                 th.cp.retain(|c| c.seq >= upto);
                 // The completed copies are published to the barrier's waiters (the in-flight
-                // copy was the access the race checks weighed so far), but they went through
-                // the generic proxy: an async-proxy reader still needs the issuer's proxy fence
-                // (semantics.md §6.3). Kept for that check only.
+                // copy was the access the race checks weighed so far): the threads that acquire
+                // the phase this arrive-on completes happen after them, the others do not. They
+                // went through the generic proxy: an async-proxy reader still needs the
+                // issuer's proxy fence (semantics.md §6.3).
                 for c in done {
-                    if self.m.buf_async[c.buf as usize] {
-                        let level = self.m.buf_level[c.buf as usize];
-                        self.keep_access(thread, c.buf, AccessKind::Write, c.pc, level, c.fence);
+                    let level = self.m.buf_level[c.buf as usize];
+                    let mut pubs = self.cp_pubs(thread, c.seq);
+                    if let Err(i) = pubs.binary_search_by_key(&SyncObj::Bar(bar), |p| p.obj) {
+                        pubs.insert(
+                            i,
+                            Pub {
+                                obj: SyncObj::Bar(bar),
+                                done: false,
+                            },
+                        );
                     }
+                    self.keep_copy(thread, &c, level, pubs);
                 }
                 if !self.check_valid(None, bar, span, "(a cp.async arrive-on) arrives on") {
                     return;
@@ -787,6 +790,7 @@ impl<'m, 'p> Exec<'m, 'p> {
         if b.phase > 0 {
             self.state.bars[bar as usize].consumed = true;
         }
+        self.acquire(t, SyncObj::Bar(bar));
         self.waited(t);
     }
 
@@ -904,7 +908,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     return Done::Handled;
                 }
                 let phase = self.state.bars[b as usize].phase;
-                self.arrive_release(t, remote, *scope);
+                self.arrive_release(t, b, remote, *scope);
                 ensure!(self.arrive_on(Some(t), b, count, span));
                 self.note_arrive(t, b, phase);
                 if let Some(l) = token {
@@ -930,7 +934,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 }
                 self.state.bars[b as usize].expected -= 1;
                 let phase = self.state.bars[b as usize].phase;
-                self.arrive_release(t, remote, *scope);
+                self.arrive_release(t, b, remote, *scope);
                 ensure!(self.arrive_on(Some(t), b, 1, span));
                 self.note_arrive(t, b, phase);
                 Done::Next
@@ -943,7 +947,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 ensure!(self.bytes_in_range(bytes, span));
                 ensure!(self.add_tx(b, bytes, span));
                 let phase = self.state.bars[b as usize].phase;
-                self.arrive_release(t, remote, *scope);
+                self.arrive_release(t, b, remote, *scope);
                 ensure!(self.arrive_on(Some(t), b, 1, span));
                 self.note_arrive(t, b, phase);
                 Done::Next
@@ -1032,6 +1036,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     TokenWait::Pass => {
                         let bs = &mut self.state.bars[b as usize];
                         bs.consumed = true;
+                        self.acquire(t, SyncObj::Bar(b));
                         self.waited(t);
                         Done::Next
                     }
@@ -1057,18 +1062,22 @@ impl<'m, 'p> Exec<'m, 'p> {
                     // Second half: the phase completed.
                     Shared::make_mut(&mut self.state.threads[t as usize]).aw = None;
                     self.state.bars[b as usize].consumed = true;
+                    self.acquire(t, SyncObj::Bar(b));
                     self.waited(t);
                     return Done::Next;
                 }
                 self.check_vis(t, b, false, span);
                 let phase = self.state.bars[b as usize].phase;
                 self.release(t, LVL_CTA);
+                self.publish(t, SyncObj::Bar(b), false);
                 ensure!(self.arrive_on(Some(t), b, 1, span));
                 Shared::make_mut(&mut self.state.threads[t as usize]).aw = Some((b, phase));
                 Done::Stay
             }
             Op::SyncThreads => {
                 self.release(t, LVL_CTA);
+                let slot = self.m.block_of(t) * 16;
+                self.publish(t, SyncObj::Named(slot), false);
                 Shared::make_mut(&mut self.state.threads[t as usize]).mode =
                     Mode::Sync(SyncKind::Named { id: 0 });
                 let block = self.m.block_of(t);
@@ -1165,6 +1174,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 }
                 self.state.named[slot].count = c as u16;
                 self.release(t, LVL_CTA);
+                self.publish(t, SyncObj::Named(slot as u32), false);
                 if blocking {
                     Shared::make_mut(&mut self.state.threads[t as usize]).mode =
                         Mode::Sync(SyncKind::Named { id: idv });
@@ -1187,6 +1197,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let k = self.m.threads[t as usize].kernel;
                 let phase = self.state.cluster_phase[k as usize];
                 self.release(t, LVL_CLUSTER);
+                self.publish(t, SyncObj::Cluster(k), false);
                 let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                 th.cluster_token = Some(phase);
                 if matches!(op, Op::ClusterSync) {
@@ -1200,6 +1211,8 @@ impl<'m, 'p> Exec<'m, 'p> {
             }
             Op::ClusterWait => {
                 Shared::make_mut(&mut self.state.threads[t as usize]).cluster_token = None;
+                let k = self.m.threads[t as usize].kernel;
+                self.acquire(t, SyncObj::Cluster(k));
                 self.waited(t);
                 Done::Next
             }
@@ -1227,11 +1240,13 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::StoreRelease { global, scope } => {
                 let x = tryo!(self.buf(t, global));
                 self.release(t, scope_level(*scope));
+                self.publish(t, SyncObj::Flag(x), true);
                 self.state.released[x as usize] = true;
                 Done::Next
             }
             Op::LoadAcquire { global, .. } => {
-                let _ = tryo!(self.buf(t, global));
+                let x = tryo!(self.buf(t, global));
+                self.acquire(t, SyncObj::Flag(x));
                 self.waited(t);
                 Done::Next
             }
@@ -1249,7 +1264,6 @@ impl<'m, 'p> Exec<'m, 'p> {
                 for c in th.cp.iter_mut() {
                     c.fence = c.fence.max(FENCE_OWN);
                 }
-                self.prune_acc(t);
                 Done::Next
             }
             Op::Tma {
@@ -1388,6 +1402,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         ensure!(self.cp_arrive(t, b, false, span));
                         let phase = self.state.bars[b as usize].phase;
                         self.release(t, LVL_CTA);
+                        self.publish(t, SyncObj::Bar(b), false);
                         ensure!(self.arrive_on(Some(t), b, 1, span));
                         self.note_arrive(t, b, phase);
                         let ps = self.pipe_state(t, p.id);
@@ -1437,6 +1452,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     ensure!(self.check_valid(Some(t), b, span, "releases"));
                     let phase = self.state.bars[b as usize].phase;
                     self.release(t, LVL_CTA);
+                    self.publish(t, SyncObj::Bar(b), false);
                     ensure!(self.arrive_on(Some(t), b, 1, span));
                     self.note_arrive(t, b, phase);
                     let ps = self.pipe_state(t, p.id);
@@ -1489,12 +1505,13 @@ impl<'m, 'p> Exec<'m, 'p> {
 
     /// Release effect of an arrive: `.release` at its scope; a `.cta`-scope arrive into a peer
     /// block publishes nothing (semantics.md §6.2).
-    fn arrive_release(&mut self, t: u32, remote: bool, scope: MemScope) {
+    fn arrive_release(&mut self, t: u32, bar: u32, remote: bool, scope: MemScope) {
         let level = scope_level(scope);
         if remote && level < LVL_CLUSTER {
             return;
         }
         self.release(t, level);
+        self.publish(t, SyncObj::Bar(bar), false);
     }
 
     fn note_arrive(&mut self, t: u32, bar: u32, phase: u32) {

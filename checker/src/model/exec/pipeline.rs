@@ -222,8 +222,32 @@ impl Exec<'_, '_> {
             .cp
             .retain(|c| i64::from(c.group) + n.max(0) >= committed);
         for c in done {
-            self.keep_access(t, c.buf, AccessKind::Write, c.pc, LVL_NONE, c.fence);
+            let pubs = self.cp_pubs(t, c.seq);
+            self.keep_copy(t, &c, LVL_NONE, pubs);
         }
+    }
+
+    /// A completed copy `seq` of `t` is published into the barriers of the arrive-ons of `t`
+    /// still in flight that were issued after it: each of them fires once every earlier copy
+    /// of the thread completed, so whoever acquires its phase happens after this copy too.
+    pub(super) fn cp_pubs(&self, t: u32, seq: u32) -> Vec<Pub> {
+        let mut pubs: Vec<Pub> = self
+            .state
+            .events
+            .iter()
+            .filter_map(|e| match *e {
+                Event::CpArrive {
+                    thread, bar, upto, ..
+                } if thread == t && seq < upto => Some(Pub {
+                    obj: SyncObj::Bar(bar),
+                    done: false,
+                }),
+                _ => None,
+            })
+            .collect();
+        pubs.sort();
+        pubs.dedup();
+        pubs
     }
 
     pub(super) fn cp_arrive(&mut self, t: u32, bar: u32, noinc: bool, span: Span) -> bool {

@@ -404,7 +404,7 @@ fn pipe_alone(
     {
         return false;
     }
-    let kept_quiet = || kept_quiet(th, f);
+    let kept_quiet = || kept_quiet(m, th, f);
     match (op, pr.block) {
         // A quit reads nothing of the stage barriers (the phases it leaves short are judged
         // at a deadlock, from the thread's own ring state, which the order of the others'
@@ -530,7 +530,7 @@ fn arrive_n_alone(
     let bs = &s.bars[b as usize];
     // The release of the arrive settles this thread's kept accesses: nobody may still access
     // those buffers (else the race flags would depend on the order).
-    let kept_quiet = kept_quiet(th, f);
+    let kept_quiet = kept_quiet(m, th, f);
     let base = bs.valid
         && vis_ok(bs, t, false)
         && !targeted(s, b)
@@ -605,7 +605,7 @@ fn named_alone(
     // thread pending on it (a re-arrival, whose verdict depends on the completion).
     let same_count = (cur.count == 0 && present == 0 || i64::from(cur.count) == c)
         && f.named_count[slot as usize].is_none_or(|x| x == c);
-    let kept_quiet = kept_quiet(th, f);
+    let kept_quiet = kept_quiet(m, th, f);
     let total = i64::from(present) + 1 + i64::from(f.named_arrivals[slot as usize]);
     same_count && th.named_arrived & (1 << idv) == 0 && kept_quiet && total <= c
 }
@@ -651,13 +651,20 @@ fn safe_landing(
     f.bar[b as usize] == 0 && !other_arrivals
 }
 
-/// The release of an arrive settles the thread's kept accesses: nobody else may still touch
-/// those buffers in a way that conflicts with them (else the race flags would depend on the
-/// order). Another thread's part write conflicts with everything but a part write.
-fn kept_quiet(th: &Thread, f: &footprint::Frozen) -> bool {
+/// The release of an arrive settles what it changes in the thread's kept accesses: nobody
+/// else may still touch those buffers in a way that conflicts with them (else the race
+/// verdicts would depend on the order). Another thread's part write conflicts with everything
+/// but a part write. A release changes the release level, which only accessors in other blocks
+/// weigh, and a proxy fence of the thread (own → released); its publications change no verdict
+/// until another thread acquires them, which depends on the barrier, not on this step's order.
+fn kept_quiet(m: &PhaseModel, th: &Thread, f: &footprint::Frozen) -> bool {
     th.acc.iter().all(|a| {
+        let lvl = m.buf_level[a.buf as usize];
+        let changes = (lvl > LVL_CTA && a.level < lvl) || a.fence == FENCE_OWN;
         let others = f.buf[a.buf as usize];
-        others == 0 || (a.kind == AccessKind::PartWrite && others & !footprint::X_PART == 0)
+        !changes
+            || others == 0
+            || (a.kind == AccessKind::PartWrite && others & !footprint::X_PART == 0)
     }) && th
         .cp
         .iter()

@@ -54,6 +54,7 @@ impl Exec<'_, '_> {
             }
         }
         self.state.named[slot] = Named::default();
+        self.hand_over_named(slot as u32, &waiting);
         for t in range {
             Shared::make_mut(&mut self.state.threads[t as usize]).named_arrived &= !(1u16 << id);
         }
@@ -139,6 +140,7 @@ impl Exec<'_, '_> {
             self.waited(u);
             self.work.push(u);
         }
+        self.join(&lanes);
     }
 
     pub(super) fn try_cluster(&mut self, kernel: u32) {
@@ -160,12 +162,14 @@ impl Exec<'_, '_> {
             return;
         }
         self.state.cluster_phase[kernel as usize] += 1;
+        self.complete_pubs(SyncObj::Cluster(kernel));
         for t in range {
             let th = Shared::make_mut(&mut self.state.threads[t as usize]);
             if th.mode == Mode::Sync(SyncKind::Cluster) {
                 th.mode = Mode::Ready;
                 th.cluster_token = None;
                 th.pc += 1;
+                self.acquire(t, SyncObj::Cluster(kernel));
                 self.waited(t);
                 self.work.push(t);
             }

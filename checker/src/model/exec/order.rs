@@ -1,0 +1,231 @@
+//! Happens-before of kept accesses (docs/design.md, "Races"): which threads of the block are
+//! ordered after each access that a later access may still race with.
+//!
+//! A release publishes every kept access its thread knows (its own, and those whose `seen` has
+//! it) into the synchronization object it releases into; an acquire from that object adds the
+//! acquiring thread to the `seen` of what was published there by a release it synchronizes
+//! with. That is the transitive closure of release → acquire for the kept accesses only, so a
+//! release reaches exactly the threads that acquire it, directly or through others, and not
+//! every later accessor (a use of a whole-block barrier completed by exits, a wait on a barrier
+//! that only a TMA completion signals).
+
+use super::*;
+
+impl Exec<'_, '_> {
+    /// `t` releases into `obj`: the kept accesses it knows are published there. `done`: the
+    /// release is visible to acquires at once (a flag's `store_release`).
+    pub(super) fn publish(&mut self, t: u32, obj: SyncObj, done: bool) {
+        for u in 0..self.state.threads.len() {
+            let knows = |a: &Access| u == t as usize || a.ordered_before(t);
+            let fresh = |a: &Access| !a.pubs.iter().any(|p| p.obj == obj && (p.done || !done));
+            if !self.state.threads[u]
+                .acc
+                .iter()
+                .any(|a| knows(a) && fresh(a))
+            {
+                continue;
+            }
+            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
+                if knows(a) {
+                    a.publish(obj, done);
+                }
+            }
+        }
+    }
+
+    /// A phase of `obj` (an mbarrier, the cluster barrier) completed: the releases into it
+    /// become visible to the acquires that observe it.
+    pub(super) fn complete_pubs(&mut self, obj: SyncObj) {
+        let pending = |a: &Access| a.pubs.iter().any(|p| p.obj == obj && !p.done);
+        for u in 0..self.state.threads.len() {
+            if !self.state.threads[u].acc.iter().any(pending) {
+                continue;
+            }
+            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
+                for p in a.pubs.iter_mut() {
+                    if p.obj == obj {
+                        p.done = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// `t` acquires from `obj` (a wait that returned): it happens after every kept access
+    /// published there by a completed release.
+    pub(super) fn acquire(&mut self, t: u32, obj: SyncObj) {
+        let gains =
+            |a: &Access| !a.ordered_before(t) && a.pubs.iter().any(|p| p.obj == obj && p.done);
+        for u in 0..self.state.threads.len() {
+            if u == t as usize || !self.state.threads[u].acc.iter().any(gains) {
+                continue;
+            }
+            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
+                if gains(a) {
+                    a.seen.insert(t);
+                }
+            }
+        }
+    }
+
+    /// A use of named barrier `slot` completed: the releases of its arrivals go to the threads
+    /// that synced in it (`waiting`), and the next use starts with none.
+    pub(super) fn hand_over_named(&mut self, slot: u32, waiting: &[u32]) {
+        let obj = SyncObj::Named(slot);
+        for u in 0..self.state.threads.len() {
+            if !self.state.threads[u]
+                .acc
+                .iter()
+                .any(|a| a.pubs.iter().any(|p| p.obj == obj))
+            {
+                continue;
+            }
+            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
+                if let Some(i) = a.pubs.iter().position(|p| p.obj == obj) {
+                    a.pubs.remove(i);
+                    for &w in waiting {
+                        if w as usize != u {
+                            a.seen.insert(w);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A warp collective completed: its lanes synchronize with each other, so each of them
+    /// happens after every kept access that one of them knew.
+    pub(super) fn join(&mut self, lanes: &[u32]) {
+        for u in 0..self.state.threads.len() {
+            let known = |a: &Access| {
+                lanes
+                    .iter()
+                    .any(|&l| l as usize == u || a.ordered_before(l))
+            };
+            let gains = |a: &Access| {
+                known(a)
+                    && lanes
+                        .iter()
+                        .any(|&l| l as usize != u && !a.ordered_before(l))
+            };
+            if !self.state.threads[u].acc.iter().any(gains) {
+                continue;
+            }
+            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
+                if known(a) {
+                    for &l in lanes {
+                        if l as usize != u {
+                            a.seen.insert(l);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Forget the kept accesses that can no longer matter: every live thread of the block that
+    /// may still make a conflicting access (from its current statement on, or through a copy
+    /// in flight) happens after it, it was released far enough for the other blocks that may
+    /// touch it, and no proxy fence is owed. Whether an access can be dropped depends on the
+    /// state alone and only grows along a path (threads move on, exit, acquire), so dropping it
+    /// at the end of every step keeps states canonical and commutes with the reductions.
+    pub fn prune_kept(&mut self) {
+        if self.state.threads.iter().all(|th| th.acc.is_empty()) {
+            return;
+        }
+        // Per (block, buffer object, the access writes): who may still conflict with it by
+        // the static reach of their code; copies in flight are per instance, and rare.
+        let mut needers: Vec<((u32, u32, bool), ThreadSet)> = Vec::new();
+        let in_flight = !self.state.events.is_empty()
+            || self
+                .state
+                .threads
+                .iter()
+                .any(|th| !th.cp.is_empty() || !th.bulk.is_empty());
+        for u in 0..self.state.threads.len() as u32 {
+            if self.state.threads[u as usize].acc.is_empty() {
+                continue;
+            }
+            let block = self.m.block_of(u);
+            let mut keep = Vec::with_capacity(self.state.threads[u as usize].acc.len());
+            for a in &self.state.threads[u as usize].acc {
+                let write = a.kind.is_write();
+                let key = (block, self.m.buf_obj[a.buf as usize], write);
+                let need = match needers.iter().position(|(k, _)| *k == key) {
+                    Some(i) => &needers[i].1,
+                    None => {
+                        let n = self.may_reach_conflict(block, a.buf, write);
+                        needers.push((key, n));
+                        &needers.last().expect("just pushed").1
+                    }
+                };
+                let unseen = need.any_outside(&a.seen, u)
+                    || (in_flight
+                        && self
+                            .copies_in_flight(block, a.buf, write)
+                            .any_outside(&a.seen, u));
+                let lvl = self.m.buf_level[a.buf as usize];
+                let far = lvl > LVL_CTA && a.level < lvl;
+                let proxy = a.fence != FENCE_RELEASED
+                    && !a.kind.is_async()
+                    && self.m.buf_async[a.buf as usize];
+                keep.push(unseen || far || proxy);
+            }
+            if keep.iter().all(|&k| k) {
+                continue;
+            }
+            let th = Shared::make_mut(&mut self.state.threads[u as usize]);
+            let mut i = 0;
+            th.acc.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+    }
+
+    /// The live threads of `block` whose code can still reach an access to buffer instance
+    /// `x`'s object that conflicts with a kept access (`write`: any access conflicts; else
+    /// only writes), from where they are.
+    fn may_reach_conflict(&self, block: u32, x: u32, write: bool) -> ThreadSet {
+        let obj = self.m.buf_obj[x as usize];
+        let same_block = {
+            let b = self.m.buf_block[x as usize];
+            b == u32::MAX || b == block
+        };
+        let mut out = ThreadSet::default();
+        for y in self.block_threads(block) {
+            let th = &self.state.threads[y as usize];
+            let reach = &self.m.kernels[self.m.threads[y as usize].kernel as usize].reach;
+            let pc = th.pc as usize;
+            if th.mode.live()
+                && pc < reach.writes.len()
+                && (code::has(&reach.writes[pc], obj, same_block)
+                    || (write && code::has(&reach.reads[pc], obj, same_block)))
+            {
+                out.insert(y);
+            }
+        }
+        out
+    }
+
+    /// The threads of `block` with a copy in flight that accesses buffer instance `x` in a way
+    /// that conflicts with a kept access (cp.async and TMA writes; TMA-store reads if `write`).
+    fn copies_in_flight(&self, block: u32, x: u32, write: bool) -> ThreadSet {
+        let mut out = ThreadSet::default();
+        for y in self.block_threads(block) {
+            let th = &self.state.threads[y as usize];
+            if th.cp.iter().any(|c| c.buf == x) || (write && th.bulk.iter().any(|b| b.0 == x)) {
+                out.insert(y);
+            }
+        }
+        for e in &self.state.events {
+            if let Event::Tma { buf, issuer, .. } = *e
+                && buf == x
+                && self.m.block_of(issuer) == block
+            {
+                out.insert(issuer);
+            }
+        }
+        out
+    }
+}

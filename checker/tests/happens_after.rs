@@ -1,0 +1,137 @@
+//! Who happens after a kept access (docs/design.md, "Races", 2.): a release reaches the threads
+//! that acquire it, directly or through others, and no one else. Each race below is one that
+//! co-enabledness cannot see, because the reader is enabled by something that orders nothing
+//! (a TMA completion, threads finishing); each passing twin orders the same accesses through a
+//! chain of acquires. Every case runs with the reductions on and off (common::check).
+
+mod common;
+use common::*;
+
+/// Thread 0 arms `b` (its arrive is the one `b` counts), then writes `x` and releases it into
+/// barrier `a`, which nobody waits on; thread 1's wait on `b` returns because of thread 0's TMA
+/// copy, whose completion carries none of thread 0's history (semantics.md §2.11).
+const TMA_AFTER_UNRELATED_RELEASE: &str = "protocol p
+block 2
+mbarrier a
+mbarrier b
+buffer x
+buffer y
+if tid == 0 {
+  init a, 1
+  init b, 1
+}
+syncthreads
+if tid == 0 {
+  arrive_expect_tx b, 16
+  write x
+  arrive a
+  tma y -> b, 16
+} else {
+  wait b parity 0
+  read x
+}
+";
+
+#[test]
+fn a_tma_completion_does_not_carry_an_unrelated_release() {
+    let r = assert_flags(TMA_AFTER_UNRELATED_RELEASE, "data-race");
+    assert!(
+        r.findings.iter().any(|f| f.rule.name == "data-race"
+            && f.message.contains("no release made after it reaches")),
+        "{:?}",
+        r.findings.iter().map(|f| &f.message).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn the_issuer_releasing_into_the_waited_barrier_orders_the_write() {
+    // The passing twin: the write comes before thread 0's arrive on `b`, so the waiter
+    // acquires it.
+    let src = TMA_AFTER_UNRELATED_RELEASE.replace(
+        "  arrive_expect_tx b, 16\n  write x\n",
+        "  write x\n  arrive_expect_tx b, 16\n",
+    );
+    assert_ok(&src);
+}
+
+/// A chain of acquires: thread 0 → `a` → thread 1 → `b` → thread 2.
+const CHAIN: &str = "protocol p
+block 3
+mbarrier a
+mbarrier b
+buffer x
+if tid == 0 {
+  init a, 1
+  init b, 1
+}
+syncthreads
+if tid == 0 {
+  write x
+  arrive a
+} else if tid == 1 {
+  wait a parity 0
+  arrive b
+} else {
+  wait b parity 0
+  read x
+}
+";
+
+#[test]
+fn a_release_reaches_through_a_thread_that_acquired_it() {
+    assert_ok(CHAIN);
+}
+
+#[test]
+fn a_release_made_before_the_acquire_does_not_pass_the_access_on() {
+    // Thread 1 arrives on `b` before it acquires `a`: its release carries nothing of thread 0.
+    let src = CHAIN.replace(
+        "  wait a parity 0\n  arrive b\n",
+        "  arrive b\n  wait a parity 0\n",
+    );
+    assert_flags(&src, "data-race");
+}
+
+/// A use of a whole-block named barrier that completes without the reader: thread 0 arrives
+/// and finishes, thread 1 completes the use, thread 2 then completes a use of its own (the
+/// oracle's regression `regression_release_without_acquire_whole_block_barrier`).
+const WHOLE_BLOCK: &str = "protocol p
+block 3
+buffer data[3]
+if tid == 0 { write data[0] }
+if tid == 0 { bar_arrive 2 } else { bar_sync 2 }
+if tid != 0 { read data[0] }
+";
+
+#[test]
+fn a_named_barrier_use_hands_its_releases_only_to_its_participants() {
+    let r = assert_flags(WHOLE_BLOCK, "data-race");
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.rule.name == "data-race" && f.message.contains("`read data[0]`")),
+        "{:?}",
+        r.findings.iter().map(|f| &f.message).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_syncthreads_orders_the_write_before_every_reader() {
+    assert_ok(&WHOLE_BLOCK.replace(
+        "if tid == 0 { bar_arrive 2 } else { bar_sync 2 }",
+        "syncthreads",
+    ));
+}
+
+#[test]
+fn a_warp_collective_joins_its_lanes() {
+    let src = "protocol p
+block 2
+buffer x
+if tid == 0 { write x }
+syncwarp
+if tid == 1 { read x }
+";
+    assert_ok(src);
+    assert_flags(&src.replace("syncwarp\n", ""), "data-race");
+}
