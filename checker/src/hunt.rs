@@ -18,9 +18,9 @@
 //! `ok` never comes from here: random schedules prove nothing.
 //!
 //! Walks run in rounds of a fixed size on every core (rayon); each walk's random stream is
-//! fixed by its index, and results are merged in walk order, so the hits of a round do not
-//! depend on timing, unless a walk runs past the time budget and is cut short. How many
-//! rounds run before the budget ends does depend on timing.
+//! fixed by its index, each walk is capped by a number of steps and a hunt by a number of
+//! rounds, never by the clock, and results are merged in walk order: a hunt finds the same
+//! things on any machine and any number of cores, so two runs print the same report.
 
 use crate::explore::{Model, Step};
 use std::collections::BTreeMap;
@@ -44,11 +44,8 @@ pub struct HuntOptions {
     pub first_round: u32,
     /// Stop after this many rounds.
     pub max_rounds: u32,
-    /// Steps per walk.
+    /// Steps per walk: a walk that has not reached a dead end by then stops there.
     pub max_steps: u32,
-    /// Wall-clock budget: no new round starts after it, and a walk still running then
-    /// stops where it is (a walk at hundreds of threads can take seconds).
-    pub time: Duration,
     /// Stop after the first round that found something.
     pub stop_at_first_hit: bool,
 }
@@ -60,7 +57,6 @@ impl Default for HuntOptions {
             first_round: 0,
             max_rounds: 64,
             max_steps: 200_000,
-            time: Duration::from_secs(2),
             stop_at_first_hit: true,
         }
     }
@@ -118,14 +114,11 @@ where
     let mut steps = 0u64;
     let first = u64::from(options.first_round);
     for round in first..first + u64::from(options.max_rounds) {
-        if round > first && start.elapsed() >= options.time {
-            break;
-        }
         let first = round * u64::from(options.walks_per_round);
         let results: Vec<(Vec<Hit<M::Finding>>, u64)> = (first
             ..first + u64::from(options.walks_per_round))
             .into_par_iter()
-            .map(|w| walk(model, w, options.max_steps, start + options.time))
+            .map(|w| walk(model, w, options.max_steps))
             .collect();
         for (hits, n) in results {
             walks += 1;
@@ -153,12 +146,7 @@ where
 }
 
 /// One walk; returns its hits and the number of steps it took.
-fn walk<M: Walkable>(
-    model: &M,
-    index: u64,
-    max_steps: u32,
-    deadline: Instant,
-) -> (Vec<Hit<M::Finding>>, u64) {
+fn walk<M: Walkable>(model: &M, index: u64, max_steps: u32) -> (Vec<Hit<M::Finding>>, u64) {
     let mut rng = Rng::new(index.wrapping_mul(0xD129_0A6B_2F3C_4E5D) ^ 0x5EED);
     let kind = index % 3;
     let n = model.threads();
@@ -182,9 +170,6 @@ fn walk<M: Walkable>(
     let mut found = Vec::new();
     let mut last_label: Option<u64> = None;
     for step in 0..u64::from(max_steps) {
-        if step % 64 == 63 && Instant::now() >= deadline {
-            return (hits, step);
-        }
         actions.clear();
         model.actions(&state, &mut actions);
         found.clear();

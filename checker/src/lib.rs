@@ -46,13 +46,13 @@ pub struct CheckOptions {
     /// Run every search to its end. Otherwise the search stops [`AFTER_FINDINGS`] states after
     /// its first error (the verdict is decided), and a search that has not decided after
     /// [`portfolio::PAUSE_AT`] states pauses for the bug-hunting portfolio (random schedules,
-    /// `hunt_time` at most), which ends it when it confirms an error.
+    /// one round each), which ends it when it confirms an error.
     pub exhaustive: bool,
-    /// Wall-clock budget of each pause of the portfolio: about half the time the search has
-    /// taken so far, at least `hunt_min`, at most `hunt_time`. (A walk still running at the
-    /// budget's end stops there; tests that need the walks to finish raise both.)
-    pub hunt_time: std::time::Duration,
-    pub hunt_min: std::time::Duration,
+    /// Steps of each random walk at the portfolio's first pause (at up to 128 threads; fewer
+    /// in proportion above); each later pause doubles
+    /// it, up to [`portfolio::WALK_STEPS_MAX`] (or this, if larger). Steps, not time: the
+    /// walks, and so the report, are the same on every machine and every run.
+    pub hunt_walk_steps: u32,
 }
 
 /// States a non-exhaustive search explores after its first error, collecting more findings.
@@ -71,8 +71,7 @@ impl Default for CheckOptions {
             symmetry: true,
             partial_order: true,
             exhaustive: false,
-            hunt_time: std::time::Duration::from_secs(2),
-            hunt_min: std::time::Duration::from_millis(500),
+            hunt_walk_steps: 1024,
         }
     }
 }
@@ -116,14 +115,11 @@ pub fn check_with_progress(
         };
         // Made at the first pause: most searches finish before one.
         let mut portfolio: Option<portfolio::Portfolio> = None;
-        // Each pause hunts for about half as long as the search has run so far (half a second at
-        // least: a walk at a few hundred threads takes that long), so the portfolio never
-        // costs much more than the search itself.
+        // Each pause runs one round of walks, longer each time (steps, not time).
         let mut hook = || {
-            let budget = (start.elapsed() / 2).max(options.hunt_min);
             let portfolio =
                 portfolio.get_or_insert_with(|| portfolio::Portfolio::new(program, options));
-            portfolio.pause(budget).then(|| {
+            portfolio.pause().then(|| {
                 (
                     format!(
                         "stopped: {} confirmed an error; --exhaustive searches every interleaving",

@@ -16,6 +16,9 @@ use protocols::ir::Program;
 /// States the exhaustive search visits before the portfolio runs.
 pub const PAUSE_AT: u64 = 1_000;
 
+/// The longest walk of a later pause (steps, at 128 threads): 8 of them take about 3 s.
+pub const WALK_STEPS_MAX: u32 = 6_144;
+
 /// Replays one shortening may spend per hit, and steps all of them together.
 const SHORTEN_TRIES: u32 = 32;
 const SHORTEN_STEPS: usize = 40_000;
@@ -40,7 +43,6 @@ pub struct Hunted {
     pub findings: Vec<Finding>,
     pub walks: u64,
     pub steps: u64,
-    pub elapsed_ms: u64,
 }
 
 impl Hunted {
@@ -49,24 +51,24 @@ impl Hunted {
         self.findings.iter().any(|f| f.severity == Severity::Error)
     }
 
+    /// Walks and steps, no time: the report says the same on every run.
     pub fn summary(&self) -> String {
-        format!(
-            "{} random schedules ({} steps, {:.1} s)",
-            self.walks,
-            self.steps,
-            self.elapsed_ms as f64 / 1000.0
-        )
+        format!("{} random schedules ({} steps)", self.walks, self.steps)
     }
 }
 
-/// The portfolio of one check: each [`Portfolio::pause`] of the exhaustive search runs twice
-/// as many rounds of walks as the one before (the search itself has grown fourfold since), so
-/// the portfolio's share of the time shrinks as the search grows.
+/// The portfolio of one check: each [`Portfolio::pause`] of the exhaustive search runs one
+/// round of walks, each walk capped at twice as many steps as at the pause before (the search
+/// itself has grown fourfold since), up to [`WALK_STEPS_MAX`]. The caps are steps, not time, so
+/// the report does not depend on the machine: the first pause's
+/// [`CheckOptions::hunt_walk_steps`] (1 024 by default) is about what half a second of walking
+/// reached on a 2-core machine at 129 threads when the hunt was timed; above 128 threads the
+/// caps shrink in proportion (a step costs about as much more).
 pub struct Portfolio<'p> {
     raw: PhaseModel<'p>,
     /// The initial state; `None` when the first run already stopped (nothing to walk).
     init: Option<State>,
-    hunt_time: std::time::Duration,
+    walk_steps: u32,
     pauses: u32,
     rounds: u32,
     pub hunted: Hunted,
@@ -80,25 +82,30 @@ impl<'p> Portfolio<'p> {
         Portfolio {
             raw,
             init: (bound.is_none() && !stop).then_some(init),
-            hunt_time: options.hunt_time,
+            walk_steps: options.hunt_walk_steps,
             pauses: 0,
             rounds: 0,
             hunted: Hunted {
                 findings: Vec::new(),
                 walks: 0,
                 steps: 0,
-                elapsed_ms: 0,
             },
         }
     }
 
-    /// Run the next part of the hunt for about `budget` (at most the check's `hunt_time`);
-    /// whether an error is now confirmed.
-    pub fn pause(&mut self, budget: std::time::Duration) -> bool {
+    /// Run the next part of the hunt; whether an error is now confirmed.
+    pub fn pause(&mut self) -> bool {
         let Some(init) = &self.init else {
             return false;
         };
-        let rounds = 1u32 << self.pauses.min(10);
+        let rounds = 1;
+        // A step costs about as much per thread as there are threads: above 128 threads the
+        // walks are shorter by as much, so that a pause takes about as long at any size.
+        let n = self.raw.nthreads().max(128);
+        let scale = |steps: u32| (u64::from(steps) * 128 / u64::from(n)).max(64) as u32;
+        let max_steps = scale(self.walk_steps)
+            .saturating_mul(1 << self.pauses.min(16))
+            .min(scale(WALK_STEPS_MAX.max(self.walk_steps)));
         self.pauses += 1;
         let search = Search {
             model: &self.raw,
@@ -109,14 +116,14 @@ impl<'p> Portfolio<'p> {
             &HuntOptions {
                 first_round: self.rounds,
                 max_rounds: rounds,
-                time: budget.min(self.hunt_time),
+                max_steps,
                 ..HuntOptions::default()
             },
         );
         self.rounds += rounds;
+
         self.hunted.walks += h.walks;
         self.hunted.steps += h.steps;
-        self.hunted.elapsed_ms += h.elapsed.as_millis() as u64;
         // Per finding: of its hits (one per kind of walk), the one whose replayed, folded trace
         // is shortest; that one is shortened (replays are the cost) and replayed again.
         let mut hits = h.hits;
