@@ -12,115 +12,102 @@
 use super::*;
 
 impl Exec<'_, '_> {
-    /// `t` releases into `obj`: the kept accesses it knows are published there. `done`: the
-    /// release is visible to acquires at once (a flag's `store_release`).
-    pub(super) fn publish(&mut self, t: u32, obj: SyncObj, done: bool) {
+    /// Apply `change` to every kept access (of thread `u`) that `touches` selects; a thread
+    /// state is copied (copy on write) only when one of its accesses is selected.
+    fn update_kept(
+        &mut self,
+        touches: impl Fn(usize, &Access) -> bool,
+        mut change: impl FnMut(usize, &mut Access),
+    ) {
         for u in 0..self.state.threads.len() {
-            let knows = |a: &Access| u == t as usize || a.ordered_before(t);
-            let fresh = |a: &Access| !a.pubs.iter().any(|p| p.obj == obj && (p.done || !done));
-            if !self.state.threads[u]
-                .acc
-                .iter()
-                .any(|a| knows(a) && fresh(a))
-            {
+            if !self.state.threads[u].acc.iter().any(|a| touches(u, a)) {
                 continue;
             }
             for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
-                if knows(a) {
-                    a.publish(obj, done);
+                if touches(u, a) {
+                    change(u, a);
                 }
             }
         }
+    }
+
+    /// `t` releases into `obj`: the kept accesses it knows are published there. `done`: the
+    /// release is visible to acquires at once (a flag's `store_release`).
+    pub(super) fn publish(&mut self, t: u32, obj: SyncObj, done: bool) {
+        self.update_kept(
+            |u, a| {
+                (u == t as usize || a.ordered_before(t))
+                    && !a.pubs.iter().any(|p| p.obj == obj && (p.done || !done))
+            },
+            |_, a| {
+                a.publish(obj, done);
+            },
+        );
     }
 
     /// A phase of `obj` (an mbarrier, the cluster barrier) completed: the releases into it
     /// become visible to the acquires that observe it.
     pub(super) fn complete_pubs(&mut self, obj: SyncObj) {
-        let pending = |a: &Access| a.pubs.iter().any(|p| p.obj == obj && !p.done);
-        for u in 0..self.state.threads.len() {
-            if !self.state.threads[u].acc.iter().any(pending) {
-                continue;
-            }
-            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
-                for p in a.pubs.iter_mut() {
-                    if p.obj == obj {
-                        p.done = true;
-                    }
-                }
-            }
-        }
+        self.update_kept(
+            |_, a| a.pubs.iter().any(|p| p.obj == obj && !p.done),
+            |_, a| {
+                a.publish(obj, true);
+            },
+        );
     }
 
     /// `t` acquires from `obj` (a wait that returned): it happens after every kept access
     /// published there by a completed release.
     pub(super) fn acquire(&mut self, t: u32, obj: SyncObj) {
-        let gains =
-            |a: &Access| !a.ordered_before(t) && a.pubs.iter().any(|p| p.obj == obj && p.done);
-        for u in 0..self.state.threads.len() {
-            if u == t as usize || !self.state.threads[u].acc.iter().any(gains) {
-                continue;
-            }
-            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
-                if gains(a) {
-                    a.seen.insert(t);
-                }
-            }
-        }
+        self.update_kept(
+            |u, a| {
+                u != t as usize
+                    && !a.ordered_before(t)
+                    && a.pubs.iter().any(|p| p.obj == obj && p.done)
+            },
+            |_, a| {
+                a.seen.insert(t);
+            },
+        );
     }
 
     /// A use of named barrier `slot` completed: the releases of its arrivals go to the threads
     /// that synced in it (`waiting`), and the next use starts with none.
     pub(super) fn hand_over_named(&mut self, slot: u32, waiting: &[u32]) {
         let obj = SyncObj::Named(slot);
-        for u in 0..self.state.threads.len() {
-            if !self.state.threads[u]
-                .acc
-                .iter()
-                .any(|a| a.pubs.iter().any(|p| p.obj == obj))
-            {
-                continue;
-            }
-            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
-                if let Some(i) = a.pubs.iter().position(|p| p.obj == obj) {
-                    a.pubs.remove(i);
-                    for &w in waiting {
-                        if w as usize != u {
-                            a.seen.insert(w);
-                        }
+        self.update_kept(
+            |_, a| a.pubs.iter().any(|p| p.obj == obj),
+            |u, a| {
+                a.pubs.retain(|p| p.obj != obj);
+                for &w in waiting {
+                    if w as usize != u {
+                        a.seen.insert(w);
                     }
                 }
-            }
-        }
+            },
+        );
     }
 
     /// A warp collective completed: its lanes synchronize with each other, so each of them
     /// happens after every kept access that one of them knew.
     pub(super) fn join(&mut self, lanes: &[u32]) {
-        for u in 0..self.state.threads.len() {
-            let known = |a: &Access| {
+        self.update_kept(
+            |u, a| {
                 lanes
                     .iter()
                     .any(|&l| l as usize == u || a.ordered_before(l))
-            };
-            let gains = |a: &Access| {
-                known(a)
                     && lanes
                         .iter()
                         .any(|&l| l as usize != u && !a.ordered_before(l))
-            };
-            if !self.state.threads[u].acc.iter().any(gains) {
-                continue;
-            }
-            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
-                if known(a) {
-                    for &l in lanes {
-                        if l as usize != u {
-                            a.seen.insert(l);
-                        }
+            },
+            |u, a| {
+                for &l in lanes {
+                    if l as usize != u {
+                        a.seen.insert(l);
                     }
                 }
-            }
-        }
+            },
+        );
     }
 
     /// Forget the kept accesses that can no longer matter: every live thread of the block that
