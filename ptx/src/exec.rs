@@ -1869,7 +1869,10 @@ impl<'a> Exec<'a> {
                 cluster_scope: Self::cluster_scope(ins),
             });
         }
-        if let Some(Probe::Loop { bar: pbar, on: pon, .. }) = &th.probe {
+        if let Some(Probe::Loop {
+            bar: pbar, on: pon, ..
+        }) = &th.probe
+        {
             let same = *pbar == bar
                 && match (pon, &on) {
                     (WaitOn::Parity(a), WaitOn::Parity(b)) => a & 1 == b & 1,
