@@ -26,7 +26,7 @@ use crate::mem::{Mem, Op, Resolved};
 use crate::parse::{Function, Instr, Module, Operand, Space};
 use crate::value::*;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod poll;
 
@@ -87,14 +87,24 @@ enum WaitOn {
 enum Probe {
     /// Is this a wait loop: does every path from the wait's false result come back to a wait
     /// on `bar` and `on`?
-    Loop {
-        bar: SAddr,
-        on: WaitOn,
-        visited: Vec<usize>,
-    },
+    Loop { bar: SAddr, on: WaitOn },
     /// Following the paths of a poll of several barriers (`poll.rs`): every `try_wait` and
     /// `test_wait` stops the step with [`Flow::Test`], and the poll decides its result.
     Poll,
+}
+
+/// A thread's state at a wait of a wait loop: pc, registers, local memory, carry. A path of
+/// the loop ends when it is at a wait in a state that some path was in before (the loop goes
+/// round, or another path goes on from there); a wait it meets in a new state (a counter of
+/// tries) is followed further, so that a loop that gives up after a number of tries is seen to
+/// give up. Local memory is sorted by address.
+type LoopState = (usize, Vec<Val>, Vec<(u64, (Val, u32))>, u64);
+
+/// The state of `t` at `pc` (see [`LoopState`]).
+fn loop_state(pc: usize, t: &Th) -> LoopState {
+    let mut local: Vec<(u64, (Val, u32))> = t.local.iter().map(|(k, v)| (*k, *v)).collect();
+    local.sort_unstable_by_key(|e| e.0);
+    (pc, t.regs.clone(), local, t.carry)
 }
 
 #[derive(Clone)]
@@ -1891,14 +1901,14 @@ impl<'a> Exec<'a> {
         // Is it a blocking wait? Follow every path from the false result.
         let mut probe_th = th.clone();
         probe_th.events.clear();
+        self.set(&mut probe_th, &d, Val::K(0), 1);
+        let first = loop_state(th.pc, &probe_th);
         probe_th.probe = Some(Probe::Loop {
             bar,
             on: on.clone(),
-            visited: vec![th.pc],
         });
-        self.set(&mut probe_th, &d, Val::K(0), 1);
         probe_th.pc += 1;
-        if let Err(why) = self.probe(probe_th) {
+        if let Err(why) = self.probe(probe_th, first) {
             // Not a wait loop of its own: the first test of a poll of several barriers?
             let poll_why = match self.poll(th) {
                 Ok(flow) => return Ok(flow),
@@ -1955,7 +1965,11 @@ impl<'a> Exec<'a> {
         Ok(Flow::Next)
     }
 
-    fn probe(&mut self, start: Th) -> Result<(), ProbeFail> {
+    /// Every path from a wait's false result (`start`; `first`: the state at the wait).
+    fn probe(&mut self, start: Th, first: LoopState) -> Result<(), ProbeFail> {
+        // States at the probed waits, of every path: a path that reaches one again ends there
+        // (what follows it is followed once).
+        let mut visited = HashSet::from([first]);
         let mut stack = vec![start];
         let mut budget: u64 = 200_000;
         while let Some(mut t) = stack.pop() {
@@ -1999,13 +2013,9 @@ impl<'a> Exec<'a> {
                         return Err(ProbeFail(format!("a barrier at PTX line {}", ins.line)));
                     }
                     Ok(Flow::ProbeHit(pc)) => {
-                        let Some(Probe::Loop { visited, .. }) = t.probe.as_mut() else {
-                            unreachable!("a wait loop's probe")
-                        };
-                        if visited.contains(&pc) {
-                            break;
+                        if !visited.insert(loop_state(pc, &t)) {
+                            break; // the loop goes round: a state it was in before
                         }
-                        visited.push(pc);
                         t.pc += 1;
                     }
                     Ok(Flow::Test { .. }) => unreachable!("a wait loop's probe"),

@@ -373,6 +373,47 @@ fn a_wait_loop_with_a_backoff_is_a_blocking_wait() {
     assert!(ex.text.contains("wait bar token t0"), "{}", ex.text);
 }
 
+/// A `try_wait` loop that gives up after 100 tries counted in a register, then writes the
+/// tile either way, is no blocking wait: its path is followed round the loop while its state
+/// changes, to the way out. (It used to be taken as a wait: the path closed at the first wait
+/// it had passed before, whatever the counter.)
+#[test]
+fn a_wait_loop_that_gives_up_after_a_count_of_tries_is_refused() {
+    let text = kernel(
+        "mov.u32 %r1, bar;\n\
+         mov.u32 %r3, %tid.x;\n\
+         setp.ne.s32 %p3, %r3, 0;\n\
+         @%p3 bra SKIP;\n\
+         mbarrier.init.shared::cta.b64 [%r1], 32;\n\
+         SKIP:\n\
+         bar.sync 0;\n\
+         mov.u32 %r6, 0;\n\
+         RETRY:\n\
+         mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n\
+         @%p1 bra DONE;\n\
+         add.s32 %r6, %r6, 1;\n\
+         setp.lt.s32 %p2, %r6, 100;\n\
+         @%p2 bra RETRY;\n\
+         DONE:\n\
+         mov.u32 %r2, tile;\n\
+         st.shared.u32 [%r2], %r3;\n\
+         ret;",
+    );
+    let e = err(&text, &opts(32, &[]));
+    assert!(e.contains("not a blocking wait"), "{e}");
+    assert!(e.contains("st.shared.u32"), "{e}");
+    // Without the count it is a wait loop.
+    let loop_only = "add.s32 %r6, %r6, 1;\nsetp.lt.s32 %p2, %r6, 100;\n@%p2 bra RETRY;";
+    assert!(text.contains(loop_only));
+    let forever = text.replace(loop_only, "bra RETRY;");
+    let ex = ptx::extract(&forever, "t.ptx", &opts(32, &[])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("wait bar parity 0"), "{}", ex.text);
+    // A count without a way out never repeats a state: refused (docs/ptx.md §5), not guessed.
+    let counted = text.replace(loop_only, "add.s32 %r6, %r6, 1;\nbra RETRY;");
+    let e = err(&counted, &opts(32, &[]));
+    assert!(e.contains("does not come back to the wait within"), "{e}");
+}
+
 /// A consumer (warp 1) polls two barriers, filled by threads 0 and 1, until both are ready
 /// (tinygemm2's `while (!w || !a)` after a first test of each): one statement with both outcomes
 /// of the first tests, and the kernel verifies.

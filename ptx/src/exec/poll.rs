@@ -36,22 +36,66 @@
 use super::{Exec, Flow, Probe, ProbeFail, StepErr, Th, WaitOn};
 use crate::events::{Ev, SAddr};
 use crate::value::{Val, Why};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// The most tests in a poll's first trip: its paths are followed for every outcome (2^n).
 const MAX_TESTS: usize = 8;
 /// Instructions followed on all the paths of one poll together.
 const BUDGET: u64 = 200_000;
 
-/// A thread's state at a test of the poll: a path that meets it again polls on in a loop.
-type Seen = (
-    usize,
-    Vec<Val>,
-    HashMap<u64, (Val, u32)>,
-    u64,
-    Vec<Option<bool>>,
-    usize,
-);
+/// A thread's state at a test of the poll ([`super::LoopState`], the tests' last results and
+/// how much of the first trip is made): a path that meets it again polls on in a loop.
+type Seen = (super::LoopState, Vec<Option<bool>>, usize);
+
+/// The states in which a poll's paths reach its stop: the first one, and where the others
+/// differ from it.
+struct Ends {
+    first: Th,
+    regs_differ: Vec<bool>,
+    /// Local words (address, size) that differ or that not every path has.
+    local_differ: BTreeMap<u64, u32>,
+    carry_differs: bool,
+    steps: u64,
+}
+
+impl Ends {
+    fn new(first: Th) -> Self {
+        Ends {
+            regs_differ: vec![false; first.regs.len()],
+            local_differ: BTreeMap::new(),
+            carry_differs: false,
+            steps: first.steps,
+            first,
+        }
+    }
+
+    fn add(&mut self, t: &Th) {
+        for ((d, a), b) in self
+            .regs_differ
+            .iter_mut()
+            .zip(&self.first.regs)
+            .zip(&t.regs)
+        {
+            *d |= a != b;
+        }
+        let keys: BTreeSet<u64> = self
+            .first
+            .local
+            .keys()
+            .chain(t.local.keys())
+            .copied()
+            .collect();
+        for k in keys {
+            let (a, b) = (self.first.local.get(&k), t.local.get(&k));
+            if a != b {
+                let size = a.or(b).map_or(8, |x| x.1);
+                self.local_differ.insert(k, size);
+            }
+        }
+        self.carry_differs |= self.first.carry != t.carry;
+        self.steps = self.steps.max(t.steps);
+    }
+}
 
 #[derive(Clone)]
 struct Path {
@@ -60,7 +104,6 @@ struct Path {
     first: usize,
     /// Per barrier of the poll: the result of its last test on this path.
     last: Vec<Option<bool>>,
-    seen: Vec<Seen>,
 }
 
 impl Exec<'_> {
@@ -83,8 +126,7 @@ impl Exec<'_> {
             }
         }
         let ends = self.poll_paths(th, &trip, &set, stop)?;
-        let first = &ends[0];
-        if ends.iter().any(|e| e.carry != first.carry) {
+        if ends.carry_differs {
             return Err(ProbeFail(
                 "a carry flag that differs between the poll's outcomes".into(),
             ));
@@ -100,32 +142,21 @@ impl Exec<'_> {
             line: start_line,
             fix: None,
         });
-        let mut regs = first.regs.clone();
-        for (r, v) in regs.iter_mut().enumerate() {
-            if ends.iter().any(|e| e.regs[r] != *v) {
+        let mut regs = ends.first.regs;
+        for (v, differs) in regs.iter_mut().zip(&ends.regs_differ) {
+            if *differs {
                 *v = Val::U(why);
             }
         }
-        let keys: BTreeSet<u64> = ends.iter().flat_map(|e| e.local.keys().copied()).collect();
-        let mut local = HashMap::new();
-        for k in keys {
-            let v = first.local.get(&k).copied();
-            let agree = v.is_some() && ends.iter().all(|e| e.local.get(&k).copied() == v);
-            let size = ends.iter().find_map(|e| e.local.get(&k)).map_or(8, |x| x.1);
-            local.insert(
-                k,
-                match v {
-                    Some(v) if agree => v,
-                    _ => (Val::U(why), size),
-                },
-            );
+        let mut local = ends.first.local;
+        for (k, size) in ends.local_differ {
+            local.insert(k, (Val::U(why), size));
         }
-        let steps = ends.iter().map(|e| e.steps).max().unwrap_or(th.steps);
         self.event(th, Ev::Poll { tests: trip })
             .map_err(|_| ProbeFail("an event where none may be".into()))?;
         th.regs = regs;
         th.local = local;
-        th.steps = steps;
+        th.steps = ends.steps;
         Ok(Flow::Jump(stop))
     }
 
@@ -203,7 +234,7 @@ impl Exec<'_> {
         trip: &[(SAddr, u64)],
         set: &[(SAddr, u64)],
         stop: usize,
-    ) -> Result<Vec<Th>, ProbeFail> {
+    ) -> Result<Ends, ProbeFail> {
         let mut root = th.clone();
         root.events.clear();
         root.probe = Some(Probe::Poll);
@@ -211,9 +242,11 @@ impl Exec<'_> {
             th: root,
             first: 0,
             last: vec![None; set.len()],
-            seen: Vec::new(),
         }];
-        let mut ends = Vec::new();
+        // States at the poll's tests, of every path: a path that reaches one again ends there
+        // (it polls on in a loop, or goes on as another path already does).
+        let mut seen: HashSet<Seen> = HashSet::new();
+        let mut ends: Option<Ends> = None;
         let mut budget = BUDGET;
         while let Some(mut p) = stack.pop() {
             loop {
@@ -235,7 +268,10 @@ impl Exec<'_> {
                             at + 1
                         )));
                     }
-                    ends.push(p.th);
+                    match ends.as_mut() {
+                        None => ends = Some(Ends::new(p.th)),
+                        Some(e) => e.add(&p.th),
+                    }
                     break;
                 }
                 if budget == 0 {
@@ -290,18 +326,10 @@ impl Exec<'_> {
                             }
                             p.first += 1;
                         }
-                        let here: Seen = (
-                            pc,
-                            p.th.regs.clone(),
-                            p.th.local.clone(),
-                            p.th.carry,
-                            p.last.clone(),
-                            p.first,
-                        );
-                        if p.seen.contains(&here) {
+                        let here: Seen = (super::loop_state(pc, &p.th), p.last.clone(), p.first);
+                        if !seen.insert(here) {
                             break; // polls on: the same state as before
                         }
-                        p.seen.push(here);
                         let d = ins.operands[0].clone();
                         let mut failed = p.clone();
                         self.set(&mut failed.th, &d, Val::K(0), 1);
@@ -332,7 +360,7 @@ impl Exec<'_> {
                 }
             }
         }
-        Ok(ends)
+        ends.ok_or_else(|| ProbeFail("no path that goes on".into()))
     }
 
     fn line_at(&self, pc: usize) -> u32 {
