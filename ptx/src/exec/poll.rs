@@ -21,8 +21,9 @@
 //! 2. following every outcome of every test (and both ways of a branch on a value the executor
 //!    does not know), every path makes the first trip's tests in the same order first, then only
 //!    tests of S for the same phases and computation, and either reaches the stop with the last
-//!    test of each barrier of S passed, or comes back to a state it was in before (a loop that
-//!    polls on; the outcomes that leave it are followed too).
+//!    test of each barrier of S passed, or reaches a test in a state that a path was in before
+//!    (a loop that polls on, or a path that goes on as another one does; the outcomes that
+//!    leave a loop are followed too).
 //!
 //! So the thread goes past the stop exactly when every barrier of S has been seen complete, and
 //! before that it observes nothing but those barriers: when all first tests pass, the protocol's
