@@ -180,7 +180,7 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
     };
     for t in &inp.traces {
         for e in &t.events {
-            if let Some(b) = e.ev.barrier() {
+            for b in e.ev.barriers() {
                 bars[sym(b.off, e)?].insert(b.off);
             }
             if let Some(r) = access_range(&e.ev) {
@@ -654,6 +654,38 @@ impl Ctx<'_> {
                     p.push(txt(" scope cluster"));
                 }
             }
+            Ev::Poll { tests } => {
+                // One line (statements separated by `;`), so that it folds and re-rolls as
+                // one statement: the first trip's tests, then, when one failed, a wait on each
+                // barrier (exec/poll.rs). `\u{3}N\u{3}` is the N-th test's result, named by
+                // `emit_lines`.
+                for (j, (bar, parity)) in tests.iter().enumerate() {
+                    let sep = if j == 0 { "" } else { "; " };
+                    p.push(Piece::T(format!("{sep}let \u{3}{j}\u{3} = test_wait ")));
+                    p.extend(o.bar(sh, *bar));
+                    p.push(txt(" parity "));
+                    p.push(Piece::I((*parity & 1) as i64));
+                }
+                let failed: Vec<String> = (0..tests.len())
+                    .map(|j| format!("\u{3}{j}\u{3} == 0"))
+                    .collect();
+                p.push(Piece::T(format!("; if {} {{ ", failed.join(" || "))));
+                let mut waited: Vec<SAddr> = Vec::new();
+                for (bar, parity) in tests {
+                    if waited.contains(bar) {
+                        continue;
+                    }
+                    if !waited.is_empty() {
+                        p.push(txt("; "));
+                    }
+                    waited.push(*bar);
+                    p.push(txt("wait "));
+                    p.extend(o.bar(sh, *bar));
+                    p.push(txt(" parity "));
+                    p.push(Piece::I((*parity & 1) as i64));
+                }
+                p.push(txt(" }"));
+            }
             Ev::WaitToken {
                 bar,
                 arrive,
@@ -931,7 +963,7 @@ fn role_name(lines: &[Line]) -> &'static str {
     };
     if has("tma ") || has("expect_tx") || has("arrive_expect_tx") || has("cp_async ") {
         "producer"
-    } else if has("mma ") || (has("wait ") && has("read ")) {
+    } else if has("mma ") || ((has("wait ") || has("test_wait ")) && has("read ")) {
         "consumer"
     } else if has("write") || has("read ") {
         "worker"
@@ -1737,6 +1769,8 @@ fn emit_lines(
     let mut body_pos = 0usize;
     let mut token_names: HashMap<usize, String> = HashMap::new();
     let mut next_token = 0;
+    // The results of a poll's tests (`Ev::Poll`): `ok0`, `ok1`, ... in the order printed.
+    let mut next_ok = 0usize;
     let mut line_no = 0usize; // position of a statement outside loops
     let mut covered = 0usize;
     // The condition of the `if` block open around the current lines (a merged role's lines
@@ -1778,8 +1812,20 @@ fn emit_lines(
             None => line_no,
         };
         let mut s = String::new();
+        let mut oks = 0usize;
         for p in &l.pieces {
             match p {
+                LPiece::T(t) if t.contains('\u{3}') => {
+                    for (i, part) in t.split('\u{3}').enumerate() {
+                        if i % 2 == 0 {
+                            s.push_str(part);
+                        } else {
+                            let j: usize = part.parse().expect("a poll test's index");
+                            oks = oks.max(j + 1);
+                            s.push_str(&format!("ok{}", next_ok + j));
+                        }
+                    }
+                }
                 LPiece::T(t) => {
                     if let Some(e) = t.strip_prefix('\u{2}') {
                         s.push_str(e);
@@ -1795,6 +1841,7 @@ fn emit_lines(
                 LPiece::E(f) => s.push_str(&f.text("tid", Some("warp"), Some("lane"))),
             }
         }
+        next_ok += oks;
         if let Some(d) = l.token_use {
             let def = match loop_start {
                 Some(st) => st + d,

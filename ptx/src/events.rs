@@ -54,6 +54,12 @@ pub enum Ev {
         parity: u64,
         cluster_scope: bool,
     },
+    /// A poll of several barriers (`exec/poll.rs`): the first trip's tests, in order, as
+    /// `(barrier, parity)`, and then, when one of them failed, a wait on each barrier for its
+    /// phase (the later trips, which end only when all are complete).
+    Poll {
+        tests: Vec<(SAddr, u64)>,
+    },
     /// A wait on the token of the arrive that is event `arrive` of the same thread.
     WaitToken {
         bar: SAddr,
@@ -112,9 +118,12 @@ pub enum Ev {
 }
 
 impl Ev {
-    /// The barrier an event acts on, if any.
-    pub fn barrier(&self) -> Option<SAddr> {
-        match self {
+    /// The barriers an event acts on.
+    pub fn barriers(&self) -> Vec<SAddr> {
+        if let Ev::Poll { tests } = self {
+            return tests.iter().map(|(b, _)| *b).collect();
+        }
+        let one = match self {
             Ev::Init { bar, .. }
             | Ev::Inval { bar }
             | Ev::Arrive { bar, .. }
@@ -125,7 +134,8 @@ impl Ev {
             | Ev::Copy { bar, .. }
             | Ev::CpAsyncArrive { bar, .. } => Some(*bar),
             _ => None,
-        }
+        };
+        one.into_iter().collect()
     }
 }
 

@@ -11,7 +11,9 @@
 //! for the extraction because a wait that passes changes nothing a thread can compute (its
 //! result is only "passed"). A `try_wait`/`test_wait` is accepted as a blocking wait only when
 //! every way the thread can go on from its *false* result leads back to a wait on the same
-//! barrier and phase without doing anything else (the wait loop); any other use is an error.
+//! barrier and phase without doing anything else (the wait loop), or when it starts a poll of
+//! several barriers that ends only once all of them are seen complete (`poll.rs`, with both
+//! outcomes of the poll's first tests in the protocol); any other use is an error.
 //!
 //! Warp collectives (`shfl.sync`, `vote.sync`, `elect.sync`, `match.sync`, `redux.sync`,
 //! `activemask`, `bar.warp.sync`) need the other lanes' values: the lanes of a warp run until
@@ -24,7 +26,9 @@ use crate::mem::{Mem, Op, Resolved};
 use crate::parse::{Function, Instr, Module, Operand, Space};
 use crate::value::*;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+mod poll;
 
 pub struct Config {
     /// Threads per block in x, y, z.
@@ -73,17 +77,34 @@ enum St {
     Done,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum WaitOn {
     Parity(u64),
     Token(u64),
 }
 
 #[derive(Clone, Debug)]
-struct Probe {
-    bar: SAddr,
-    on: WaitOn,
-    visited: Vec<usize>,
+enum Probe {
+    /// Is this a wait loop: does every path from the wait's false result come back to a wait
+    /// on `bar` and `on`?
+    Loop { bar: SAddr, on: WaitOn },
+    /// Following the paths of a poll of several barriers (`poll.rs`): every `try_wait` and
+    /// `test_wait` stops the step with [`Flow::Test`], and the poll decides its result.
+    Poll,
+}
+
+/// A thread's state at a wait of a wait loop: pc, registers, local memory, carry. A path of
+/// the loop ends when it is at a wait in a state that some path was in before (the loop goes
+/// round, or another path goes on from there); a wait it meets in a new state (a counter of
+/// tries) is followed further, so that a loop that gives up after a number of tries is seen to
+/// give up. Local memory is sorted by address.
+type LoopState = (usize, Vec<Val>, Vec<(u64, (Val, u32))>, u64);
+
+/// The state of `t` at `pc` (see [`LoopState`]).
+fn loop_state(pc: usize, t: &Th) -> LoopState {
+    let mut local: Vec<(u64, (Val, u32))> = t.local.iter().map(|(k, v)| (*k, *v)).collect();
+    local.sort_unstable_by_key(|e| e.0);
+    (pc, t.regs.clone(), local, t.carry)
 }
 
 #[derive(Clone)]
@@ -112,6 +133,12 @@ enum Flow {
     ProbeHit(usize),
     /// Passed a block-wide barrier (`__syncthreads`, `barrier.sync N` without a count).
     Block,
+    /// Probe mode of a poll: a `try_wait`/`test_wait` (pc unchanged, result not set).
+    Test {
+        bar: SAddr,
+        on: WaitOn,
+        cluster_scope: bool,
+    },
 }
 
 /// Why a probe path fails (not an error of the kernel: the wait is not a wait loop).
@@ -420,7 +447,7 @@ impl<'a> Exec<'a> {
                     th.st = St::Bar;
                     return Ok(());
                 }
-                Ok(Flow::ProbeHit(_)) => unreachable!("not probing"),
+                Ok(Flow::ProbeHit(_) | Flow::Test { .. }) => unreachable!("not probing"),
                 Err(StepErr::Err(e)) => return Err(e),
                 Err(StepErr::Probe(_)) => unreachable!("not probing"),
             }
@@ -1845,9 +1872,19 @@ impl<'a> Exec<'a> {
             u => return Err(self.unknown(ins, "the phase this wait waits for", u).into()),
         };
         let d = ins.operands[0].clone();
-        if let Some(p) = &th.probe {
-            let same = p.bar == bar
-                && match (&p.on, &on) {
+        if let Some(Probe::Poll) = th.probe {
+            return Ok(Flow::Test {
+                bar,
+                on,
+                cluster_scope: Self::cluster_scope(ins),
+            });
+        }
+        if let Some(Probe::Loop {
+            bar: pbar, on: pon, ..
+        }) = &th.probe
+        {
+            let same = *pbar == bar
+                && match (pon, &on) {
                     (WaitOn::Parity(a), WaitOn::Parity(b)) => a & 1 == b & 1,
                     (WaitOn::Token(a), WaitOn::Token(b)) => a == b,
                     _ => false,
@@ -1864,27 +1901,35 @@ impl<'a> Exec<'a> {
         // Is it a blocking wait? Follow every path from the false result.
         let mut probe_th = th.clone();
         probe_th.events.clear();
-        probe_th.probe = Some(Probe {
+        self.set(&mut probe_th, &d, Val::K(0), 1);
+        let first = loop_state(th.pc, &probe_th);
+        probe_th.probe = Some(Probe::Loop {
             bar,
             on: on.clone(),
-            visited: vec![th.pc],
         });
-        self.set(&mut probe_th, &d, Val::K(0), 1);
         probe_th.pc += 1;
-        if let Err(why) = self.probe(probe_th) {
+        if let Err(why) = self.probe(probe_th, first) {
+            // Not a wait loop of its own: the first test of a poll of several barriers?
+            let poll_why = match self.poll(th) {
+                Ok(flow) => return Ok(flow),
+                Err(e) => e,
+            };
             return Err(self
                 .err(
                     ins,
                     format!(
                         "`{}` is not a blocking wait: when it returns false, the thread can go on \
-                         to {}",
+                         to {}; nor does it start a poll of barriers that ends only when all are \
+                         complete: {}",
                         ins.parts[..2].join("."),
-                        why.0
+                        why.0,
+                        poll_why.0
                     ),
                     Some(
-                        "phasecheck follows try_wait/test_wait only in a loop that retries until \
-                         the phase completes (a bounded or non-blocking use would need both \
-                         outcomes)"
+                        "phasecheck follows try_wait/test_wait in a loop that retries until the \
+                         phase completes, and in a poll of several barriers that goes on only \
+                         once every one of them has been seen complete (docs/ptx.md, wait loops); \
+                         a bounded or other non-blocking use is not followed"
                             .into(),
                     ),
                 )
@@ -1920,7 +1965,11 @@ impl<'a> Exec<'a> {
         Ok(Flow::Next)
     }
 
-    fn probe(&mut self, start: Th) -> Result<(), ProbeFail> {
+    /// Every path from a wait's false result (`start`; `first`: the state at the wait).
+    fn probe(&mut self, start: Th, first: LoopState) -> Result<(), ProbeFail> {
+        // States at the probed waits, of every path: a path that reaches one again ends there
+        // (what follows it is followed once).
+        let mut visited = HashSet::from([first]);
         let mut stack = vec![start];
         let mut budget: u64 = 200_000;
         while let Some(mut t) = stack.pop() {
@@ -1964,13 +2013,12 @@ impl<'a> Exec<'a> {
                         return Err(ProbeFail(format!("a barrier at PTX line {}", ins.line)));
                     }
                     Ok(Flow::ProbeHit(pc)) => {
-                        let p = t.probe.as_mut().expect("probing");
-                        if p.visited.contains(&pc) {
-                            break;
+                        if !visited.insert(loop_state(pc, &t)) {
+                            break; // the loop goes round: a state it was in before
                         }
-                        p.visited.push(pc);
                         t.pc += 1;
                     }
+                    Ok(Flow::Test { .. }) => unreachable!("a wait loop's probe"),
                     Err(StepErr::Probe(f)) => return Err(f),
                     Err(StepErr::Err(e)) => {
                         return Err(ProbeFail(format!(

@@ -373,6 +373,156 @@ fn a_wait_loop_with_a_backoff_is_a_blocking_wait() {
     assert!(ex.text.contains("wait bar token t0"), "{}", ex.text);
 }
 
+/// A `try_wait` loop that gives up after 100 tries counted in a register, then writes the
+/// tile either way, is no blocking wait: its path is followed round the loop while its state
+/// changes, to the way out. (It used to be taken as a wait: the path closed at the first wait
+/// it had passed before, whatever the counter.)
+#[test]
+fn a_wait_loop_that_gives_up_after_a_count_of_tries_is_refused() {
+    let text = kernel(
+        "mov.u32 %r1, bar;\n\
+         mov.u32 %r3, %tid.x;\n\
+         setp.ne.s32 %p3, %r3, 0;\n\
+         @%p3 bra SKIP;\n\
+         mbarrier.init.shared::cta.b64 [%r1], 32;\n\
+         SKIP:\n\
+         bar.sync 0;\n\
+         mov.u32 %r6, 0;\n\
+         RETRY:\n\
+         mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n\
+         @%p1 bra DONE;\n\
+         add.s32 %r6, %r6, 1;\n\
+         setp.lt.s32 %p2, %r6, 100;\n\
+         @%p2 bra RETRY;\n\
+         DONE:\n\
+         mov.u32 %r2, tile;\n\
+         st.shared.u32 [%r2], %r3;\n\
+         ret;",
+    );
+    let e = err(&text, &opts(32, &[]));
+    assert!(e.contains("not a blocking wait"), "{e}");
+    assert!(e.contains("st.shared.u32"), "{e}");
+    // Without the count it is a wait loop.
+    let loop_only = "add.s32 %r6, %r6, 1;\nsetp.lt.s32 %p2, %r6, 100;\n@%p2 bra RETRY;";
+    assert!(text.contains(loop_only));
+    let forever = text.replace(loop_only, "bra RETRY;");
+    let ex = ptx::extract(&forever, "t.ptx", &opts(32, &[])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("wait bar parity 0"), "{}", ex.text);
+    // A count without a way out never repeats a state: refused (docs/ptx.md §5), not guessed.
+    let counted = text.replace(loop_only, "add.s32 %r6, %r6, 1;\nbra RETRY;");
+    let e = err(&counted, &opts(32, &[]));
+    assert!(e.contains("does not come back to the wait within"), "{e}");
+}
+
+/// A consumer (warp 1) polls two barriers, filled by threads 0 and 1, until both are ready
+/// (tinygemm2's `while (!w || !a)` after a first test of each): one statement with both outcomes
+/// of the first tests, and the kernel verifies.
+#[test]
+fn a_poll_of_two_barriers_extracts_with_both_outcomes_of_its_first_tests() {
+    let c = check("poll_two.ptx", &opts(34, &[("3", 4)]));
+    let poll = "let ok0 = test_wait w_full[k % 2] parity k / 2 % 2; \
+                let ok1 = test_wait a_full[k % 2] parity k / 2 % 2; \
+                if ok0 == 0 || ok1 == 0 { wait w_full[k % 2] parity k / 2 % 2; \
+                wait a_full[k % 2] parity k / 2 % 2 }";
+    assert!(c.ex.text.contains(poll), "{}", c.ex.text);
+    let line = line_of("poll_two.cu", "bool w_ready = mb_try");
+    assert!(
+        c.ex.text.contains(&format!("poll_two.cu:{line} ")),
+        "the poll names its first test's line {line}:\n{}",
+        c.ex.text
+    );
+    assert_eq!(
+        c.report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+}
+
+/// `-DEITHER`: the loop goes on as soon as one of the two barriers is ready, so a consumer can
+/// read a stage whose other half has not landed. That is no poll the front end follows (the
+/// thread can go past it with a failed last test): refused, naming the test.
+#[test]
+fn a_poll_that_goes_on_when_either_barrier_is_ready_is_refused() {
+    let e = match ptx::extract(
+        &read("poll_two_either.ptx"),
+        "e.ptx",
+        &opts(34, &[("3", 4)]),
+    ) {
+        Ok(ex) => panic!("extracted:\n{}", ex.text),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("is not a blocking wait"), "{e}");
+    assert!(
+        e.contains("without having seen the barrier of test 2 of the poll complete"),
+        "{e}"
+    );
+}
+
+/// Thread 0 completes two barriers; the others test both, then poll until both are ready,
+/// setting a flag in the loop (`r6`), then store to `tile` and run `after`.
+fn poll_kernel(after: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_90a\n.address_size 64\n\
+         .visible .entry k(\n .param .u64 k_param_0\n)\n{{\n\
+         .reg .pred %p<8>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<8>;\n\
+         .shared .align 8 .b8 bar[16];\n.shared .align 16 .b8 tile[256];\n\
+         mov.u32 %r1, bar;\n\
+         add.u32 %r2, %r1, 8;\n\
+         mov.u32 %r3, %tid.x;\n\
+         setp.ne.s32 %p5, %r3, 0;\n\
+         @%p5 bra SKIP;\n\
+         mbarrier.init.shared::cta.b64 [%r1], 1;\n\
+         mbarrier.init.shared::cta.b64 [%r2], 1;\n\
+         SKIP:\n\
+         bar.sync 0;\n\
+         @%p5 bra CONSUME;\n\
+         mbarrier.arrive.shared::cta.b64 %rd1, [%r1];\n\
+         mbarrier.arrive.shared::cta.b64 %rd2, [%r2];\n\
+         ret;\n\
+         CONSUME:\n\
+         mov.u32 %r6, 0;\n\
+         mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n\
+         mbarrier.test_wait.parity.shared::cta.b64 %p2, [%r2], 0;\n\
+         and.pred %p3, %p1, %p2;\n\
+         @%p3 bra DONE;\n\
+         LOOP:\n\
+         mov.u32 %r6, 1;\n\
+         mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n\
+         mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;\n\
+         and.pred %p3, %p1, %p2;\n\
+         @!%p3 bra LOOP;\n\
+         DONE:\n\
+         mov.u32 %r4, tile;\n\
+         st.shared.u32 [%r4], %r3;\n\
+         {after}\n\
+         END:\n\
+         ret;\n}}\n"
+    )
+}
+
+/// What the poll's outcomes agree on is known after it; what they do not (the flag the loop
+/// sets) is unknown, and a branch on it is an error, never a guess.
+#[test]
+fn after_a_poll_only_what_all_its_outcomes_agree_on_is_known() {
+    let ex = ptx::extract(&poll_kernel(""), "t.ptx", &opts(32, &[])).unwrap();
+    assert!(
+        ex.text.contains(
+            "let ok0 = test_wait bar[0] parity 0; let ok1 = test_wait bar[1] parity 0; \
+             if ok0 == 0 || ok1 == 0 { wait bar[0] parity 0; wait bar[1] parity 0 }"
+        ),
+        "{}",
+        ex.text
+    );
+    assert!(ex.text.contains("write tile"), "{}", ex.text);
+    let e = err(
+        &poll_kernel("setp.eq.s32 %p4, %r6, 0;\n@%p4 bra END;\nst.shared.u32 [%r4+4], %r3;"),
+        &opts(32, &[]),
+    );
+    assert!(e.contains("depends on the outcomes of the poll"), "{e}");
+}
+
 /// `kernel` whose threads branch on the word at `tile` after running `before` (every thread):
 /// thread 1 writes the shared symbol `bar` (a buffer here) when the word is 7.
 fn branch_on_shared(before: &str) -> String {

@@ -3,7 +3,8 @@
 //! with nvcc (`fixtures/roundtrip/regen.py`; the PTX is committed, CI has no nvcc) and
 //! extracted back must get the corpus file's verdict and the same set of rule codes.
 //!
-//! `fixtures/roundtrip/manifest.txt` lists every case: `ok` (it must round trip), or `skip`
+//! `fixtures/roundtrip/manifest.txt` lists every case: `ok` (it must round trip), `scaled` (a
+//! scaled-down model that no kernel can have, whose twin at whole warps must be `ok`), or `skip`
 //! with a reason (it must still fail the way the reason says: a case that starts working must
 //! be moved to `ok`).
 
@@ -32,6 +33,10 @@ enum Status {
         /// which leaves the final `inval`s out.
         last_out: bool,
     },
+    /// A scaled-down model (one model thread for a warp or a warpgroup) whose named barriers
+    /// count fewer than a warp, which `lower` refuses; the same file at `twin` (whole warps)
+    /// is a case of its own that round trips.
+    Scaled { twin: Vec<(String, i64)> },
     /// `phasecheck lower` refuses the file at these parameters.
     SkipLower,
     /// The front end cannot extract the PTX, or the protocol it extracts does not keep the
@@ -73,6 +78,16 @@ fn params_text(params: &[(String, i64)]) -> String {
         .join(",")
 }
 
+/// `K=V,K=V`.
+fn parse_params(text: &str) -> Vec<(String, i64)> {
+    text.split(',')
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').expect("PARAM=VALUE");
+            (k.to_string(), v.parse().expect("an integer parameter"))
+        })
+        .collect()
+}
+
 fn key(phase: &str, params: &[(String, i64)]) -> String {
     if params.is_empty() {
         phase.to_string()
@@ -94,16 +109,7 @@ fn cases() -> Vec<Case> {
             .unwrap_or_else(|| panic!("manifest line without `|`: {l}"));
         let mut w = case.split_whitespace();
         let phase = w.next().expect("a corpus file").to_string();
-        let params = match w.next() {
-            None => Vec::new(),
-            Some(p) => p
-                .split(',')
-                .map(|kv| {
-                    let (k, v) = kv.split_once('=').expect("PARAM=VALUE");
-                    (k.to_string(), v.parse().expect("an integer parameter"))
-                })
-                .collect(),
-        };
+        let params = w.next().map(parse_params).unwrap_or_default();
         let status = status.trim();
         let status = if let Some(rest) = status.strip_prefix("ok ") {
             let w: Vec<&str> = rest.split_whitespace().collect();
@@ -113,13 +119,21 @@ fn cases() -> Vec<Case> {
                 slow: w[2..].contains(&"slow"),
                 last_out: w[2..].contains(&"last-out"),
             }
+        } else if let Some(rest) = status.strip_prefix("scaled as ") {
+            let (twin, _why) = rest
+                .split_once(": ")
+                .unwrap_or_else(|| panic!("`scaled as PARAMS: WHY`: {l}"));
+            Status::Scaled {
+                twin: parse_params(twin),
+            }
         } else if status.starts_with("skip lower: ") {
             Status::SkipLower
         } else if status.starts_with("skip extract: ") {
             Status::SkipExtract
         } else {
             panic!(
-                "manifest line with an unknown status (ok, skip lower: WHY, skip extract: WHY): {l}"
+                "manifest line with an unknown status (ok, scaled as PARAMS: WHY, skip lower: WHY, \
+                 skip extract: WHY): {l}"
             );
         };
         out.push(Case {
@@ -318,12 +332,12 @@ fn manifest_lists_every_corpus_case() {
     );
 }
 
-/// A case listed as `skip lower` still cannot be lowered.
+/// A case listed as `skip lower` or `scaled` still cannot be lowered.
 #[test]
 fn skipped_cases_still_cannot_be_lowered() {
     let mut lowered = Vec::new();
     for c in cases() {
-        if !matches!(c.status, Status::SkipLower) {
+        if !matches!(c.status, Status::SkipLower | Status::Scaled { .. }) {
             continue;
         }
         let file = corpus_file(&c.phase);
@@ -365,4 +379,43 @@ fn skipped_cases_still_do_not_round_trip() {
         working.is_empty(),
         "listed as `skip extract` but round trip now (list them as ok): {working:?}"
     );
+}
+
+/// Every `scaled` case has its twin at whole warps among the `ok` cases, and every file with a
+/// scaled case has an `ok` case in the ordinary (not `slow`) test: the file is round tripped at
+/// a size the GPU runs.
+#[test]
+fn scaled_cases_have_twins_that_round_trip() {
+    let all = cases();
+    let status_of = |phase: &str, params: &[(String, i64)]| {
+        all.iter()
+            .find(|c| c.phase == phase && c.params == params)
+            .map(|c| &c.status)
+    };
+    let mut problems = Vec::new();
+    let mut scaled = 0;
+    for c in &all {
+        let Status::Scaled { twin } = &c.status else {
+            continue;
+        };
+        scaled += 1;
+        if !matches!(status_of(&c.phase, twin), Some(Status::Ok { .. })) {
+            problems.push(format!(
+                "{}: its twin `{}` is not an `ok` case",
+                c.key(),
+                key(&c.phase, twin)
+            ));
+        }
+        let ordinary = all
+            .iter()
+            .any(|o| o.phase == c.phase && matches!(o.status, Status::Ok { slow: false, .. }));
+        if !ordinary {
+            problems.push(format!(
+                "{}: the file has no `ok` case in the ordinary test",
+                c.key()
+            ));
+        }
+    }
+    assert!(scaled > 0, "no scaled case: is this test still needed?");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
