@@ -154,6 +154,10 @@ pub struct Warp {
 pub enum Kind {
     Read,
     Write,
+    /// `write X value N`: a whole write of the value N. Two of them with the same value store
+    /// the same bytes, which PTX defines whatever their order (semantics.md §6.1, "Same-value
+    /// stores"): they do not conflict with each other (the checker warns, `same-value-store`).
+    ValueWrite(i64),
     PartWrite,
     /// `mma` (by the thread) or a `tma_store` source read (by its copy).
     AsyncRead,
@@ -167,7 +171,11 @@ impl Kind {
     fn writes(self) -> bool {
         matches!(
             self,
-            Kind::Write | Kind::PartWrite | Kind::AsyncWrite | Kind::CopyWrite
+            Kind::Write
+                | Kind::ValueWrite(_)
+                | Kind::PartWrite
+                | Kind::AsyncWrite
+                | Kind::CopyWrite
         )
     }
     fn is_async(self) -> bool {
@@ -720,7 +728,8 @@ impl Data {
                 continue;
             }
             let conflict = (e.kind.writes() || a.kind.writes())
-                && !(e.kind == Kind::PartWrite && a.kind == Kind::PartWrite);
+                && !(e.kind == Kind::PartWrite && a.kind == Kind::PartWrite)
+                && !matches!((e.kind, a.kind), (Kind::ValueWrite(x), Kind::ValueWrite(y)) if x == y);
             if !conflict {
                 continue;
             }

@@ -279,9 +279,14 @@ impl<'w> Thread<'w> {
             }
             Op::SyncWarp => self.warp(WarpKind::SyncWarp, s.span).map(|_| ()),
             Op::Read { buf } => self.access(buf, Kind::Read),
-            Op::Write { buf, part } => {
-                self.access(buf, if *part { Kind::PartWrite } else { Kind::Write })
-            }
+            Op::Write { buf, part, value } => self.access(
+                buf,
+                match (part, value) {
+                    (true, _) => Kind::PartWrite,
+                    (false, Some(v)) => Kind::ValueWrite(*v),
+                    (false, None) => Kind::Write,
+                },
+            ),
             Op::Mma { buf } => self.access(buf, Kind::AsyncRead),
             Op::FenceProxyAsync => w.local(|d| d.fence_proxy_async(t)),
             Op::Tma {

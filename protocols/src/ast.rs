@@ -250,6 +250,11 @@ pub enum OpAst {
         count: Option<Expr>,
     },
     Buf(BufOp, ObjRefAst),
+    /// `write X value EXPR`: a whole write that stores the value `EXPR` (a constant).
+    WriteValue {
+        buf: ObjRefAst,
+        value: Expr,
+    },
     Tma {
         dst: ObjRefAst,
         bar: ObjRefAst,

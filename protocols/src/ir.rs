@@ -291,10 +291,15 @@ pub enum Op {
     /// `write X`, or with `part` `write part X`: this thread writes its own part of X
     /// (cooperative tiles): part writes of one instance by different threads do not conflict
     /// with each other, and conflict with everything else a write conflicts with.
+    /// `write X value N` (never with `part`): the write stores the value `N`, a constant that
+    /// stands for the bytes it stores; two unordered writes of one instance with the same value
+    /// leave those bytes whichever lands last (`same-value-store`, not `data-race`).
     Write {
         buf: ObjRef,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         part: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value: Option<i64>,
     },
     /// Async-proxy read by this thread (wgmma operand), complete when the statement ends.
     Mma {

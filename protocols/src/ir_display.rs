@@ -274,6 +274,11 @@ impl Dumper<'_> {
                     .map_or(String::new(), |c| format!(", {}", e(c)));
                 format!("{kw} {}{count}", e(id))
             }
+            Op::Write {
+                buf,
+                value: Some(v),
+                ..
+            } => format!("{kw} {} value {v}", r(buf)),
             Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } => {
                 format!("{kw} {}", r(buf))
             }

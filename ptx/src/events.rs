@@ -106,7 +106,9 @@ pub enum Ev {
         noinc: bool,
     },
     Read(Range),
-    Write(Range),
+    /// A store, with the bytes it stores when every one of them is known (a plain `st` of
+    /// constants or of registers the executor computed), else `None`.
+    Write(Range, Option<Vec<u8>>),
     /// An async-proxy read (a `wgmma` operand).
     Mma(Range),
 }

@@ -685,7 +685,7 @@ impl<'a> Exec<'a> {
         // (where, bytes, asynchronous)
         let mut writes: Vec<(SAddr, u64, bool)> = Vec::new();
         match ev {
-            Ev::Write(r) => writes.push((r.at, r.len, false)),
+            Ev::Write(r, _) => writes.push((r.at, r.len, false)),
             Ev::CpAsync { dst } => writes.push((dst.at, dst.len, true)),
             Ev::Copy {
                 dst,
@@ -846,7 +846,7 @@ impl<'a> Exec<'a> {
                     self.event(th, Ev::Read(r))?;
                     self.clobber(th, ins, WHY_SHARED);
                 } else {
-                    self.event(th, Ev::Write(r))?;
+                    self.event(th, Ev::Write(r, None))?;
                 }
                 return Ok(Flow::Next);
             }
@@ -1642,29 +1642,34 @@ impl<'a> Exec<'a> {
         match self.place(th, ins, 0)? {
             Some(Place::Shared { rank, off }) => {
                 let rank = rank.filter(|&r| r != th.rank);
+                // The bytes stored (little-endian; unknown values are unknown bytes).
+                let src = ins.operands.get(1).cloned().unwrap_or(Operand::Sink);
+                let items = src.elements();
+                let step = (bits / 8).max(1) as usize;
+                let mut bytes = Vec::with_capacity(len as usize);
+                for it in items {
+                    let v = self.get(th, ins, it, bits);
+                    for k in 0..step {
+                        bytes.push(match v {
+                            Val::K(x) if k < 8 => Some((x >> (8 * k)) as u8),
+                            _ => None,
+                        });
+                    }
+                }
+                bytes.resize(len as usize, None);
+                // Every byte known: the store's value (`write X value N`, emit.rs).
+                let value = bytes.iter().copied().collect::<Option<Vec<u8>>>();
                 self.event(
                     th,
-                    Ev::Write(Range {
-                        at: SAddr { rank, off },
-                        len,
-                    }),
+                    Ev::Write(
+                        Range {
+                            at: SAddr { rank, off },
+                            len,
+                        },
+                        value,
+                    ),
                 )?;
                 if rank.is_none() {
-                    // The bytes stored (little-endian; unknown values are unknown bytes).
-                    let src = ins.operands.get(1).cloned().unwrap_or(Operand::Sink);
-                    let items = src.elements();
-                    let step = (bits / 8).max(1) as usize;
-                    let mut bytes = Vec::with_capacity(len as usize);
-                    for it in items {
-                        let v = self.get(th, ins, it, bits);
-                        for k in 0..step {
-                            bytes.push(match v {
-                                Val::K(x) if k < 8 => Some((x >> (8 * k)) as u8),
-                                _ => None,
-                            });
-                        }
-                    }
-                    bytes.resize(len as usize, None);
                     self.mem.get_mut().set_last(th.rank, Op::Bytes(bytes));
                 }
             }
@@ -1701,10 +1706,13 @@ impl<'a> Exec<'a> {
                 let rank = rank.filter(|&r| r != th.rank);
                 self.event(
                     th,
-                    Ev::Write(Range {
-                        at: SAddr { rank, off },
-                        len,
-                    }),
+                    Ev::Write(
+                        Range {
+                            at: SAddr { rank, off },
+                            len,
+                        },
+                        None,
+                    ),
                 )?;
                 // An integer addition of a known amount: the additions of one epoch commute.
                 let float = Self::ty(ins).is_some_and(|t| t.float);

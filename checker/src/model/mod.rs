@@ -551,6 +551,19 @@ impl<'p> PhaseModel<'p> {
         &self.kernels[self.threads[t as usize].kernel as usize].code
     }
 
+    /// The value that the statement at `pc` of `t`'s code stores, when it is a
+    /// `write X value N` (a kept access's `pc` names its statement, so the value needs no room
+    /// in the state).
+    pub fn write_value(&self, t: u32, pc: u32) -> Option<i64> {
+        match self.code_of(t).instrs.get(pc as usize) {
+            Some(Instr::Op {
+                op: protocols::ir::Op::Write { value, .. },
+                ..
+            }) => *value,
+            _ => None,
+        }
+    }
+
     /// Evaluate an expression that may use builtins and params only.
     pub fn eval_static(&self, e: &Expr, kernel: u32, cta: u32, tid: u32) -> Eval<i64> {
         self.eval_with(e, kernel, cta, tid, &[])

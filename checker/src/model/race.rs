@@ -38,6 +38,8 @@ struct Enabled {
     span: Span,
     /// Statement keyword (thread accesses).
     kw: &'static str,
+    /// The value a `write X value N` stores.
+    value: Option<i64>,
 }
 
 impl Enabled {
@@ -91,7 +93,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
         {
             let acc = match op {
                 Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
-                Op::Write { buf, part } => Some((
+                Op::Write { buf, part, .. } => Some((
                     buf,
                     if *part {
                         AccessKind::PartWrite
@@ -113,6 +115,10 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                     kind,
                     span: *span,
                     kw: op.keyword(),
+                    value: match op {
+                        Op::Write { value, .. } => *value,
+                        _ => None,
+                    },
                 });
             }
         }
@@ -124,6 +130,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kind: AccessKind::Write,
                 span: m.code_of(t).instrs[c.pc as usize].span(),
                 kw: "cp_async",
+                value: None,
             });
         }
         for &(x, _, pc) in &th.bulk {
@@ -134,6 +141,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kind: AccessKind::AsyncRead,
                 span: m.code_of(t).instrs[pc as usize].span(),
                 kw: "tma_store",
+                value: None,
             });
         }
     }
@@ -149,6 +157,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kind: AccessKind::AsyncWrite,
                 span: m.code_of(issuer).instrs[pc as usize].span(),
                 kw: "tma",
+                value: None,
             });
         }
     }
@@ -166,6 +175,33 @@ fn fenced_for(e: &Access, a: &Enabled, u: u32) -> bool {
     }
 }
 
+/// Two conflicting accesses that are writes of the same value (`write X value N` both): the
+/// value, else `None` (semantics.md §6.1, "Same-value stores").
+fn same_value(
+    a: AccessKind,
+    a_value: Option<i64>,
+    b: AccessKind,
+    b_value: Option<i64>,
+) -> Option<i64> {
+    match (a, a_value, b, b_value) {
+        (AccessKind::Write, Some(x), AccessKind::Write, Some(y)) if x == y => Some(x),
+        _ => None,
+    }
+}
+
+/// The `same-value-store` warning at `span` (access `what`) against `other` (`other_what`).
+fn same_value_store(span: Span, what: &str, other: Span, other_what: &str, value: i64) -> MFinding {
+    MFinding::new(
+        &rules::same_value_store::RULE,
+        span,
+        format!(
+            "{what} and {other_what} store the same value ({value}) with nothing ordering them: a data race by PTX's definition, which PTX defines (the bytes are that value whichever store lands last); a read not ordered after both would still race"
+        ),
+    )
+    .label(other, "the other store of the same value")
+    .help("one store would do; or allow it where the code generator stores from every thread: `# phasecheck: allow(same-value-store) reason`")
+}
+
 pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let acc = enabled_accesses(m, s);
     if acc.is_empty() {
@@ -178,6 +214,16 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                 continue;
             }
             let (first, second) = if a.span <= b.span { (a, b) } else { (b, a) };
+            if let Some(v) = same_value(a.kind, a.value, b.kind, b.value) {
+                found.push(same_value_store(
+                    second.span,
+                    &second.what(m),
+                    first.span,
+                    &first.what(m),
+                    v,
+                ));
+                continue;
+            }
             found.push(
                 MFinding::new(
                     &rules::data_race::RULE,
@@ -217,6 +263,11 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                     )
                 };
                 if e.level < need && !(e.kind.is_async() && a.kind.is_async()) {
+                    let e_value = m.write_value(u, e.pc);
+                    if let Some(v) = same_value(a.kind, a.value, e.kind, e_value) {
+                        found.push(same_value_store(a.span, &a.what(m), e_span, &e_what(), v));
+                        continue;
+                    }
                     let why = if e.level == LVL_NONE {
                         "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access"
                     } else {

@@ -309,11 +309,28 @@ impl Loader<'_> {
                 let buf = self.obj_ref(r, kw, Want::Buffer)?;
                 match kind {
                     BufOp::Read => Op::Read { buf },
-                    BufOp::Write => Op::Write { buf, part: false },
-                    BufOp::WritePart => Op::Write { buf, part: true },
+                    BufOp::Write => Op::Write {
+                        buf,
+                        part: false,
+                        value: None,
+                    },
+                    BufOp::WritePart => Op::Write {
+                        buf,
+                        part: true,
+                        value: None,
+                    },
                     BufOp::Mma => Op::Mma { buf },
                     BufOp::TmaStore => Op::TmaStore { src: buf },
                     BufOp::CpAsync => Op::CpAsync { dst: buf },
+                }
+            }
+            OpAst::WriteValue { buf, value } => {
+                let value = self.const_expr(value, "the value of a write");
+                let buf = self.obj_ref(buf, "write", Want::Buffer)?;
+                Op::Write {
+                    buf,
+                    part: false,
+                    value,
                 }
             }
             OpAst::Tma {

@@ -324,10 +324,13 @@ impl<'m, 'p> Exec<'m, 'p> {
         level: Level,
         fence: u8,
     ) {
+        let m = self.m;
         let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         // Of two kept accesses of one kind to one buffer, one released and fenced no further
-        // than the other says all that the other does (the newer one wins a tie).
-        let same = |a: &Access| a.buf == buf && a.kind == kind;
+        // than the other says all that the other does (the newer one wins a tie). Writes of
+        // different values (`write X value N`) say different things (`same-value-store`).
+        let value = m.write_value(t, pc);
+        let same = |a: &Access| a.buf == buf && a.kind == kind && m.write_value(t, a.pc) == value;
         if th.acc.iter().any(|a| {
             same(a) && a.level <= level && a.fence <= fence && (a.level, a.fence) != (level, fence)
         }) {

@@ -237,7 +237,7 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 };
                 local_buf(m, t, x) && !in_flight_write(s, x) && f.buf[x as usize] & X_WRITES == 0
             }
-            Op::Write { buf, part } => {
+            Op::Write { buf, part, .. } => {
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
                 };

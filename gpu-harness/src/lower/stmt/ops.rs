@@ -427,7 +427,7 @@ impl Gen<'_> {
                     ),
                 );
             }
-            Op::Write { buf, part } if self.proxy_window => {
+            Op::Write { buf, part, .. } if self.proxy_window => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 let part = if *part { ", true" } else { "" };
                 self.line(
@@ -437,7 +437,7 @@ impl Gen<'_> {
                     ),
                 );
             }
-            Op::Write { buf, part: true } => {
+            Op::Write { buf, part: true, .. } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
                     out,
@@ -447,7 +447,11 @@ impl Gen<'_> {
                     ),
                 );
             }
-            Op::Write { buf, part: false } => {
+            // A value (`write X value N`) is not lowered: the harness stamps the write as any
+            // whole write, so unordered writes of one value are reported as races on the GPU.
+            Op::Write {
+                buf, part: false, ..
+            } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
                     out,
