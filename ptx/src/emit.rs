@@ -862,19 +862,20 @@ fn part_writes(inp: &Input, objs: &Objects) -> HashMap<(u32, u32, usize), bool> 
 
 /// The value tags of stores (`write X value N`): a store instruction whose every run, by any
 /// thread, stores the same known bytes at the same address gets the tag of that (address,
-/// bytes) pair, numbered from 1 in the order the traces first meet them. Equal tags are equal
-/// bytes at equal addresses, so the checker may take two unordered writes with one tag as the
-/// same bytes (`same-value-store`). An instruction some run of which stores unknown bytes, or
+/// element size, bytes), numbered from 1 in the order the traces first meet them. Equal tags
+/// are equal bytes at equal addresses, stored by accesses of equal size (a race between
+/// accesses that overlap only partly is one PTX's axioms do not cover), so the checker may
+/// take two unordered writes with one tag as the same bytes (`same-value-store`). An instruction some run of which stores unknown bytes, or
 /// other bytes, or at another address (a loop over a tile, a per-thread value) gets none: the
 /// statements of its threads stay the same, and the checker treats the writes as any write.
 fn value_tags(inp: &Input, notes: &mut Vec<String>) -> HashMap<(u32, u32, usize), u32> {
-    type Content = (SAddr, Vec<u8>);
+    type Content = (SAddr, u32, Vec<u8>);
     // Per store instruction: its one content so far, or `None` once two runs differ.
     let mut per_instr: HashMap<u32, Option<Content>> = HashMap::new();
     for t in &inp.traces {
         for e in &t.events {
             if let Ev::Write(r, bytes) = &e.ev {
-                let seen = bytes.as_ref().map(|b| (r.at, b.clone()));
+                let seen = bytes.as_ref().map(|(e, b)| (r.at, *e, b.clone()));
                 per_instr
                     .entry(e.instr)
                     .and_modify(|c| {
@@ -910,20 +911,31 @@ fn value_tags(inp: &Input, notes: &mut Vec<String>) -> HashMap<(u32, u32, usize)
         let what: Vec<String> = tags
             .iter()
             .enumerate()
-            .map(|(k, (at, bytes))| {
+            .map(|(k, (at, elem, bytes))| {
                 let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                let elems = bytes.len() / (*elem as usize).max(1);
+                let shape = if elems > 1 {
+                    format!(" ({elems} stores of {elem} bytes)")
+                } else {
+                    String::new()
+                };
                 let place = match Objects::sym_of(inp.shared, at.off) {
                     Some(s) => format!("`{}`+{}", inp.shared[s].name, at.off - inp.shared[s].base),
                     None => format!("shared byte {}", at.off),
                 };
                 let peer = at.rank.map_or(String::new(), |r| format!(" of block {r}"));
-                format!("{} = {} at {place}{peer}", k + 1, hex.join(" "))
+                format!("{} = {}{shape} at {place}{peer}", k + 1, hex.join(" "))
             })
             .collect();
+        const SHOWN: usize = 8;
+        let more = match what.len().saturating_sub(SHOWN) {
+            0 => String::new(),
+            n => format!("; and {n} more"),
+        };
         notes.push(format!(
             "`value N` on a write names the bytes it stores, the same in every run of its \
-             instruction (equal numbers: equal bytes at equal addresses): {}",
-            what.join("; ")
+             instruction (equal numbers: equal bytes at equal addresses): {}{more}",
+            what[..what.len().min(SHOWN)].join("; ")
         ));
     }
     out

@@ -107,8 +107,9 @@ pub enum Ev {
     },
     Read(Range),
     /// A store, with the bytes it stores when every one of them is known (a plain `st` of
-    /// constants or of registers the executor computed), else `None`.
-    Write(Range, Option<Vec<u8>>),
+    /// constants or of registers the executor computed; with the bytes of one element: a
+    /// vector store is a store per element), else `None`.
+    Write(Range, Option<(u32, Vec<u8>)>),
     /// An async-proxy read (a `wgmma` operand).
     Mma(Range),
 }

@@ -1657,8 +1657,13 @@ impl<'a> Exec<'a> {
                     }
                 }
                 bytes.resize(len as usize, None);
-                // Every byte known: the store's value (`write X value N`, emit.rs).
-                let value = bytes.iter().copied().collect::<Option<Vec<u8>>>();
+                // Every byte known: the store's value (`write X value N`, emit.rs), with the
+                // size of its elements (a vector store is one store per element).
+                let value = bytes
+                    .iter()
+                    .copied()
+                    .collect::<Option<Vec<u8>>>()
+                    .map(|b| (step as u32, b));
                 self.event(
                     th,
                     Ev::Write(

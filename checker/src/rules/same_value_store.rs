@@ -15,8 +15,9 @@ super::declare_rule! {
     /// on the order.
     ///
     /// The PTX front end writes `value N` on a store whose every byte it knows (a constant, or
-    /// a register it computed), numbering each distinct (address, bytes) pair: equal numbers
-    /// are equal bytes at equal addresses.
+    /// a register it computed) when every run of the instruction stores the same bytes at the
+    /// same address, numbering each distinct (address, store size, bytes): equal numbers are
+    /// equal bytes at equal addresses.
     ///
     /// # Why
     ///
