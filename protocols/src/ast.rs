@@ -244,10 +244,13 @@ pub enum OpAst {
     BarSync {
         id: Expr,
         count: Option<Expr>,
+        /// `... unaligned`: `barrier.sync` without `.aligned`.
+        unaligned: bool,
     },
     BarArrive {
         id: Expr,
         count: Option<Expr>,
+        unaligned: bool,
     },
     Buf(BufOp, ObjRefAst),
     /// `write X value EXPR`: a whole write that stores the value `EXPR` (a constant).

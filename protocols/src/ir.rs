@@ -269,14 +269,21 @@ pub enum Op {
 
     // --- CTA / warp / cluster barriers ---
     SyncThreads,
-    /// `bar_sync id, count` (count in threads; `None` = whole block).
+    /// `bar_sync id, count` (count in threads; `None` = whole block). `unaligned`: the
+    /// `barrier.sync` form without `.aligned` (`bar_sync id, count unaligned`): the threads of
+    /// one use may reach it at different statements, and the lanes of a warp need not run one
+    /// statement together.
     BarSync {
         id: Expr,
         count: Option<Expr>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        unaligned: bool,
     },
     BarArrive {
         id: Expr,
         count: Option<Expr>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        unaligned: bool,
     },
     SyncWarp,
     ClusterSync,

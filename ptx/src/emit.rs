@@ -675,12 +675,8 @@ impl Ctx<'_> {
                 {
                     return None; // a segment boundary
                 }
-                if *id == 0 && count.is_none() {
-                    p.push(txt(if *aligned {
-                        "syncthreads"
-                    } else {
-                        "bar_sync 0"
-                    }));
+                if *id == 0 && count.is_none() && *aligned {
+                    p.push(txt("syncthreads"));
                 } else {
                     p.push(txt("bar_sync "));
                     p.push(Piece::I(*id));
@@ -688,14 +684,22 @@ impl Ctx<'_> {
                         p.push(txt(", "));
                         p.push(Piece::I(*c));
                     }
+                    // `barrier.sync` without `.aligned`: the threads may reach the barrier at
+                    // different instructions.
+                    if !*aligned {
+                        p.push(txt(" unaligned"));
+                    }
                 }
             }
-            Ev::BarArrive { id, count } => {
+            Ev::BarArrive { id, count, aligned } => {
                 p.push(txt("bar_arrive "));
                 p.push(Piece::I(*id));
                 if let Some(c) = count {
                     p.push(txt(", "));
                     p.push(Piece::I(*c));
+                }
+                if !*aligned {
+                    p.push(txt(" unaligned"));
                 }
             }
             Ev::SyncWarp => p.push(txt("syncwarp")),

@@ -66,9 +66,11 @@ pub enum Ev {
         count: Option<i64>,
         aligned: bool,
     },
+    /// `bar.arrive`/`barrier.arrive` (`aligned` as for `BarSync`).
     BarArrive {
         id: i64,
         count: Option<i64>,
+        aligned: bool,
     },
     SyncWarp,
     ClusterArrive,

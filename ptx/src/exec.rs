@@ -833,14 +833,28 @@ impl<'a> Exec<'a> {
             "st" => return self.store(th, ins),
             "atom" | "red" => return self.atomic(th, ins),
             "ldmatrix" | "stmatrix" => {
+                let matrices = ins
+                    .parts
+                    .iter()
+                    .find_map(|p| p.strip_prefix('x').and_then(|n| n.parse::<u64>().ok()))
+                    .unwrap_or(1);
+                // `.m8n8` (8 x 16-bit per row): the lanes of the warp give one row address each,
+                // lanes 0-7 the rows of the first matrix, 8-15 of the second, ... (only the
+                // first 8 x N lanes' addresses are used), and the instruction moves 16 bytes at
+                // each. So each lane accesses its own row (and the rows of a warp's `stmatrix`
+                // are its part writes, not writes that overlap); a lane past the matrices gives
+                // no address. Other shapes: 16 bytes per matrix from each lane's address.
+                let m8n8 = ins.has("m8n8");
+                let lane = u64::from(th.tid % 32);
+                if m8n8 && lane >= 8 * matrices {
+                    if base == "ldmatrix" {
+                        self.clobber(th, ins, WHY_SHARED);
+                    }
+                    return Ok(Flow::Next);
+                }
                 let shared =
                     self.shared_addr(th, ins, 1 - (base == "stmatrix") as usize, "the matrix")?;
-                let len = 16
-                    * ins
-                        .parts
-                        .iter()
-                        .find_map(|p| p.strip_prefix('x').and_then(|n| n.parse::<u64>().ok()))
-                        .unwrap_or(1);
+                let len = if m8n8 { 16 } else { 16 * matrices };
                 let r = Range { at: shared, len };
                 if base == "ldmatrix" {
                     self.event(th, Ev::Read(r))?;
@@ -2046,7 +2060,7 @@ impl<'a> Exec<'a> {
         let ev = if ev_sync {
             Ev::BarSync { id, count, aligned }
         } else {
-            Ev::BarArrive { id, count }
+            Ev::BarArrive { id, count, aligned }
         };
         self.event(th, ev)?;
         if red {

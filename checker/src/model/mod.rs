@@ -493,7 +493,9 @@ impl<'p> PhaseModel<'p> {
 
     /// Fill `ThreadInfo::warp_gaps`: a `bar_sync`/`bar_arrive` with a count is `.aligned`, run by
     /// whole warps. Static: lanes that leave by a condition on locals or by `exit` are not seen
-    /// here (the missing arrivals then show as a deadlock).
+    /// here (the missing arrivals then show as a deadlock). A statement marked `unaligned` (the
+    /// form without `.aligned`) has no gaps: the lanes of a warp may reach the barrier through
+    /// different statements.
     fn warp_gaps(&mut self) {
         for t in 0..self.nthreads() {
             if !self.warp_rules(t) {
@@ -512,8 +514,15 @@ impl<'p> PhaseModel<'p> {
                 let counted = matches!(
                     i,
                     code::Instr::Op {
-                        op: protocols::ir::Op::BarSync { count: Some(_), .. }
-                            | protocols::ir::Op::BarArrive { count: Some(_), .. },
+                        op: protocols::ir::Op::BarSync {
+                            count: Some(_),
+                            unaligned: false,
+                            ..
+                        } | protocols::ir::Op::BarArrive {
+                            count: Some(_),
+                            unaligned: false,
+                            ..
+                        },
                         ..
                     }
                 );

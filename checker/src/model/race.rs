@@ -207,6 +207,17 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     if acc.is_empty() {
         return;
     }
+    // The search keeps the first finding of each (rule, statement) (`Search::key`): a state
+    // with 128 threads at one racing statement has 8 128 racing pairs, so each pair is first
+    // looked up here, and only a new key is described (the formatting was most of a step).
+    let mut seen: Vec<(&'static str, Span)> = Vec::new();
+    let mut fresh = |rule: &rules::Rule, span: Span| {
+        let key = (rule.code, span);
+        !seen.contains(&key) && {
+            seen.push(key);
+            true
+        }
+    };
     // 1. Co-enabled conflicting accesses.
     for (i, a) in acc.iter().enumerate() {
         for b in &acc[i + 1..] {
@@ -215,6 +226,9 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
             }
             let (first, second) = if a.span <= b.span { (a, b) } else { (b, a) };
             if let Some(v) = same_value(a.kind, a.value, b.kind, b.value) {
+                if !fresh(&rules::same_value_store::RULE, second.span) {
+                    continue;
+                }
                 found.push(same_value_store(
                     second.span,
                     &second.what(m),
@@ -222,6 +236,9 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                     &first.what(m),
                     v,
                 ));
+                continue;
+            }
+            if !fresh(&rules::data_race::RULE, second.span) {
                 continue;
             }
             found.push(
@@ -265,7 +282,12 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                 if e.level < need && !(e.kind.is_async() && a.kind.is_async()) {
                     let e_value = m.write_value(u, e.pc);
                     if let Some(v) = same_value(a.kind, a.value, e.kind, e_value) {
-                        found.push(same_value_store(a.span, &a.what(m), e_span, &e_what(), v));
+                        if fresh(&rules::same_value_store::RULE, a.span) {
+                            found.push(same_value_store(a.span, &a.what(m), e_span, &e_what(), v));
+                        }
+                        continue;
+                    }
+                    if !fresh(&rules::data_race::RULE, a.span) {
                         continue;
                     }
                     let why = if e.level == LVL_NONE {
@@ -282,7 +304,11 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                         .label(e_span, "the unordered access")
                         .help("publish the access with a release that the accessor acquires at a wide enough scope"),
                     );
-                } else if a.kind.is_async() && !e.kind.is_async() && !fenced_for(e, a, u) {
+                } else if a.kind.is_async()
+                    && !e.kind.is_async()
+                    && !fenced_for(e, a, u)
+                    && fresh(&rules::missing_proxy_fence::RULE, a.span)
+                {
                     found.push(
                         MFinding::new(
                             &rules::missing_proxy_fence::RULE,

@@ -289,13 +289,23 @@ impl Loader<'_> {
                 BareOp::CommitGroup => Op::CommitGroup,
                 BareOp::Compute => Op::Compute,
             },
-            OpAst::BarSync { id, count } => Op::BarSync {
+            OpAst::BarSync {
+                id,
+                count,
+                unaligned,
+            } => Op::BarSync {
                 id: self.expr(id),
                 count: count.as_ref().map(|c| self.expr(c)),
+                unaligned: *unaligned,
             },
-            OpAst::BarArrive { id, count } => Op::BarArrive {
+            OpAst::BarArrive {
+                id,
+                count,
+                unaligned,
+            } => Op::BarArrive {
                 id: self.expr(id),
                 count: count.as_ref().map(|c| self.expr(c)),
+                unaligned: *unaligned,
             },
             OpAst::Buf(kind, r) => {
                 let kw = match kind {

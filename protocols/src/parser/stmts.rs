@@ -433,10 +433,19 @@ impl Parser<'_> {
                 self.bump();
                 let id = self.expr()?;
                 let count = self.opt_comma_expr()?;
+                let unaligned = self.eat_word("unaligned").is_some();
                 if word == "bar_sync" {
-                    OpAst::BarSync { id, count }
+                    OpAst::BarSync {
+                        id,
+                        count,
+                        unaligned,
+                    }
                 } else {
-                    OpAst::BarArrive { id, count }
+                    OpAst::BarArrive {
+                        id,
+                        count,
+                        unaligned,
+                    }
                 }
             }
             "tma" => {

@@ -1004,7 +1004,7 @@ fn op_step(
             return pipe_step(m, s, u, op, &pr, ids[0], stuck, p, run);
         }
         // Named barriers: an arrival on the slot; a `bar_sync` on a stuck use blocks for good.
-        Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+        Op::BarSync { id, count, .. } | Op::BarArrive { id, count, .. } => {
             let Some(idv) = eval(id, p) else {
                 return Next::Unknown;
             };

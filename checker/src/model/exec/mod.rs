@@ -1078,7 +1078,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.try_named(block, 0);
                 Done::Handled
             }
-            Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+            Op::BarSync { id, count, .. } | Op::BarArrive { id, count, .. } => {
                 let blocking = matches!(op, Op::BarSync { .. });
                 let idv = tryo!(self.eval(t, id));
                 if !(0..16).contains(&idv) {

@@ -271,10 +271,12 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
             Op::BarSync {
                 id,
                 count: Some(count),
+                ..
             }
             | Op::BarArrive {
                 id,
                 count: Some(count),
+                ..
             } => named_alone(m, s, t, id, count, f),
             Op::Tma {
                 dst,
