@@ -282,8 +282,16 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                 if e.level < need && !(e.kind.is_async() && a.kind.is_async()) {
                     let e_value = m.write_value(u, e.pc);
                     if let Some(v) = same_value(a.kind, a.value, e.kind, e_value) {
-                        if fresh(&rules::same_value_store::RULE, a.span) {
-                            found.push(same_value_store(a.span, &a.what(m), e_span, &e_what(), v));
+                        // At the later statement of the two, as the co-enabled check does: the
+                        // finding does not depend on which write came first (partial-order
+                        // reduction lets writes of one value commute).
+                        let at = a.span.max(e_span);
+                        if fresh(&rules::same_value_store::RULE, at) {
+                            found.push(if at == a.span {
+                                same_value_store(a.span, &a.what(m), e_span, &e_what(), v)
+                            } else {
+                                same_value_store(e_span, &e_what(), a.span, &a.what(m), v)
+                            });
                         }
                         continue;
                     }
