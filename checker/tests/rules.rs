@@ -1235,3 +1235,31 @@ if tid < 4 {
     assert!(rules(&r).contains(&"same-value-store"), "{:?}", rules(&r));
     assert_flags(&src.replace("  wait go parity 0\n", ""), "data-race");
 }
+
+/// The generated dispatch shape (`protogen::Dispatch`, Triton's warp-specialization dispatch):
+/// without a bug only the `same-value-store` warning, each bug its rule.
+#[test]
+fn generated_dispatch_bugs_have_their_rules() {
+    use protogen::{Dispatch, DispatchBug};
+    for rounds in 1..=2 {
+        let d = |bug| Dispatch {
+            dispatchers: 2,
+            workers: 2,
+            rounds,
+            bug,
+        };
+        let r = assert_ok(&d(None).source());
+        assert!(rules(&r).contains(&"same-value-store"), "{:?}", rules(&r));
+        for (bug, rule) in [
+            (DispatchBug::OtherValue, "data-race"),
+            (DispatchBug::NoValue, "data-race"),
+            (DispatchBug::EarlyRead, "data-race"),
+            (DispatchBug::Aligned, "barrier-divergence"),
+        ] {
+            assert_flags(&d(Some(bug)).source(), rule);
+        }
+        if rounds == 2 {
+            assert_flags(&d(Some(DispatchBug::EarlyRewrite)).source(), "data-race");
+        }
+    }
+}

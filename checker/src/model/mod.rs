@@ -88,6 +88,11 @@ pub struct KernelInfo {
     pub reach: code::Reach,
     /// Per instruction: the local slots that may still be read ([`code::live_locals`]).
     pub live: Vec<u64>,
+    /// Bit `id`: some `bar_arrive` of the kernel may arrive on the whole-block use of named
+    /// barrier `id` (no count; a non-constant id sets every bit). An arrival that does not wait
+    /// still counts after its thread exits, so such a use may complete without a live thread
+    /// that has not arrived (footprint.rs, `Still`).
+    pub whole_block_arrives: u16,
 }
 
 /// Where the instances of one object live.
@@ -160,6 +165,25 @@ impl<'p> PhaseModel<'p> {
             let code = code::compile(program, k);
             let reach = code::reach(&code, program.objects.len());
             let live = code::live_locals(&code);
+            let whole_block_arrives = code
+                .instrs
+                .iter()
+                .map(|i| match i {
+                    Instr::Op {
+                        op: protocols::ir::Op::BarArrive { id, count, .. },
+                        ..
+                    } if count
+                        .as_ref()
+                        .is_none_or(|c| matches!(c.kind, ExprKind::Int(0))) =>
+                    {
+                        match id.kind {
+                            ExprKind::Int(v) if (0..16).contains(&v) => 1u16 << v,
+                            _ => u16::MAX,
+                        }
+                    }
+                    _ => 0,
+                })
+                .fold(0, |a, b| a | b);
             let first_block = blocks.len() as u32;
             for c in 0..k.cluster {
                 blocks.push((ki as u32, c));
@@ -174,6 +198,7 @@ impl<'p> PhaseModel<'p> {
                 exit_visible: k.cluster > 1,
                 reach,
                 live,
+                whole_block_arrives,
             });
             first_thread += k.block * k.cluster;
         }

@@ -88,6 +88,9 @@ pub struct Frozen {
     /// Per slot: the thread count their arrivals name, if they all name one (`None`: nobody
     /// arrives; `Some(-1)`: different counts, or unknown).
     pub named_count: Vec<Option<i64>>,
+    /// Per slot: some other thread may arrive on it without waiting (`bar_arrive`), so it may
+    /// arrive twice in one use.
+    pub named_nonblocking: Vec<bool>,
 }
 
 /// Named-barrier slots per block.
@@ -122,6 +125,8 @@ pub struct Run {
     /// Arrivals on named-barrier slots (largest over paths) and the counts they name.
     named: Vec<(u32, u32)>,
     named_counts: Vec<(u32, i64)>,
+    /// Slots the run arrives on without waiting (`bar_arrive`).
+    named_nonblocking: Vec<u32>,
     /// Block pipeline instances the run may `quit`: (instance, first stage barrier, stages).
     quits: Vec<(u32, u32, u32)>,
     /// The run could not be followed: use the static reach.
@@ -222,6 +227,7 @@ pub fn frozen(
         named_arrivals: vec![0; s.named.len()],
         named_present: known.named_present.clone(),
         named_count: vec![None; s.named.len()],
+        named_nonblocking: vec![false; s.named.len()],
     };
     // The block of the thread that stands still: its whole-block barriers cannot complete.
     let still = if t == u32::MAX {
@@ -232,7 +238,8 @@ pub fn frozen(
     } else {
         Still {
             block: m.block_of(t),
-            arrived: s.threads[t as usize].named_arrived,
+            arrived: s.threads[t as usize].named_arrived
+                | m.kernels[m.threads[t as usize].kernel as usize].whole_block_arrives,
         }
     };
     // The cache is shared by the search's worker threads: it is locked only to look a run up
@@ -258,6 +265,7 @@ pub fn frozen(
         f.remote = false;
         f.named_arrivals.iter_mut().for_each(|x| *x = 0);
         f.named_count.iter_mut().for_each(|x| *x = None);
+        f.named_nonblocking.iter_mut().for_each(|x| *x = false);
         // Per block pipeline instance the others may quit: how many of them may.
         let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
         // The run of the thread just before, for its twins.
@@ -419,8 +427,12 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
             let slot = (own * NAMED + id) as usize;
             f.named_arrivals[slot] = u32::MAX;
             f.named_count[slot] = Some(-1);
+            f.named_nonblocking[slot] = true;
         }
         return;
+    }
+    for &slot in &run.named_nonblocking {
+        f.named_nonblocking[slot as usize] = true;
     }
     for &(slot, n) in &run.named {
         f.named_arrivals[slot as usize] = f.named_arrivals[slot as usize].saturating_add(n);
@@ -615,10 +627,13 @@ fn decide(m: &PhaseModel, u: u32, cond: &Expr, p: &Path) -> Decided {
 /// whose whole-block barriers cannot complete (that of the thread standing still, if any).
 type Assumption<'a> = (&'a [bool], &'a [bool], Still);
 
-/// The block of the thread standing still (`u32::MAX`: none) and its arrivals on that block's
-/// named barriers (`Thread::named_arrived`). A whole-block use (`syncthreads`, `bar_sync id`
-/// without a count) of that block needs every live thread of the block, that one too: unless
-/// it has already arrived on it (a `bar_arrive`), the use cannot complete while it stands still.
+/// The block of the thread standing still (`u32::MAX`: none) and the named barriers of that
+/// block whose whole-block use it does not hold up: those it has arrived on (`bar_arrive`,
+/// `Thread::named_arrived`) and those some `bar_arrive` of the kernel may arrive on
+/// (`KernelInfo::whole_block_arrives`: such an arrival still counts after its thread exits, so
+/// the use may complete without a live thread). A whole-block use (`syncthreads`, `bar_sync id`
+/// without a count) of any other id needs every live thread of the block, that one too: it
+/// cannot complete while that thread stands still.
 #[derive(Clone, Copy, Hash)]
 pub struct Still {
     pub block: u32,
@@ -1078,6 +1093,9 @@ fn op_step(
             }
             if !run.named_counts.contains(&(slot, c)) {
                 run.named_counts.push((slot, c));
+            }
+            if matches!(op, Op::BarArrive { .. }) && !run.named_nonblocking.contains(&slot) {
+                run.named_nonblocking.push(slot);
             }
             // A `bar_sync` on a stuck use, or on a whole-block use of the block of the thread
             // standing still, blocks for good.

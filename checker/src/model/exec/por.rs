@@ -634,9 +634,11 @@ fn named_alone(
 /// others' arrivals on the use commute with it (the last of them completes it, whichever that
 /// is: the same threads, at the same statements, are released), and so do their exits (an exit
 /// that completes the use after this arrival leaves the state this arrival leaves when it
-/// completes the use after the exit). Nobody may name a count on the slot (a use with a count
-/// in progress, or arriving, makes the order decide `named-barrier-rearrive`), and the thread
-/// has no arrival of its own pending on it.
+/// completes the use after the exit). Every arrival on the slot waits (no `bar_arrive` now or
+/// in a run: one that arrives again before the use completes is `named-barrier-rearrive`,
+/// whether it does depends on when this arrival comes), they cannot exceed the block, nobody
+/// names a count on the slot (a use with a count in progress, or arriving, makes the order
+/// decide `named-barrier-rearrive`), and the thread has no arrival of its own pending on it.
 fn whole_block_alone(m: &PhaseModel, s: &State, t: u32, idv: i64, f: &footprint::Frozen) -> bool {
     if !(0..16).contains(&idv) {
         return false;
@@ -650,10 +652,14 @@ fn whole_block_alone(m: &PhaseModel, s: &State, t: u32, idv: i64, f: &footprint:
         .enumerate()
         .filter(|&(u, x)| x.mode.live() && m.block_of(u as u32) == block)
         .count();
+    let present = f.named_present[slot] as usize;
     s.named[slot].count == 0
+        && s.named[slot].arrived == 0
+        && !f.named_nonblocking[slot]
         && f.named_count[slot].is_none_or(|c| c == 0)
         && th.named_arrived & (1 << idv) == 0
-        && (f.named_present[slot] as usize) + 1 < live
+        && present + 1 < live
+        && present + 1 + f.named_arrivals[slot] as usize <= live
         && kept_quiet(th, f)
 }
 
