@@ -240,6 +240,15 @@ fn reductions_agree_on_generated_tiles() {
     run_property(protogen::tile(), cases.max(1));
 }
 
+/// Dispatch flags stored by several threads with one value (`write flag value N`, which the
+/// footprint rule lets commute) and whole-block barriers reached at different statements
+/// (`bar_sync 1 unaligned`, whose arrivals it takes alone).
+#[test]
+fn reductions_agree_on_generated_dispatches() {
+    let cases = env_u64("PHASECHECK_GEN_CASES").map_or(DEFAULT_CASES / 4, |n| n as u32 / 4);
+    run_property(protogen::dispatch(), cases.max(1));
+}
+
 /// Consumers that `test_wait` two barriers and branch on the results (the footprint rule
 /// decides such branches where it can and merges the two sides of a fork where they meet).
 #[test]

@@ -1114,3 +1114,152 @@ if tid == 1 { write part a }
 ";
     assert_flags(src, "data-race");
 }
+
+// ---------- same-value stores: `write X value N` ----------
+
+/// Unordered writes of one instance that store the same value are a data race by PTX's
+/// definition that PTX defines (semantics.md §6.1, "Same-value stores"): a `same-value-store`
+/// warning, once per statement, not `data-race`. Different values, a write without a value and
+/// a read that is not ordered after the writes still race.
+#[test]
+fn same_value_stores_are_a_warning_not_a_race() {
+    let src = "protocol p
+block 4
+buffer flag
+write flag value 7
+syncthreads
+read flag
+";
+    let r = assert_ok(src);
+    assert_eq!(rules(&r), ["same-value-store"], "reported once");
+    let f = &r.findings[0];
+    assert_eq!(f.severity, checker::Severity::Warning);
+    assert!(f.message.contains("same value (7)"), "{}", f.message);
+    assert_eq!(
+        f.labels.len(),
+        1,
+        "both statements: the finding and its label"
+    );
+    // Different values (each thread its own constant) race.
+    let different = "protocol p
+block 2
+buffer flag
+if tid == 0 { write flag value 1 } else { write flag value 2 }
+syncthreads
+read flag
+";
+    assert_flags(different, "data-race");
+    assert!(!rules(&check(different)).contains(&"same-value-store"));
+    // A write whose value is not known races with a write of a value.
+    let unknown = "protocol p
+block 2
+buffer flag
+if tid == 0 { write flag value 1 } else { write flag }
+";
+    assert_flags(unknown, "data-race");
+    // A part write has no value: it races with the whole write.
+    assert_flags(
+        &unknown.replace("else { write flag }", "else { write part flag }"),
+        "data-race",
+    );
+    // The read is not ordered after the writes: it may see the old bytes.
+    let read = "protocol p
+block 4
+buffer flag
+if tid < 2 { write flag value 7 } else { read flag }
+";
+    let r = assert_flags(read, "data-race");
+    assert!(rules(&r).contains(&"same-value-store"), "{:?}", rules(&r));
+}
+
+/// The kept-access check (an access that co-enabledness cannot see: the second write is
+/// enabled only after the first thread ran on, through a TMA completion that does not publish
+/// the issuer's writes) makes the same distinction. The kept accesses of a thread keep writes
+/// of different values apart: thread 0's write of 2 is not hidden by its later write of 1.
+#[test]
+fn same_value_stores_through_kept_accesses() {
+    let src = "protocol p
+block 2
+mbarrier full
+buffer flag
+buffer tile
+if tid == 0 { init full, 1 }
+syncthreads
+if tid == 0 {
+  write flag value 1
+  tma tile -> full, 64
+} else {
+  arrive_expect_tx full, 64
+  wait full parity 0
+  write flag value 1
+}
+";
+    let r = assert_ok(src);
+    assert_eq!(rules(&r), ["same-value-store"]);
+    assert_flags(
+        &src.replace("  write flag value 1\n}", "  write flag value 2\n}"),
+        "data-race",
+    );
+    assert_flags(
+        &src.replace("  write flag value 1\n}", "  read flag\n}"),
+        "data-race",
+    );
+    let two = src.replace(
+        "  write flag value 1\n  tma",
+        "  write flag value 2\n  write flag value 1\n  tma",
+    );
+    let r = assert_flags(&two, "data-race");
+    assert!(rules(&r).contains(&"same-value-store"), "{:?}", rules(&r));
+}
+
+/// Four threads store the same value and hand it over through an mbarrier: the warning, and
+/// the reductions (symmetry folds the writers) agree with the unreduced search
+/// (`common::check`).
+#[test]
+fn same_value_stores_handed_over() {
+    let src = "protocol p
+block 5
+mbarrier go
+buffer flag
+if tid == 0 { init go, 4 }
+syncthreads
+if tid < 4 {
+  write flag value 3
+  arrive go
+} else {
+  wait go parity 0
+  read flag
+}
+";
+    let r = assert_ok(src);
+    assert!(rules(&r).contains(&"same-value-store"), "{:?}", rules(&r));
+    assert_flags(&src.replace("  wait go parity 0\n", ""), "data-race");
+}
+
+/// The generated dispatch shape (`protogen::Dispatch`, Triton's warp-specialization dispatch):
+/// without a bug only the `same-value-store` warning, each bug its rule.
+#[test]
+fn generated_dispatch_bugs_have_their_rules() {
+    use protogen::{Dispatch, DispatchBug};
+    for rounds in 1..=2 {
+        let d = |bug| Dispatch {
+            dispatchers: 2,
+            workers: 2,
+            rounds,
+            bug,
+        };
+        let r = assert_ok(&d(None).source());
+        assert!(rules(&r).contains(&"same-value-store"), "{:?}", rules(&r));
+        for (bug, rule) in [
+            (DispatchBug::OtherValue, "data-race"),
+            (DispatchBug::NoValue, "data-race"),
+            (DispatchBug::EarlyRead, "data-race"),
+            (DispatchBug::Aligned, "barrier-divergence"),
+        ] {
+            assert_flags(&d(Some(bug)).source(), rule);
+        }
+        if rounds == 2 {
+            assert_flags(&d(Some(DispatchBug::EarlyRewrite)).source(), "data-race");
+        }
+    }
+}

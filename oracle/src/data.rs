@@ -131,8 +131,9 @@ pub struct Named {
     pub count: i64,
     /// `bar_arrive` arrivals of the use in progress.
     pub arrived: u32,
-    /// `bar_sync` threads waiting, with the statement each is at.
-    pub waiting: Vec<(usize, Span)>,
+    /// `bar_sync` threads waiting, with the statement each is at and whether it is `.aligned`
+    /// (not `unaligned`).
+    pub waiting: Vec<(usize, Span, bool)>,
     pub acc: Clock,
     /// Completed uses.
     pub uses: u64,
@@ -154,6 +155,10 @@ pub struct Warp {
 pub enum Kind {
     Read,
     Write,
+    /// `write X value N`: a whole write of the value N. Two of them with the same value store
+    /// the same bytes, which PTX defines whatever their order (semantics.md §6.1, "Same-value
+    /// stores"): they do not conflict with each other (the checker warns, `same-value-store`).
+    ValueWrite(i64),
     PartWrite,
     /// `mma` (by the thread) or a `tma_store` source read (by its copy).
     AsyncRead,
@@ -167,7 +172,11 @@ impl Kind {
     fn writes(self) -> bool {
         matches!(
             self,
-            Kind::Write | Kind::PartWrite | Kind::AsyncWrite | Kind::CopyWrite
+            Kind::Write
+                | Kind::ValueWrite(_)
+                | Kind::PartWrite
+                | Kind::AsyncWrite
+                | Kind::CopyWrite
         )
     }
     fn is_async(self) -> bool {
@@ -568,6 +577,7 @@ impl Data {
         blocking: bool,
         check: bool,
         span: Span,
+        aligned: bool,
     ) -> Res<u64> {
         if !(0..16).contains(&id) {
             return Err(self.fail("model-error"));
@@ -592,7 +602,7 @@ impl Data {
         slot.count = count;
         slot.acc.join(&rel);
         if blocking {
-            slot.waiting.push((t, span));
+            slot.waiting.push((t, span, aligned));
         } else {
             slot.arrived += 1;
             self.threads[t].named_arrived |= 1 << id;
@@ -617,7 +627,11 @@ impl Data {
         if arrived < needed {
             return false;
         }
-        if slot.count == 0 && slot.waiting.iter().any(|w| w.1 != slot.waiting[0].1) {
+        // Different statements of a whole-block barrier, one of them `.aligned` (§9.1).
+        if slot.count == 0
+            && slot.waiting.iter().any(|w| w.1 != slot.waiting[0].1)
+            && slot.waiting.iter().any(|w| w.2)
+        {
             self.flag("barrier-divergence");
         }
         let slot = std::mem::take(&mut self.named[id]);
@@ -625,13 +639,13 @@ impl Data {
         for th in &mut self.threads {
             th.named_arrived &= !(1 << id);
         }
-        for &(u, _) in &slot.waiting {
+        for &(u, _, _) in &slot.waiting {
             self.threads[u].vc.join(&slot.acc);
             self.threads[u].status = Status::Running;
             self.waited(u);
         }
-        if id == 0 && slot.count == 0 {
-            // §6.4: a block barrier after the init publishes it to the block.
+        if slot.count == 0 {
+            // §6.4: a whole-block barrier (any id) after the init publishes it to the block.
             for bar in &mut self.bars {
                 if bar.valid {
                     bar.published = true;
@@ -713,7 +727,8 @@ impl Data {
                 continue;
             }
             let conflict = (e.kind.writes() || a.kind.writes())
-                && !(e.kind == Kind::PartWrite && a.kind == Kind::PartWrite);
+                && !(e.kind == Kind::PartWrite && a.kind == Kind::PartWrite)
+                && !matches!((e.kind, a.kind), (Kind::ValueWrite(x), Kind::ValueWrite(y)) if x == y);
             if !conflict {
                 continue;
             }

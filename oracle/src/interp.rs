@@ -268,20 +268,41 @@ impl<'w> Thread<'w> {
                 self.locals[result.0 as usize] = i64::from(pass);
                 Ok(())
             }
-            Op::SyncThreads => self.named(0, 0, true, false, s),
-            Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+            Op::SyncThreads => self.named(0, 0, true, false, true, s),
+            Op::BarSync {
+                id,
+                count,
+                unaligned,
+            }
+            | Op::BarArrive {
+                id,
+                count,
+                unaligned,
+            } => {
                 let id = self.eval(id)?;
                 let count = match count {
                     Some(c) => self.eval(c)?,
                     None => 0,
                 };
-                self.named(id, count, matches!(op, Op::BarSync { .. }), true, s)
+                self.named(
+                    id,
+                    count,
+                    matches!(op, Op::BarSync { .. }),
+                    true,
+                    !*unaligned,
+                    s,
+                )
             }
             Op::SyncWarp => self.warp(WarpKind::SyncWarp, s.span).map(|_| ()),
             Op::Read { buf } => self.access(buf, Kind::Read),
-            Op::Write { buf, part } => {
-                self.access(buf, if *part { Kind::PartWrite } else { Kind::Write })
-            }
+            Op::Write { buf, part, value } => self.access(
+                buf,
+                match (part, value) {
+                    (true, _) => Kind::PartWrite,
+                    (false, Some(v)) => Kind::ValueWrite(*v),
+                    (false, None) => Kind::Write,
+                },
+            ),
             Op::Mma { buf } => self.access(buf, Kind::AsyncRead),
             Op::FenceProxyAsync => w.local(|d| d.fence_proxy_async(t)),
             Op::Tma {
@@ -326,11 +347,19 @@ impl<'w> Thread<'w> {
         self.w.local(|d| d.thread_access(t, x, kind))
     }
 
-    fn named(&mut self, id: i64, count: i64, blocking: bool, check: bool, s: &Stmt) -> Step<()> {
+    fn named(
+        &mut self,
+        id: i64,
+        count: i64,
+        blocking: bool,
+        check: bool,
+        aligned: bool,
+        s: &Stmt,
+    ) -> Step<()> {
         let (w, t) = (self.w, self.t);
         if !blocking {
             return w.step(RENDEZVOUS, |d| {
-                d.named_arrive(t, id, count, false, check, s.span)?;
+                d.named_arrive(t, id, count, false, check, s.span, aligned)?;
                 // The arrival may complete the use.
                 Ok(((), true))
             });
@@ -339,7 +368,7 @@ impl<'w> Thread<'w> {
         w.block(t, RENDEZVOUS, |d| {
             let g = match uses {
                 Some(g) => g,
-                None => *uses.insert(d.named_arrive(t, id, count, true, check, s.span)?),
+                None => *uses.insert(d.named_arrive(t, id, count, true, check, s.span, aligned)?),
             };
             let id = id as usize;
             if d.named[id].uses != g {

@@ -68,6 +68,7 @@ fn small_protocol() -> impl Strategy<Value = String> {
         1 => protogen::cp_async(),
         2 => protogen::tma(),
         1 => protogen::tile(),
+        1 => protogen::dispatch(),
     ]
 }
 

@@ -244,12 +244,20 @@ pub enum OpAst {
     BarSync {
         id: Expr,
         count: Option<Expr>,
+        /// `... unaligned`: `barrier.sync` without `.aligned`.
+        unaligned: bool,
     },
     BarArrive {
         id: Expr,
         count: Option<Expr>,
+        unaligned: bool,
     },
     Buf(BufOp, ObjRefAst),
+    /// `write X value EXPR`: a whole write that stores the value `EXPR` (a constant).
+    WriteValue {
+        buf: ObjRefAst,
+        value: Expr,
+    },
     Tma {
         dst: ObjRefAst,
         bar: ObjRefAst,

@@ -269,14 +269,21 @@ pub enum Op {
 
     // --- CTA / warp / cluster barriers ---
     SyncThreads,
-    /// `bar_sync id, count` (count in threads; `None` = whole block).
+    /// `bar_sync id, count` (count in threads; `None` = whole block). `unaligned`: the
+    /// `barrier.sync` form without `.aligned` (`bar_sync id, count unaligned`): the threads of
+    /// one use may reach it at different statements, and the lanes of a warp need not run one
+    /// statement together.
     BarSync {
         id: Expr,
         count: Option<Expr>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        unaligned: bool,
     },
     BarArrive {
         id: Expr,
         count: Option<Expr>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        unaligned: bool,
     },
     SyncWarp,
     ClusterSync,
@@ -291,10 +298,15 @@ pub enum Op {
     /// `write X`, or with `part` `write part X`: this thread writes its own part of X
     /// (cooperative tiles): part writes of one instance by different threads do not conflict
     /// with each other, and conflict with everything else a write conflicts with.
+    /// `write X value N` (never with `part`): the write stores the value `N`, a constant that
+    /// stands for the bytes it stores; two unordered writes of one instance with the same value
+    /// leave those bytes whichever lands last (`same-value-store`, not `data-race`).
     Write {
         buf: ObjRef,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         part: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value: Option<i64>,
     },
     /// Async-proxy read by this thread (wgmma operand), complete when the statement ends.
     Mma {

@@ -268,12 +268,27 @@ impl Dumper<'_> {
                 r(bar),
                 e(parity)
             ),
-            Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+            Op::BarSync {
+                id,
+                count,
+                unaligned,
+            }
+            | Op::BarArrive {
+                id,
+                count,
+                unaligned,
+            } => {
                 let count = count
                     .as_ref()
                     .map_or(String::new(), |c| format!(", {}", e(c)));
-                format!("{kw} {}{count}", e(id))
+                let unaligned = if *unaligned { " unaligned" } else { "" };
+                format!("{kw} {}{count}{unaligned}", e(id))
             }
+            Op::Write {
+                buf,
+                value: Some(v),
+                ..
+            } => format!("{kw} {} value {v}", r(buf)),
             Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } => {
                 format!("{kw} {}", r(buf))
             }

@@ -355,3 +355,38 @@ fn ambiguous_places_are_decided_and_explained() {
     let part = load_text("protocol p\nblock 32\nbuffer part\nwrite part\n").expect("loads");
     assert!(part.contains("write part  #"), "{part}");
 }
+
+/// `write X value N` (language.md, "Same-value stores"): the value is a constant, printed back
+/// by `ir_display`; a part write takes none; `write part value E` writes the buffer `part`.
+#[test]
+fn write_value_clause() {
+    let t = load_text(
+        "protocol p\nparam V = 3\nblock 32\nbuffer flag[2]\nbuffer part\nbuffer value\n\
+         write flag[1] value V * 2 + 1\nwrite part value 5\nwrite part value\nwrite value value -1\n",
+    )
+    .expect("loads");
+    assert!(t.contains("write flag[1] value 7  #"), "{t}");
+    assert!(t.contains("write part value 5  #"), "{t}");
+    assert!(
+        t.contains("write part value  #"),
+        "a part write of `value`: {t}"
+    );
+    assert!(t.contains("write value value -1  #"), "{t}");
+    let codes = |text: &str| -> Vec<String> {
+        match load(&SourceFile::new("t.phase", text), &[]) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.errors.iter().map(|e| e.code.to_string()).collect(),
+        }
+    };
+    let head = "protocol p\nblock 32\nbuffer flag\n";
+    assert_eq!(codes(&format!("{head}write flag value tid\n")), ["E0302"]);
+    assert_eq!(
+        codes(&format!("{head}for i in 0..2 {{ write flag value i }}\n")),
+        ["E0302"]
+    );
+    assert_eq!(
+        codes(&format!("{head}write part flag value 1\n")),
+        ["E0101"]
+    );
+    assert_eq!(codes(&format!("{head}write flag value\n")), ["E0101"]);
+}

@@ -278,7 +278,7 @@ fn block_barrier_text(ev: &Ev) -> String {
 
 fn access_range(ev: &Ev) -> Option<Range> {
     match ev {
-        Ev::Read(r) | Ev::Write(r) | Ev::Mma(r) => Some(*r),
+        Ev::Read(r) | Ev::Write(r, _) | Ev::Mma(r) => Some(*r),
         Ev::CpAsync { dst } => Some(*dst),
         Ev::Copy {
             dst,
@@ -566,6 +566,8 @@ struct Ctx<'a> {
     objs: &'a Objects,
     /// Per (rank, tid) key: is the write a part write.
     part: HashMap<(u32, u32, usize), bool>,
+    /// Per (rank, tid) key: the value tag of a store whose bytes are known (`value_tags`).
+    values: HashMap<(u32, u32, usize), u32>,
     syncthreads_segments: bool,
     /// Named block barriers are segment boundaries too (`block_barrier`).
     named_segments: bool,
@@ -705,12 +707,8 @@ impl Ctx<'_> {
                 {
                     return None; // a segment boundary
                 }
-                if *id == 0 && count.is_none() {
-                    p.push(txt(if *aligned {
-                        "syncthreads"
-                    } else {
-                        "bar_sync 0"
-                    }));
+                if *id == 0 && count.is_none() && *aligned {
+                    p.push(txt("syncthreads"));
                 } else {
                     p.push(txt("bar_sync "));
                     p.push(Piece::I(*id));
@@ -718,14 +716,22 @@ impl Ctx<'_> {
                         p.push(txt(", "));
                         p.push(Piece::I(*c));
                     }
+                    // `barrier.sync` without `.aligned`: the threads may reach the barrier at
+                    // different instructions.
+                    if !*aligned {
+                        p.push(txt(" unaligned"));
+                    }
                 }
             }
-            Ev::BarArrive { id, count } => {
+            Ev::BarArrive { id, count, aligned } => {
                 p.push(txt("bar_arrive "));
                 p.push(Piece::I(*id));
                 if let Some(c) = count {
                     p.push(txt(", "));
                     p.push(Piece::I(*c));
+                }
+                if !*aligned {
+                    p.push(txt(" unaligned"));
                 }
             }
             Ev::SyncWarp => p.push(txt("syncwarp")),
@@ -799,13 +805,16 @@ impl Ctx<'_> {
                 p.push(txt("read "));
                 p.extend(o.buf(sh, *r));
             }
-            Ev::Write(r) => {
+            Ev::Write(r, _) => {
                 if self.on_barrier(*r) {
                     return None;
                 }
                 let part = self.part.get(&(t.rank, t.tid, i)).copied().unwrap_or(false);
                 p.push(txt(if part { "write part " } else { "write " }));
                 p.extend(o.buf(sh, *r));
+                if let Some(v) = self.values.get(&(t.rank, t.tid, i)).filter(|_| !part) {
+                    p.push(txt(&format!(" value {v}")));
+                }
             }
             Ev::Mma(r) => {
                 if self.on_barrier(*r) {
@@ -843,7 +852,7 @@ fn part_writes(inp: &Input, objs: &Objects) -> HashMap<(u32, u32, usize), bool> 
     let mut per: HashMap<(usize, u64), Vec<Store>> = HashMap::new();
     for t in &inp.traces {
         for (i, e) in t.events.iter().enumerate() {
-            if let Ev::Write(r) = &e.ev
+            if let Ev::Write(r, _) = &e.ev
                 && let Some(s) = Objects::sym_of(inp.shared, r.at.off)
                 && let Some(&(a, _)) = objs.syms[s]
                     .regions
@@ -883,6 +892,87 @@ fn part_writes(inp: &Input, objs: &Objects) -> HashMap<(u32, u32, usize), bool> 
             let whole = w.0 <= region.0 && w.1 >= region.1;
             out.insert((w.2.0, w.2.1, w.3), !whole && !shared_with_other[k]);
         }
+    }
+    out
+}
+
+/// The value tags of stores (`write X value N`): a store instruction whose every run, by any
+/// thread, stores the same known bytes at the same address gets the tag of that (address,
+/// element size, bytes), numbered from 1 in the order the traces first meet them. Equal tags
+/// are equal bytes at equal addresses, stored by accesses of equal size (a race between
+/// accesses that overlap only partly is one PTX's axioms do not cover), so the checker may
+/// take two unordered writes with one tag as the same bytes (`same-value-store`). An instruction some run of which stores unknown bytes, or
+/// other bytes, or at another address (a loop over a tile, a per-thread value) gets none: the
+/// statements of its threads stay the same, and the checker treats the writes as any write.
+fn value_tags(inp: &Input, notes: &mut Vec<String>) -> HashMap<(u32, u32, usize), u32> {
+    type Content = (SAddr, u32, Vec<u8>);
+    // Per store instruction: its one content so far, or `None` once two runs differ.
+    let mut per_instr: HashMap<u32, Option<Content>> = HashMap::new();
+    for t in &inp.traces {
+        for e in &t.events {
+            if let Ev::Write(r, bytes) = &e.ev {
+                let seen = bytes.as_ref().map(|(e, b)| (r.at, *e, b.clone()));
+                per_instr
+                    .entry(e.instr)
+                    .and_modify(|c| {
+                        if c.is_some() && *c != seen {
+                            *c = None;
+                        }
+                    })
+                    .or_insert(seen);
+            }
+        }
+    }
+    let mut tags: Vec<Content> = Vec::new();
+    let mut out = HashMap::new();
+    for t in &inp.traces {
+        for (i, e) in t.events.iter().enumerate() {
+            if !matches!(e.ev, Ev::Write(..)) {
+                continue;
+            }
+            let Some(Some(c)) = per_instr.get(&e.instr) else {
+                continue;
+            };
+            let tag = match tags.iter().position(|x| x == c) {
+                Some(k) => k + 1,
+                None => {
+                    tags.push(c.clone());
+                    tags.len()
+                }
+            };
+            out.insert((t.rank, t.tid, i), tag as u32);
+        }
+    }
+    if !tags.is_empty() {
+        let what: Vec<String> = tags
+            .iter()
+            .enumerate()
+            .map(|(k, (at, elem, bytes))| {
+                let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                let elems = bytes.len() / (*elem as usize).max(1);
+                let shape = if elems > 1 {
+                    format!(" ({elems} stores of {elem} bytes)")
+                } else {
+                    String::new()
+                };
+                let place = match Objects::sym_of(inp.shared, at.off) {
+                    Some(s) => format!("`{}`+{}", inp.shared[s].name, at.off - inp.shared[s].base),
+                    None => format!("shared byte {}", at.off),
+                };
+                let peer = at.rank.map_or(String::new(), |r| format!(" of block {r}"));
+                format!("{} = {}{shape} at {place}{peer}", k + 1, hex.join(" "))
+            })
+            .collect();
+        const SHOWN: usize = 8;
+        let more = match what.len().saturating_sub(SHOWN) {
+            0 => String::new(),
+            n => format!("; and {n} more"),
+        };
+        notes.push(format!(
+            "`value N` on a write names the bytes it stores, the same in every run of its \
+             instruction (equal numbers: equal bytes at equal addresses): {}{more}",
+            what[..what.len().min(SHOWN)].join("; ")
+        ));
     }
     out
 }
@@ -1081,6 +1171,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
     resolve_tensor_bytes(&mut inp, &mut notes)?;
     let objs = collect_objects(&inp, &mut notes)?;
     let part = part_writes(&inp, &objs);
+    let values = value_tags(&inp, &mut notes);
 
     // Segments at __syncthreads.
     // Named block barriers too, when every thread meets all of them at the same instructions
@@ -1155,6 +1246,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         inp: &inp,
         objs: &objs,
         part,
+        values,
         syncthreads_segments: segments_ok,
         named_segments: named,
         trampoline,

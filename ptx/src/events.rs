@@ -72,9 +72,11 @@ pub enum Ev {
         count: Option<i64>,
         aligned: bool,
     },
+    /// `bar.arrive`/`barrier.arrive` (`aligned` as for `BarSync`).
     BarArrive {
         id: i64,
         count: Option<i64>,
+        aligned: bool,
     },
     SyncWarp,
     ClusterArrive,
@@ -112,7 +114,10 @@ pub enum Ev {
         noinc: bool,
     },
     Read(Range),
-    Write(Range),
+    /// A store, with the bytes it stores when every one of them is known (a plain `st` of
+    /// constants or of registers the executor computed; with the bytes of one element: a
+    /// vector store is a store per element), else `None`.
+    Write(Range, Option<(u32, Vec<u8>)>),
     /// An async-proxy read (a `wgmma` operand).
     Mma(Range),
 }

@@ -712,7 +712,7 @@ impl<'a> Exec<'a> {
         // (where, bytes, asynchronous)
         let mut writes: Vec<(SAddr, u64, bool)> = Vec::new();
         match ev {
-            Ev::Write(r) => writes.push((r.at, r.len, false)),
+            Ev::Write(r, _) => writes.push((r.at, r.len, false)),
             Ev::CpAsync { dst } => writes.push((dst.at, dst.len, true)),
             Ev::Copy {
                 dst,
@@ -860,20 +860,34 @@ impl<'a> Exec<'a> {
             "st" => return self.store(th, ins),
             "atom" | "red" => return self.atomic(th, ins),
             "ldmatrix" | "stmatrix" => {
+                let matrices = ins
+                    .parts
+                    .iter()
+                    .find_map(|p| p.strip_prefix('x').and_then(|n| n.parse::<u64>().ok()))
+                    .unwrap_or(1);
+                // `.m8n8` (8 x 16-bit per row): the lanes of the warp give one row address each,
+                // lanes 0-7 the rows of the first matrix, 8-15 of the second, ... (only the
+                // first 8 x N lanes' addresses are used), and the instruction moves 16 bytes at
+                // each. So each lane accesses its own row (and the rows of a warp's `stmatrix`
+                // are its part writes, not writes that overlap); a lane past the matrices gives
+                // no address. Other shapes: 16 bytes per matrix from each lane's address.
+                let m8n8 = ins.has("m8n8");
+                let lane = u64::from(th.tid % 32);
+                if m8n8 && lane >= 8 * matrices {
+                    if base == "ldmatrix" {
+                        self.clobber(th, ins, WHY_SHARED);
+                    }
+                    return Ok(Flow::Next);
+                }
                 let shared =
                     self.shared_addr(th, ins, 1 - (base == "stmatrix") as usize, "the matrix")?;
-                let len = 16
-                    * ins
-                        .parts
-                        .iter()
-                        .find_map(|p| p.strip_prefix('x').and_then(|n| n.parse::<u64>().ok()))
-                        .unwrap_or(1);
+                let len = if m8n8 { 16 } else { 16 * matrices };
                 let r = Range { at: shared, len };
                 if base == "ldmatrix" {
                     self.event(th, Ev::Read(r))?;
                     self.clobber(th, ins, WHY_SHARED);
                 } else {
-                    self.event(th, Ev::Write(r))?;
+                    self.event(th, Ev::Write(r, None))?;
                 }
                 return Ok(Flow::Next);
             }
@@ -1669,29 +1683,39 @@ impl<'a> Exec<'a> {
         match self.place(th, ins, 0)? {
             Some(Place::Shared { rank, off }) => {
                 let rank = rank.filter(|&r| r != th.rank);
+                // The bytes stored (little-endian; unknown values are unknown bytes).
+                let src = ins.operands.get(1).cloned().unwrap_or(Operand::Sink);
+                let items = src.elements();
+                let step = (bits / 8).max(1) as usize;
+                let mut bytes = Vec::with_capacity(len as usize);
+                for it in items {
+                    let v = self.get(th, ins, it, bits);
+                    for k in 0..step {
+                        bytes.push(match v {
+                            Val::K(x) if k < 8 => Some((x >> (8 * k)) as u8),
+                            _ => None,
+                        });
+                    }
+                }
+                bytes.resize(len as usize, None);
+                // Every byte known: the store's value (`write X value N`, emit.rs), with the
+                // size of its elements (a vector store is one store per element).
+                let value = bytes
+                    .iter()
+                    .copied()
+                    .collect::<Option<Vec<u8>>>()
+                    .map(|b| (step as u32, b));
                 self.event(
                     th,
-                    Ev::Write(Range {
-                        at: SAddr { rank, off },
-                        len,
-                    }),
+                    Ev::Write(
+                        Range {
+                            at: SAddr { rank, off },
+                            len,
+                        },
+                        value,
+                    ),
                 )?;
                 if rank.is_none() {
-                    // The bytes stored (little-endian; unknown values are unknown bytes).
-                    let src = ins.operands.get(1).cloned().unwrap_or(Operand::Sink);
-                    let items = src.elements();
-                    let step = (bits / 8).max(1) as usize;
-                    let mut bytes = Vec::with_capacity(len as usize);
-                    for it in items {
-                        let v = self.get(th, ins, it, bits);
-                        for k in 0..step {
-                            bytes.push(match v {
-                                Val::K(x) if k < 8 => Some((x >> (8 * k)) as u8),
-                                _ => None,
-                            });
-                        }
-                    }
-                    bytes.resize(len as usize, None);
                     self.mem.get_mut().set_last(th.rank, Op::Bytes(bytes));
                 }
             }
@@ -1728,10 +1752,13 @@ impl<'a> Exec<'a> {
                 let rank = rank.filter(|&r| r != th.rank);
                 self.event(
                     th,
-                    Ev::Write(Range {
-                        at: SAddr { rank, off },
-                        len,
-                    }),
+                    Ev::Write(
+                        Range {
+                            at: SAddr { rank, off },
+                            len,
+                        },
+                        None,
+                    ),
                 )?;
                 // An integer addition of a known amount: the additions of one epoch commute.
                 let float = Self::ty(ins).is_some_and(|t| t.float);
@@ -2081,7 +2108,7 @@ impl<'a> Exec<'a> {
         let ev = if ev_sync {
             Ev::BarSync { id, count, aligned }
         } else {
-            Ev::BarArrive { id, count }
+            Ev::BarArrive { id, count, aligned }
         };
         self.event(th, ev)?;
         if red {

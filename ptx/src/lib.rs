@@ -424,7 +424,7 @@ fn drop_strong_only(traces: &mut [events::Trace], func: &parse::Function) -> Opt
         for e in &t.events {
             let strong = is_strong(&func.instrs[e.instr as usize]);
             let r = match &e.ev {
-                Ev::Read(r) | Ev::Write(r) => (r.at, r.len, strong),
+                Ev::Read(r) | Ev::Write(r, _) => (r.at, r.len, strong),
                 Ev::Mma(r) => (r.at, r.len, false),
                 Ev::CpAsync { dst } => (dst.at, dst.len, false),
                 Ev::Copy { dst, bytes, .. } => (
@@ -474,7 +474,7 @@ fn drop_strong_only(traces: &mut [events::Trace], func: &parse::Function) -> Opt
     let mut lines = std::collections::BTreeSet::new();
     for t in traces.iter_mut() {
         t.events.retain(|e| match &e.ev {
-            Ev::Read(r) | Ev::Write(r)
+            Ev::Read(r) | Ev::Write(r, _)
                 if r.at.rank.is_none_or(|k| k == t.rank) && inside(r.at.off) =>
             {
                 lines.insert(func.instrs[e.instr as usize].line);

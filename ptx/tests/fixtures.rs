@@ -593,6 +593,97 @@ fn writes_of_one_epoch_must_agree_for_a_value_to_be_known() {
     assert!(ex.text.contains("write bar"), "{}", ex.text);
 }
 
+/// Check an extracted protocol (exhaustively: every finding).
+fn verify_text(ex: &ptx::Extracted) -> checker::Report {
+    let file = SourceFile::new("t.phase", &ex.text);
+    let program = protocols::load(&file, &[]).unwrap_or_else(|e| panic!("{e:?}\n{}", ex.text));
+    let o = CheckOptions {
+        exhaustive: true,
+        ..CheckOptions::default()
+    };
+    checker::check(&program, &o)
+}
+
+/// A store whose bytes the executor knows, the same in every run of the instruction, is
+/// `write X value N` (semantics.md §6.1, "Same-value stores"): the stores of every thread are
+/// a `same-value-store` warning, not a `data-race`. A store of a per-thread value, of an
+/// unknown value, or of the same value through another instruction shape gets no value or
+/// another one.
+#[test]
+fn stores_of_known_bytes_carry_their_value() {
+    let body = |store: &str| {
+        kernel(&format!(
+            "mov.u32 %r1, %tid.x;\n\
+             mov.u32 %r2, tile;\n\
+             {store}\n\
+             bar.sync 0;\n\
+             ld.shared.u32 %r3, [%r2];\n\
+             ret;"
+        ))
+    };
+    let extract =
+        |text: &str| ptx::extract(text, "t.ptx", &opts(64, &[])).unwrap_or_else(|e| panic!("{e}"));
+    // Every thread stores the same vector constant (Triton's dispatch bytes).
+    let ex = extract(&body("st.shared.v2.b32 [%r2], {0, 16843009};"));
+    assert!(ex.text.contains("write tile value 1"), "{}", ex.text);
+    assert!(
+        ex.notes
+            .iter()
+            .any(|n| n.contains("1 = 00 00 00 00 01 01 01 01 (2 stores of 4 bytes) at `tile`+0")),
+        "{:?}",
+        ex.notes
+    );
+    let r = verify_text(&ex);
+    let rules: Vec<&str> = r.findings.iter().map(|f| f.rule.name).collect();
+    assert_eq!(rules, ["same-value-store"], "{}", ex.text);
+    assert_eq!(r.verdict, checker::Verdict::Ok);
+    // A register the executor computed: known too (every thread computes 7).
+    let ex = extract(&body(
+        "mov.u32 %r4, 3;\nadd.u32 %r5, %r4, 4;\nst.shared.u32 [%r2], %r5;",
+    ));
+    assert!(ex.text.contains("write tile value 1"), "{}", ex.text);
+    // Each thread stores its own tid: no value, a data race.
+    let ex = extract(&body("st.shared.u32 [%r2], %r1;"));
+    assert!(!ex.text.contains(" value "), "{}", ex.text);
+    let r = verify_text(&ex);
+    assert!(
+        r.findings.iter().any(|f| f.rule.name == "data-race"),
+        "{}",
+        ex.text
+    );
+    // An unknown value (loaded from global memory): no value.
+    let ex = extract(&body(
+        "ld.param.u64 %rd1, [k_param_0];\n\
+         cvta.to.global.u64 %rd2, %rd1;\n\
+         ld.global.u32 %r6, [%rd2];\n\
+         st.shared.u32 [%r2], %r6;",
+    ));
+    assert!(!ex.text.contains(" value "), "{}", ex.text);
+    // Thread 0 stores the 8 bytes as one b64, the others as two b32: the same bytes through
+    // stores of another size are another value, and race.
+    let ex = extract(&body(
+        "setp.eq.u32 %p1, %r1, 0;\n\
+         @%p1 bra ONE;\n\
+         st.shared.v2.b32 [%r2], {0, 16843009};\n\
+         bra.uni DONE_ST;\n\
+         ONE:\n\
+         mov.b64 %rd3, 72340172821233664;\n\
+         st.shared.b64 [%r2], %rd3;\n\
+         DONE_ST:",
+    ));
+    assert!(
+        ex.text.contains("value 1") && ex.text.contains("value 2"),
+        "{}",
+        ex.text
+    );
+    let r = verify_text(&ex);
+    assert!(
+        r.findings.iter().any(|f| f.rule.name == "data-race"),
+        "{}",
+        ex.text
+    );
+}
+
 #[test]
 fn atomic_additions_of_one_epoch_add_up() {
     // Thread 0 zeroes the counter; after a barrier, threads 0..6 add 1 each (atom.add, whose

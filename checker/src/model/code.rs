@@ -377,7 +377,7 @@ pub fn op_exprs(op: &Op) -> Vec<&Expr> {
             v.push(parity);
         }
         Op::WaitToken { bar, .. } => r(bar, &mut v),
-        Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+        Op::BarSync { id, count, .. } | Op::BarArrive { id, count, .. } => {
             v.push(id);
             if let Some(c) = count {
                 v.push(c);

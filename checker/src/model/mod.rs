@@ -88,6 +88,11 @@ pub struct KernelInfo {
     pub reach: code::Reach,
     /// Per instruction: the local slots that may still be read ([`code::live_locals`]).
     pub live: Vec<u64>,
+    /// Bit `id`: some `bar_arrive` of the kernel may arrive on the whole-block use of named
+    /// barrier `id` (no count; a non-constant id sets every bit). An arrival that does not wait
+    /// still counts after its thread exits, so such a use may complete without a live thread
+    /// that has not arrived (footprint.rs, `Still`).
+    pub whole_block_arrives: u16,
 }
 
 /// Where the instances of one object live.
@@ -160,6 +165,25 @@ impl<'p> PhaseModel<'p> {
             let code = code::compile(program, k);
             let reach = code::reach(&code, program.objects.len());
             let live = code::live_locals(&code);
+            let whole_block_arrives = code
+                .instrs
+                .iter()
+                .map(|i| match i {
+                    Instr::Op {
+                        op: protocols::ir::Op::BarArrive { id, count, .. },
+                        ..
+                    } if count
+                        .as_ref()
+                        .is_none_or(|c| matches!(c.kind, ExprKind::Int(0))) =>
+                    {
+                        match id.kind {
+                            ExprKind::Int(v) if (0..16).contains(&v) => 1u16 << v,
+                            _ => u16::MAX,
+                        }
+                    }
+                    _ => 0,
+                })
+                .fold(0, |a, b| a | b);
             let first_block = blocks.len() as u32;
             for c in 0..k.cluster {
                 blocks.push((ki as u32, c));
@@ -174,6 +198,7 @@ impl<'p> PhaseModel<'p> {
                 exit_visible: k.cluster > 1,
                 reach,
                 live,
+                whole_block_arrives,
             });
             first_thread += k.block * k.cluster;
         }
@@ -493,7 +518,9 @@ impl<'p> PhaseModel<'p> {
 
     /// Fill `ThreadInfo::warp_gaps`: a `bar_sync`/`bar_arrive` with a count is `.aligned`, run by
     /// whole warps. Static: lanes that leave by a condition on locals or by `exit` are not seen
-    /// here (the missing arrivals then show as a deadlock).
+    /// here (the missing arrivals then show as a deadlock). A statement marked `unaligned` (the
+    /// form without `.aligned`) has no gaps: the lanes of a warp may reach the barrier through
+    /// different statements.
     fn warp_gaps(&mut self) {
         for t in 0..self.nthreads() {
             if !self.warp_rules(t) {
@@ -512,8 +539,15 @@ impl<'p> PhaseModel<'p> {
                 let counted = matches!(
                     i,
                     code::Instr::Op {
-                        op: protocols::ir::Op::BarSync { count: Some(_), .. }
-                            | protocols::ir::Op::BarArrive { count: Some(_), .. },
+                        op: protocols::ir::Op::BarSync {
+                            count: Some(_),
+                            unaligned: false,
+                            ..
+                        } | protocols::ir::Op::BarArrive {
+                            count: Some(_),
+                            unaligned: false,
+                            ..
+                        },
                         ..
                     }
                 );
@@ -549,6 +583,19 @@ impl<'p> PhaseModel<'p> {
 
     pub fn code_of(&self, t: u32) -> &Code {
         &self.kernels[self.threads[t as usize].kernel as usize].code
+    }
+
+    /// The value that the statement at `pc` of `t`'s code stores, when it is a
+    /// `write X value N` (a kept access's `pc` names its statement, so the value needs no room
+    /// in the state).
+    pub fn write_value(&self, t: u32, pc: u32) -> Option<i64> {
+        match self.code_of(t).instrs.get(pc as usize) {
+            Some(Instr::Op {
+                op: protocols::ir::Op::Write { value, .. },
+                ..
+            }) => *value,
+            _ => None,
+        }
     }
 
     /// Evaluate an expression that may use builtins and params only.

@@ -38,6 +38,8 @@ struct Enabled {
     span: Span,
     /// Statement keyword (thread accesses).
     kw: &'static str,
+    /// The value a `write X value N` stores.
+    value: Option<i64>,
 }
 
 impl Enabled {
@@ -91,7 +93,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
         {
             let acc = match op {
                 Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
-                Op::Write { buf, part } => Some((
+                Op::Write { buf, part, .. } => Some((
                     buf,
                     if *part {
                         AccessKind::PartWrite
@@ -113,6 +115,10 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                     kind,
                     span: *span,
                     kw: op.keyword(),
+                    value: match op {
+                        Op::Write { value, .. } => *value,
+                        _ => None,
+                    },
                 });
             }
         }
@@ -124,6 +130,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kind: AccessKind::Write,
                 span: m.code_of(t).instrs[c.pc as usize].span(),
                 kw: "cp_async",
+                value: None,
             });
         }
         for &(x, _, pc) in &th.bulk {
@@ -134,6 +141,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kind: AccessKind::AsyncRead,
                 span: m.code_of(t).instrs[pc as usize].span(),
                 kw: "tma_store",
+                value: None,
             });
         }
     }
@@ -149,6 +157,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kind: AccessKind::AsyncWrite,
                 span: m.code_of(issuer).instrs[pc as usize].span(),
                 kw: "tma",
+                value: None,
             });
         }
     }
@@ -166,11 +175,49 @@ fn fenced_for(e: &Access, a: &Enabled, u: u32) -> bool {
     }
 }
 
+/// Two conflicting accesses that are writes of the same value (`write X value N` both): the
+/// value, else `None` (semantics.md §6.1, "Same-value stores").
+fn same_value(
+    a: AccessKind,
+    a_value: Option<i64>,
+    b: AccessKind,
+    b_value: Option<i64>,
+) -> Option<i64> {
+    match (a, a_value, b, b_value) {
+        (AccessKind::Write, Some(x), AccessKind::Write, Some(y)) if x == y => Some(x),
+        _ => None,
+    }
+}
+
+/// The `same-value-store` warning at `span` (access `what`) against `other` (`other_what`).
+fn same_value_store(span: Span, what: &str, other: Span, other_what: &str, value: i64) -> MFinding {
+    MFinding::new(
+        &rules::same_value_store::RULE,
+        span,
+        format!(
+            "{what} and {other_what} store the same value ({value}) with nothing ordering them: a data race by PTX's definition, which PTX defines (the bytes are that value whichever store lands last); a read not ordered after both would still race"
+        ),
+    )
+    .label(other, "the other store of the same value")
+    .help("one store would do; or allow it where the code generator stores from every thread: `# phasecheck: allow(same-value-store) reason`")
+}
+
 pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let acc = enabled_accesses(m, s);
     if acc.is_empty() {
         return;
     }
+    // The search keeps the first finding of each (rule, statement) (`Search::key`): a state
+    // with 128 threads at one racing statement has 8 128 racing pairs, so each pair is first
+    // looked up here, and only a new key is described (the formatting was most of a step).
+    let mut seen: Vec<(&'static str, Span)> = Vec::new();
+    let mut fresh = |rule: &rules::Rule, span: Span| {
+        let key = (rule.code, span);
+        !seen.contains(&key) && {
+            seen.push(key);
+            true
+        }
+    };
     // 1. Co-enabled conflicting accesses.
     for (i, a) in acc.iter().enumerate() {
         for b in &acc[i + 1..] {
@@ -178,6 +225,22 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                 continue;
             }
             let (first, second) = if a.span <= b.span { (a, b) } else { (b, a) };
+            if let Some(v) = same_value(a.kind, a.value, b.kind, b.value) {
+                if !fresh(&rules::same_value_store::RULE, second.span) {
+                    continue;
+                }
+                found.push(same_value_store(
+                    second.span,
+                    &second.what(m),
+                    first.span,
+                    &first.what(m),
+                    v,
+                ));
+                continue;
+            }
+            if !fresh(&rules::data_race::RULE, second.span) {
+                continue;
+            }
             found.push(
                 MFinding::new(
                     &rules::data_race::RULE,
@@ -223,6 +286,24 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                     )
                 };
                 if unordered && !(e.kind.is_async() && a.kind.is_async()) {
+                    let e_value = m.write_value(u, e.pc);
+                    if let Some(v) = same_value(a.kind, a.value, e.kind, e_value) {
+                        // At the later statement of the two, as the co-enabled check does: the
+                        // finding does not depend on which write came first (partial-order
+                        // reduction lets writes of one value commute).
+                        let at = a.span.max(e_span);
+                        if fresh(&rules::same_value_store::RULE, at) {
+                            found.push(if at == a.span {
+                                same_value_store(a.span, &a.what(m), e_span, &e_what(), v)
+                            } else {
+                                same_value_store(e_span, &e_what(), a.span, &a.what(m), v)
+                            });
+                        }
+                        continue;
+                    }
+                    if !fresh(&rules::data_race::RULE, a.span) {
+                        continue;
+                    }
                     let why = if need == LVL_CTA {
                         format!(
                             "no release made after it reaches {}: neither {} nor a thread ordered after it released into a barrier phase or barrier use that {} then acquired",
@@ -244,7 +325,11 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                         .label(e_span, "the unordered access")
                         .help("publish the access with a release that the accessor acquires at a wide enough scope"),
                     );
-                } else if a.kind.is_async() && !e.kind.is_async() && !fenced_for(e, a, u) {
+                } else if a.kind.is_async()
+                    && !e.kind.is_async()
+                    && !fenced_for(e, a, u)
+                    && fresh(&rules::missing_proxy_fence::RULE, a.span)
+                {
                     found.push(
                         MFinding::new(
                             &rules::missing_proxy_fence::RULE,

@@ -101,6 +101,7 @@ pub mod pipeline_role;
 pub mod reinit;
 pub mod remote_cta_exited;
 pub mod remote_op;
+pub mod same_value_store;
 pub mod stale_phase;
 pub mod stale_token;
 pub mod syncthreads_would_do;
@@ -145,6 +146,7 @@ pub static ALL: &[&Rule] = &[
     &wait_prior_over_8::RULE,
     &syncthreads_would_do::RULE,
     &parity_not_bit::RULE,
+    &same_value_store::RULE,
     &unused_suppression::RULE,
 ];
 

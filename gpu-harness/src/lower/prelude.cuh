@@ -505,6 +505,17 @@ __device__ __forceinline__ void pc_bar_sync_all(long long id) {
 __device__ __forceinline__ void pc_bar_arrive(long long id, long long count) {
   asm volatile("bar.arrive %0, %1;" :: "r"((pc_u32)id), "r"((pc_u32)count) : "memory");
 }
+// `bar_sync ... unaligned`: the forms without `.aligned` (threads may reach them through
+// different instructions).
+__device__ __forceinline__ void pc_barrier_sync(long long id, long long count) {
+  asm volatile("barrier.sync %0, %1;" :: "r"((pc_u32)id), "r"((pc_u32)count) : "memory");
+}
+__device__ __forceinline__ void pc_barrier_sync_all(long long id) {
+  asm volatile("barrier.sync %0;" :: "r"((pc_u32)id) : "memory");
+}
+__device__ __forceinline__ void pc_barrier_arrive(long long id, long long count) {
+  asm volatile("barrier.arrive %0, %1;" :: "r"((pc_u32)id), "r"((pc_u32)count) : "memory");
+}
 __device__ __forceinline__ bool pc_elect(pc_u32 mask) {
   pc_u32 is;
   asm volatile("{ .reg .pred p; elect.sync _|p, %1; selp.u32 %0, 1, 0, p; }" : "=r"(is) : "r"(mask));

@@ -289,13 +289,23 @@ impl Loader<'_> {
                 BareOp::CommitGroup => Op::CommitGroup,
                 BareOp::Compute => Op::Compute,
             },
-            OpAst::BarSync { id, count } => Op::BarSync {
+            OpAst::BarSync {
+                id,
+                count,
+                unaligned,
+            } => Op::BarSync {
                 id: self.expr(id),
                 count: count.as_ref().map(|c| self.expr(c)),
+                unaligned: *unaligned,
             },
-            OpAst::BarArrive { id, count } => Op::BarArrive {
+            OpAst::BarArrive {
+                id,
+                count,
+                unaligned,
+            } => Op::BarArrive {
                 id: self.expr(id),
                 count: count.as_ref().map(|c| self.expr(c)),
+                unaligned: *unaligned,
             },
             OpAst::Buf(kind, r) => {
                 let kw = match kind {
@@ -309,11 +319,28 @@ impl Loader<'_> {
                 let buf = self.obj_ref(r, kw, Want::Buffer)?;
                 match kind {
                     BufOp::Read => Op::Read { buf },
-                    BufOp::Write => Op::Write { buf, part: false },
-                    BufOp::WritePart => Op::Write { buf, part: true },
+                    BufOp::Write => Op::Write {
+                        buf,
+                        part: false,
+                        value: None,
+                    },
+                    BufOp::WritePart => Op::Write {
+                        buf,
+                        part: true,
+                        value: None,
+                    },
                     BufOp::Mma => Op::Mma { buf },
                     BufOp::TmaStore => Op::TmaStore { src: buf },
                     BufOp::CpAsync => Op::CpAsync { dst: buf },
+                }
+            }
+            OpAst::WriteValue { buf, value } => {
+                let value = self.const_expr(value, "the value of a write");
+                let buf = self.obj_ref(buf, "write", Want::Buffer)?;
+                Op::Write {
+                    buf,
+                    part: false,
+                    value,
                 }
             }
             OpAst::Tma {

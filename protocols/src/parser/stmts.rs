@@ -283,19 +283,41 @@ impl Parser<'_> {
             return Ok(op);
         }
         // `write part X`: a part write when a name (the buffer) follows `part`; otherwise
-        // `part` is the buffer (`write part`, `write part[i]`).
+        // `part` is the buffer (`write part`, `write part[i]`). `write part value E`, with an
+        // expression after `value` on the line, writes the buffer `part` with a value (a part
+        // write takes no value, so the part-write reading of it cannot load).
         let part = word == "write" && {
-            let (p, x) = (self.peek_at(1), self.peek_at(2));
-            p.kind == Tok::Ident && self.text(p) == "part" && x.kind == Tok::Ident
+            let (p, x, v) = (self.peek_at(1), self.peek_at(2), self.peek_at(3));
+            let value_clause = self.text(x) == "value"
+                && matches!(
+                    v.kind,
+                    Tok::Int(_) | Tok::Ident | Tok::LParen | Tok::Minus | Tok::Bang
+                );
+            p.kind == Tok::Ident && self.text(p) == "part" && x.kind == Tok::Ident && !value_clause
         };
         if part {
             self.bump();
             self.bump();
-            return Ok(Some(OpAst::Buf(BufOp::WritePart, self.obj_ref()?)));
+            let buf = self.obj_ref()?;
+            if self.at_word("value") {
+                return Err(self.error_here(
+                    "end of statement (a part write takes no `value`: the parts are disjoint)",
+                ));
+            }
+            return Ok(Some(OpAst::Buf(BufOp::WritePart, buf)));
+        }
+        // `write X value E`: a write of the value `E`.
+        if word == "write" {
+            self.bump();
+            let buf = self.obj_ref()?;
+            if self.eat_word("value").is_some() {
+                let value = self.expr()?;
+                return Ok(Some(OpAst::WriteValue { buf, value }));
+            }
+            return Ok(Some(OpAst::Buf(BufOp::Write, buf)));
         }
         let buf = match word {
             "read" => Some(BufOp::Read),
-            "write" => Some(BufOp::Write),
             "mma" => Some(BufOp::Mma),
             "tma_store" => Some(BufOp::TmaStore),
             "cp_async" => Some(BufOp::CpAsync),
@@ -411,10 +433,19 @@ impl Parser<'_> {
                 self.bump();
                 let id = self.expr()?;
                 let count = self.opt_comma_expr()?;
+                let unaligned = self.eat_word("unaligned").is_some();
                 if word == "bar_sync" {
-                    OpAst::BarSync { id, count }
+                    OpAst::BarSync {
+                        id,
+                        count,
+                        unaligned,
+                    }
                 } else {
-                    OpAst::BarArrive { id, count }
+                    OpAst::BarArrive {
+                        id,
+                        count,
+                        unaligned,
+                    }
                 }
             }
             "tma" => {

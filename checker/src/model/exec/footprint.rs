@@ -53,8 +53,11 @@ pub const X_READ: u8 = 1;
 pub const X_WRITE: u8 = 2;
 /// A part write (`write part`): conflicts with every access but another thread's part write.
 pub const X_PART: u8 = 4;
+/// A write of a value (`write X value N`, the value in [`Frozen::buf_value`]): conflicts with
+/// every access but another thread's write of the same value, with which it commutes.
+pub const X_VALUE: u8 = 8;
 /// Any write.
-pub const X_WRITES: u8 = X_WRITE | X_PART;
+pub const X_WRITES: u8 = X_WRITE | X_PART | X_VALUE;
 
 /// Forks (paths) and instructions one thread's run may take before it falls back to its
 /// static reach.
@@ -71,6 +74,9 @@ pub struct Frozen {
     pub arrivals: Vec<u32>,
     /// Per buffer instance: what the other actors may still do to it (`X_*`).
     pub buf: Vec<u8>,
+    /// Per buffer instance with `X_VALUE`: the value the others' writes of it store (writes of
+    /// different values make it `X_WRITE`).
+    pub buf_value: Vec<Option<i64>>,
     /// Some other actor may still address a peer block.
     pub remote: bool,
     /// Per named-barrier slot (`block * 16 + id`): its current use cannot complete without `t`.
@@ -82,6 +88,9 @@ pub struct Frozen {
     /// Per slot: the thread count their arrivals name, if they all name one (`None`: nobody
     /// arrives; `Some(-1)`: different counts, or unknown).
     pub named_count: Vec<Option<i64>>,
+    /// Per slot: some other thread may arrive on it without waiting (`bar_arrive`), so it may
+    /// arrive twice in one use.
+    pub named_nonblocking: Vec<bool>,
 }
 
 /// Named-barrier slots per block.
@@ -109,10 +118,15 @@ pub struct Run {
     arrivals: Vec<(u32, u32)>,
     bars: Vec<(u32, u8)>,
     bufs: Vec<(u32, u8)>,
+    /// The value of the run's writes with a value, per buffer (`X_VALUE`); writes of different
+    /// values to one buffer are `X_WRITE` instead.
+    values: Vec<(u32, i64)>,
     remote: bool,
     /// Arrivals on named-barrier slots (largest over paths) and the counts they name.
     named: Vec<(u32, u32)>,
     named_counts: Vec<(u32, i64)>,
+    /// Slots the run arrives on without waiting (`bar_arrive`).
+    named_nonblocking: Vec<u32>,
     /// Block pipeline instances the run may `quit`: (instance, first stage barrier, stages).
     quits: Vec<(u32, u32, u32)>,
     /// The run could not be followed: use the static reach.
@@ -206,18 +220,27 @@ pub fn frozen(
         bar: vec![0; nb],
         arrivals: vec![0; nb],
         buf: vec![0; m.buf_names.len()],
+        buf_value: vec![None; m.buf_names.len()],
         remote: false,
         // Every named-barrier use, current or next, is assumed stuck at first, like phases.
         named_stuck: vec![true; s.named.len()],
         named_arrivals: vec![0; s.named.len()],
         named_present: known.named_present.clone(),
         named_count: vec![None; s.named.len()],
+        named_nonblocking: vec![false; s.named.len()],
     };
-    // The block of the thread that stands still: a `syncthreads` there cannot complete.
-    let still_block = if t == u32::MAX {
-        u32::MAX
+    // The block of the thread that stands still: its whole-block barriers cannot complete.
+    let still = if t == u32::MAX {
+        Still {
+            block: u32::MAX,
+            arrived: 0,
+        }
     } else {
-        m.block_of(t)
+        Still {
+            block: m.block_of(t),
+            arrived: s.threads[t as usize].named_arrived
+                | m.kernels[m.threads[t as usize].kernel as usize].whole_block_arrives,
+        }
     };
     // The cache is shared by the search's worker threads: it is locked only to look a run up
     // and to store one, never while a run is simulated. (A run is a pure function of its key,
@@ -233,14 +256,16 @@ pub fn frozen(
                 .zip(stuck.iter())
                 .map(|(b, &st)| (st, b.valid, b.phase))
                 .collect();
-            crate::explore::fingerprint(&(ctx, &f.named_stuck, still_block))
+            crate::explore::fingerprint(&(ctx, &f.named_stuck, still))
         };
         f.bar.iter_mut().for_each(|x| *x = 0);
         f.arrivals.iter_mut().for_each(|x| *x = 0);
         f.buf.iter_mut().for_each(|x| *x = 0);
+        f.buf_value.iter_mut().for_each(|x| *x = None);
         f.remote = false;
         f.named_arrivals.iter_mut().for_each(|x| *x = 0);
         f.named_count.iter_mut().for_each(|x| *x = None);
+        f.named_nonblocking.iter_mut().for_each(|x| *x = false);
         // Per block pipeline instance the others may quit: how many of them may.
         let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
         // The run of the thread just before, for its twins.
@@ -253,12 +278,14 @@ pub fn frozen(
             if known.blocked_on[u as usize].is_some_and(|b| f.stuck[b as usize]) {
                 continue;
             }
-            // Arrived at a named barrier whose use is stuck, or at a `syncthreads` of the block
-            // of the thread standing still (which has not arrived).
+            // Arrived at a named barrier whose use is stuck, or at a whole-block barrier of the
+            // block of the thread standing still (which has not arrived).
             if let Mode::Sync(SyncKind::Named { id }) = s.threads[u as usize].mode {
                 let slot = m.block_of(u) * NAMED + u32::from(id);
                 let whole_block = s.named[slot as usize].count == 0;
-                if f.named_stuck[slot as usize] || (whole_block && m.block_of(u) == still_block) {
+                if f.named_stuck[slot as usize]
+                    || (whole_block && still.holds(m.block_of(u), u32::from(id)))
+                {
                     continue;
                 }
             }
@@ -267,7 +294,7 @@ pub fn frozen(
                 _ => {
                     let key = (u, s.threads[u as usize].cached_hash(), context);
                     cache.get_or_compute(key, || {
-                        std::sync::Arc::new(simulate(m, s, u, (&stuck, &named_stuck, still_block)))
+                        std::sync::Arc::new(simulate(m, s, u, (&stuck, &named_stuck, still)))
                     })
                 }
             };
@@ -400,8 +427,12 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
             let slot = (own * NAMED + id) as usize;
             f.named_arrivals[slot] = u32::MAX;
             f.named_count[slot] = Some(-1);
+            f.named_nonblocking[slot] = true;
         }
         return;
+    }
+    for &slot in &run.named_nonblocking {
+        f.named_nonblocking[slot as usize] = true;
     }
     for &(slot, n) in &run.named {
         f.named_arrivals[slot as usize] = f.named_arrivals[slot as usize].saturating_add(n);
@@ -422,6 +453,14 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
     }
     for &(b, x) in &run.bufs {
         f.buf[b as usize] |= x;
+    }
+    for &(b, v) in &run.values {
+        let cur = &mut f.buf_value[b as usize];
+        match *cur {
+            None => *cur = Some(v),
+            Some(w) if w == v => {}
+            Some(_) => f.buf[b as usize] |= X_WRITE,
+        }
     }
     f.remote |= run.remote;
 }
@@ -585,8 +624,28 @@ fn decide(m: &PhaseModel, u: u32, cond: &Expr, p: &Path) -> Decided {
 
 /// Run `u` ahead from its state (see the module doc).
 /// What a run assumes: the stuck barrier phases, the stuck named-barrier uses, and the block
-/// whose `syncthreads` cannot complete (that of the thread standing still, if any).
-type Assumption<'a> = (&'a [bool], &'a [bool], u32);
+/// whose whole-block barriers cannot complete (that of the thread standing still, if any).
+type Assumption<'a> = (&'a [bool], &'a [bool], Still);
+
+/// The block of the thread standing still (`u32::MAX`: none) and the named barriers of that
+/// block whose whole-block use it does not hold up: those it has arrived on (`bar_arrive`,
+/// `Thread::named_arrived`) and those some `bar_arrive` of the kernel may arrive on
+/// (`KernelInfo::whole_block_arrives`: such an arrival still counts after its thread exits, so
+/// the use may complete without a live thread). A whole-block use (`syncthreads`, `bar_sync id`
+/// without a count) of any other id needs every live thread of the block, that one too: it
+/// cannot complete while that thread stands still.
+#[derive(Clone, Copy, Hash)]
+pub struct Still {
+    pub block: u32,
+    pub arrived: u16,
+}
+
+impl Still {
+    /// A whole-block use of named barrier `id` in `block` cannot complete.
+    fn holds(self, block: u32, id: u32) -> bool {
+        block == self.block && self.arrived & (1 << id) == 0
+    }
+}
 
 fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
     let (stuck, _, _) = assumed;
@@ -817,7 +876,7 @@ fn op_step(
     s: &State,
     u: u32,
     op: &Op,
-    (stuck, named_stuck, still_block): Assumption,
+    (stuck, named_stuck, still): Assumption,
     p: &mut Path,
     run: &mut Run,
 ) -> Next {
@@ -988,6 +1047,15 @@ fn op_step(
         | Op::Mma { .. }
         | Op::TmaStore { .. } => flag(&mut run.bufs, ids[0], X_READ),
         Op::Write { part: true, .. } => flag(&mut run.bufs, ids[0], X_PART),
+        Op::Write { value: Some(v), .. } => {
+            let x = ids[0];
+            match run.values.iter().find(|e| e.0 == x) {
+                Some(&(_, w)) if w != *v => flag(&mut run.bufs, x, X_WRITE),
+                Some(_) => {}
+                None => run.values.push((x, *v)),
+            }
+            flag(&mut run.bufs, x, X_VALUE);
+        }
         Op::Write { .. } | Op::Store { .. } | Op::StoreRelease { .. } | Op::CpAsync { .. } => {
             flag(&mut run.bufs, ids[0], X_WRITE)
         }
@@ -1004,7 +1072,7 @@ fn op_step(
             return pipe_step(m, s, u, op, &pr, ids[0], stuck, p, run);
         }
         // Named barriers: an arrival on the slot; a `bar_sync` on a stuck use blocks for good.
-        Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+        Op::BarSync { id, count, .. } | Op::BarArrive { id, count, .. } => {
             let Some(idv) = eval(id, p) else {
                 return Next::Unknown;
             };
@@ -1026,7 +1094,14 @@ fn op_step(
             if !run.named_counts.contains(&(slot, c)) {
                 run.named_counts.push((slot, c));
             }
-            if matches!(op, Op::BarSync { .. }) && named_stuck[slot as usize] {
+            if matches!(op, Op::BarArrive { .. }) && !run.named_nonblocking.contains(&slot) {
+                run.named_nonblocking.push(slot);
+            }
+            // A `bar_sync` on a stuck use, or on a whole-block use of the block of the thread
+            // standing still, blocks for good.
+            if matches!(op, Op::BarSync { .. })
+                && (named_stuck[slot as usize] || (c == 0 && still.holds(own, idv as u32)))
+            {
                 return Next::End;
             }
         }
@@ -1044,7 +1119,7 @@ fn op_step(
         }
         // Every live thread of the block takes part in a `syncthreads`, the one standing still
         // too: in its block it never completes.
-        Op::SyncThreads if own == still_block => return Next::End,
+        Op::SyncThreads if still.holds(own, 0) => return Next::End,
         // Other rendezvous, fences, groups, compute: assumed to pass (an upper bound); they
         // touch no barrier object or buffer that the reduction asks about.
         Op::SyncThreads

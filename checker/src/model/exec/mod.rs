@@ -331,11 +331,19 @@ impl<'m, 'p> Exec<'m, 'p> {
         let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         // Of two kept accesses of one kind to one buffer, one ordered before, released,
         // fenced and published no further than the other says all that the other does (the
-        // newer one wins a tie).
-        if th.acc.iter().any(|o| o.subsumes(&a) && !a.subsumes(o)) {
+        // newer one wins a tie). Writes of different values (`write X value N`) say different
+        // things (`same-value-store`).
+        let m = self.m;
+        let value = m.write_value(t, a.pc);
+        let same_value = |o: &Access| m.write_value(t, o.pc) == value;
+        if th
+            .acc
+            .iter()
+            .any(|o| same_value(o) && o.subsumes(&a) && !a.subsumes(o))
+        {
             return;
         }
-        th.acc.retain(|o| !a.subsumes(o));
+        th.acc.retain(|o| !(same_value(o) && a.subsumes(o)));
         let pos = th.acc.binary_search(&a).unwrap_or_else(|p| p);
         th.acc.insert(pos, a);
     }
@@ -1084,7 +1092,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.try_named(block, 0);
                 Done::Handled
             }
-            Op::BarSync { id, count } | Op::BarArrive { id, count } => {
+            Op::BarSync { id, count, .. } | Op::BarArrive { id, count, .. } => {
                 let blocking = matches!(op, Op::BarSync { .. });
                 let idv = tryo!(self.eval(t, id));
                 if !(0..16).contains(&idv) {

@@ -160,7 +160,8 @@ fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
                     | Op::Arrive { .. }
                     | Op::ArriveExpectTx { .. }
                     | Op::ArriveAndWait { .. }
-                    | Op::BarSync { count: Some(_), .. }
+                    | Op::BarSync { .. }
+                    | Op::SyncThreads
                     | Op::BarArrive { .. }
                     | Op::CpAsync { .. }
                     | Op::Tma {
@@ -237,12 +238,19 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 };
                 local_buf(m, t, x) && !in_flight_write(s, x) && f.buf[x as usize] & X_WRITES == 0
             }
-            Op::Write { buf, part } => {
+            Op::Write { buf, part, value } => {
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
                 };
-                // Part writes of one buffer by different threads do not conflict.
-                let allowed = if *part { X_PART } else { 0 };
+                // Part writes of one buffer by different threads do not conflict; writes of one
+                // value commute (both orders leave the same state, and whichever comes second
+                // meets the first as a kept access: the thread's release that would settle it
+                // is not taken alone while others may still write the buffer, `kept_quiet`).
+                let allowed = match value {
+                    _ if *part => X_PART,
+                    Some(v) if f.buf_value[x as usize].is_none_or(|w| w == *v) => X_VALUE,
+                    _ => 0,
+                };
                 local_buf(m, t, x) && !in_flight_access(s, x) && f.buf[x as usize] & !allowed == 0
             }
             Op::Store { global: buf } => {
@@ -271,11 +279,20 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
             Op::BarSync {
                 id,
                 count: Some(count),
+                ..
             }
             | Op::BarArrive {
                 id,
                 count: Some(count),
+                ..
             } => named_alone(m, s, t, id, count, f),
+            Op::BarSync {
+                id, count: None, ..
+            } => match m.eval(id, t, &th.locals) {
+                Ok(idv) => whole_block_alone(m, s, t, idv, f),
+                Err(_) => false,
+            },
+            Op::SyncThreads => whole_block_alone(m, s, t, 0, f),
             Op::Tma {
                 dst,
                 bar,
@@ -610,6 +627,42 @@ fn named_alone(
     same_count && th.named_arrived & (1 << idv) == 0 && kept_quiet && total <= c
 }
 
+/// An arrival of `t` on a whole-block use of named barrier `idv` (`syncthreads`, `bar_sync id`
+/// without a count), which needs every live thread of the block. It is not the last one (some
+/// other live thread of the block has not arrived), so it completes nothing: it only releases
+/// the thread's kept accesses (nobody may still touch their buffers) and parks the thread. The
+/// others' arrivals on the use commute with it (the last of them completes it, whichever that
+/// is: the same threads, at the same statements, are released), and so do their exits (an exit
+/// that completes the use after this arrival leaves the state this arrival leaves when it
+/// completes the use after the exit). Every arrival on the slot waits (no `bar_arrive` now or
+/// in a run: one that arrives again before the use completes is `named-barrier-rearrive`,
+/// whether it does depends on when this arrival comes), they cannot exceed the block, nobody
+/// names a count on the slot (a use with a count in progress, or arriving, makes the order
+/// decide `named-barrier-rearrive`), and the thread has no arrival of its own pending on it.
+fn whole_block_alone(m: &PhaseModel, s: &State, t: u32, idv: i64, f: &footprint::Frozen) -> bool {
+    if !(0..16).contains(&idv) {
+        return false;
+    }
+    let th = &s.threads[t as usize];
+    let block = m.block_of(t);
+    let slot = (block * 16 + idv as u32) as usize;
+    let live = s
+        .threads
+        .iter()
+        .enumerate()
+        .filter(|&(u, x)| x.mode.live() && m.block_of(u as u32) == block)
+        .count();
+    let present = f.named_present[slot] as usize;
+    s.named[slot].count == 0
+        && s.named[slot].arrived == 0
+        && !f.named_nonblocking[slot]
+        && f.named_count[slot].is_none_or(|c| c == 0)
+        && th.named_arrived & (1 << idv) == 0
+        && present + 1 < live
+        && present + 1 + f.named_arrivals[slot] as usize <= live
+        && kept_quiet(m, th, f)
+}
+
 /// Is the landing of in-flight TMA copy `i` (async write of `x`, transaction bytes on `b`)
 /// independent of everything the threads and the other events can do before it?
 fn safe_landing(
@@ -654,17 +707,23 @@ fn safe_landing(
 /// The release of an arrive settles what it changes in the thread's kept accesses: nobody
 /// else may still touch those buffers in a way that conflicts with them (else the race
 /// verdicts would depend on the order). Another thread's part write conflicts with everything
-/// but a part write. A release changes the release level, which only accessors in other blocks
-/// weigh, and a proxy fence of the thread (own → released); its publications change no verdict
-/// until another thread acquires them, which depends on the barrier, not on this step's order.
+/// but a part write; a kept read conflicts only with writes (the others' reads of it, generic
+/// or async, are no conflict, and the proxy-fence check pairs a kept generic access only with
+/// async ones, which for a read are writes: TMA landings). A release changes the release
+/// level, which only accessors in other blocks weigh, and a proxy fence of the thread (own →
+/// released); its publications change no verdict until another thread acquires them, which
+/// depends on the barrier, not on this step's order.
 fn kept_quiet(m: &PhaseModel, th: &Thread, f: &footprint::Frozen) -> bool {
     th.acc.iter().all(|a| {
         let lvl = m.buf_level[a.buf as usize];
         let changes = (lvl > LVL_CTA && a.level < lvl) || a.fence == FENCE_OWN;
         let others = f.buf[a.buf as usize];
         !changes
-            || others == 0
-            || (a.kind == AccessKind::PartWrite && others & !footprint::X_PART == 0)
+            || match a.kind {
+                AccessKind::Read | AccessKind::AsyncRead => others & footprint::X_WRITES == 0,
+                AccessKind::PartWrite => others & !footprint::X_PART == 0,
+                _ => others == 0,
+            }
     }) && th
         .cp
         .iter()

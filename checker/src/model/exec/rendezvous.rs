@@ -28,13 +28,32 @@ impl Exec<'_, '_> {
         if arrived < needed {
             return;
         }
-        // Divergence: a whole-block barrier reached at different statements.
+        // Divergence: a whole-block barrier reached at different statements, one of them
+        // `.aligned` (`syncthreads`, `bar_sync id` without `unaligned`: every thread of the
+        // block promises to run that one statement).
         if named.count == 0 && !waiting.is_empty() {
             let pcs: Vec<u32> = waiting
                 .iter()
                 .map(|&t| self.state.threads[t as usize].pc)
                 .collect();
-            if let Some(j) = pcs.iter().position(|&p| p != pcs[0]) {
+            let aligned = |(&t, &pc): (&u32, &u32)| {
+                !matches!(
+                    self.m.code_of(t).instrs[pc as usize],
+                    crate::model::code::Instr::Op {
+                        op: protocols::ir::Op::BarSync {
+                            unaligned: true,
+                            ..
+                        },
+                        ..
+                    }
+                )
+            };
+            let any_aligned = waiting.iter().zip(&pcs).any(aligned);
+            if let Some(j) = pcs
+                .iter()
+                .position(|&p| p != pcs[0])
+                .filter(|_| any_aligned)
+            {
                 let code = self.m.code_of(waiting[0]);
                 let a = code.instrs[pcs[0] as usize].span();
                 let b = code.instrs[pcs[j] as usize].span();
@@ -65,7 +84,9 @@ impl Exec<'_, '_> {
             self.waited(t);
             self.work.push(t);
         }
-        if id == 0 && named.count == 0 {
+        // A whole-block barrier (`syncthreads`, `bar_sync id` without a count: every live
+        // thread of the block takes part) publishes the block's inits to the block (§6.4).
+        if named.count == 0 {
             for b in 0..self.state.bars.len() {
                 let bar = &mut self.state.bars[b];
                 if bar.vis == 1

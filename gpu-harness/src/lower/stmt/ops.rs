@@ -359,13 +359,19 @@ impl Gen<'_> {
                 &format!("pc_at(pc, {id}, {occ}); asm volatile(\"barrier.sync 0;\" ::: \"memory\");  // non-aligned: see LowerOptions"),
             ),
             Op::SyncThreads => self.line(out, &format!("pc_at(pc, {id}, {occ}); __syncthreads();")),
-            Op::BarSync { id: bid, count } => {
+            Op::BarSync {
+                id: bid,
+                count,
+                unaligned,
+            } => {
                 whole_warps(p, count.as_ref(), s.span)?;
+                // `unaligned`: `barrier.sync` without `.aligned` (pc_barrier_*).
+                let f = if *unaligned { "pc_barrier" } else { "pc_bar" };
                 match count {
                     Some(c) => self.line(
                         out,
                         &format!(
-                            "pc_at(pc, {id}, {occ}); pc_bar_sync({}, {});",
+                            "pc_at(pc, {id}, {occ}); {f}_sync({}, {});",
                             print(p, bid),
                             print(p, c)
                         ),
@@ -374,15 +380,19 @@ impl Gen<'_> {
                     // is not a multiple of 32 in a block of partial warps).
                     None if !self.block.is_multiple_of(32) => self.line(
                         out,
-                        &format!("pc_at(pc, {id}, {occ}); pc_bar_sync_all({});", print(p, bid)),
+                        &format!("pc_at(pc, {id}, {occ}); {f}_sync_all({});", print(p, bid)),
                     ),
                     None => self.line(
                         out,
-                        &format!("pc_at(pc, {id}, {occ}); pc_bar_sync({}, nthreads);", print(p, bid)),
+                        &format!("pc_at(pc, {id}, {occ}); {f}_sync({}, nthreads);", print(p, bid)),
                     ),
                 }
             }
-            Op::BarArrive { id: bid, count } => {
+            Op::BarArrive {
+                id: bid,
+                count,
+                unaligned,
+            } => {
                 whole_warps(p, count.as_ref(), s.span)?;
                 if count.is_none() && !self.block.is_multiple_of(32) {
                     return Err(unsupported(
@@ -397,7 +407,8 @@ impl Gen<'_> {
                     .as_ref()
                     .map(|c| print(p, c))
                     .unwrap_or("nthreads".into());
-                self.line(out, &format!("pc_bar_arrive({}, {c});", print(p, bid)));
+                let f = if *unaligned { "pc_barrier" } else { "pc_bar" };
+                self.line(out, &format!("{f}_arrive({}, {c});", print(p, bid)));
             }
             Op::SyncWarp => self.line(
                 out,
@@ -427,7 +438,7 @@ impl Gen<'_> {
                     ),
                 );
             }
-            Op::Write { buf, part } if self.proxy_window => {
+            Op::Write { buf, part, .. } if self.proxy_window => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 let part = if *part { ", true" } else { "" };
                 self.line(
@@ -437,7 +448,7 @@ impl Gen<'_> {
                     ),
                 );
             }
-            Op::Write { buf, part: true } => {
+            Op::Write { buf, part: true, .. } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
                     out,
@@ -447,7 +458,11 @@ impl Gen<'_> {
                     ),
                 );
             }
-            Op::Write { buf, part: false } => {
+            // A value (`write X value N`) is not lowered: the harness stamps the write as any
+            // whole write, so unordered writes of one value are reported as races on the GPU.
+            Op::Write {
+                buf, part: false, ..
+            } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 self.line(
                     out,
