@@ -521,6 +521,100 @@ fn named_barrier_by_part_of_a_warp() {
     assert_ok("protocol p\nblock 3\nif tid == 0 { bar_arrive 1, 3 } else { bar_sync 1, 3 }\n");
 }
 
+/// semantics.md §9.1, "Without `.aligned`": `bar_sync ID unaligned` (`barrier.sync`) may be
+/// reached by the threads of one whole-block use at different statements; with an aligned
+/// statement among them it is `barrier-divergence`. A whole-block use publishes the block's
+/// barrier inits (§6.4) whatever its id.
+#[test]
+fn unaligned_whole_block_barrier_at_different_statements() {
+    let src = "protocol p
+block 4
+mbarrier go
+buffer flag
+if tid == 0 { init go, 1 }
+if tid < 2 {
+  write flag value 1
+  bar_sync 1 unaligned
+} else {
+  bar_sync 1 unaligned
+  read flag
+}
+if tid == 2 { arrive go }
+if tid == 3 { wait go parity 0 }
+";
+    let r = assert_ok(src);
+    assert_eq!(rules(&r), ["same-value-store"], "{:?}", rules(&r));
+    // One of the statements `.aligned`: divergence.
+    let r = assert_flags(
+        &src.replacen(
+            "  bar_sync 1 unaligned
+} else",
+            "  bar_sync 1
+} else",
+            1,
+        ),
+        "barrier-divergence",
+    );
+    assert!(!rules(&r).contains(&"init-not-visible"), "{:?}", rules(&r));
+    // Without the barrier the init is not ordered before the others' uses.
+    assert_flags(
+        &src.replace(
+            "  bar_sync 1 unaligned
+",
+            "",
+        ),
+        "init-not-visible",
+    );
+}
+
+/// An `unaligned` named barrier with a count has no "whole warps" check: the lanes of a warp
+/// may reach it at different statements (with the aligned form that is `barrier-divergence`).
+#[test]
+fn unaligned_named_barrier_split_across_a_warp() {
+    let src = "protocol p\nblock 64\nif lane < 16 { bar_sync 1, 64 unaligned } else { bar_sync 1, 64 unaligned }\n";
+    let r = check_por(src);
+    assert!(errors(&r).is_empty(), "{:?}", rules(&r));
+    assert_eq!(r.verdict, checker::Verdict::Ok);
+    let r = check_por(&src.replace(" unaligned", ""));
+    assert!(rules(&r).contains(&"barrier-divergence"), "{:?}", rules(&r));
+    // The count is still in whole warps.
+    let r = check_por("protocol p\nblock 64\nbar_sync 1, 40 unaligned\n");
+    assert!(
+        rules(&r).contains(&"named-barrier-count"),
+        "{:?}",
+        rules(&r)
+    );
+}
+
+/// 96 threads meet at a whole-block `bar_sync 1 unaligned` from three roles, then one writes
+/// and the others read after a second one: the arrivals are taken alone (they complete
+/// nothing), so the search stays small, and the reductions agree.
+#[test]
+fn unaligned_whole_block_barriers_of_three_roles_reduce() {
+    let src = "protocol p
+block 96
+buffer flag
+role a when warp == 0 {
+  if tid == 0 { write flag value 2 }
+  bar_sync 1 unaligned
+  bar_sync 1 unaligned
+}
+role b when warp == 1 {
+  bar_sync 1 unaligned
+  read flag
+  bar_sync 1 unaligned
+}
+role c when warp == 2 {
+  bar_sync 1 unaligned
+  read flag
+  bar_sync 1 unaligned
+}
+";
+    let r = check_por(src);
+    assert!(r.findings.is_empty(), "{:?}", rules(&r));
+    assert!(r.stats.states < 2_000, "{} states", r.stats.states);
+}
+
 // ---------- clusters ----------
 
 const PAIR: &str = include_str!("data/multicast_pair.phase");

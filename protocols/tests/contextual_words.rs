@@ -390,3 +390,23 @@ fn write_value_clause() {
     );
     assert_eq!(codes(&format!("{head}write flag value\n")), ["E0101"]);
 }
+
+/// `bar_sync ID[, N] unaligned` / `bar_arrive ID, N unaligned` (language.md, "Barriers without
+/// `.aligned`"): a clause word after the barrier, printed back by `ir_display`; `unaligned` stays
+/// a name everywhere else.
+#[test]
+fn unaligned_clause() {
+    let t = load_text(
+        "protocol p\nparam unaligned = 1\nblock 64\nbar_sync 1 unaligned\nbar_sync 2, 64 unaligned\n\
+         bar_arrive 3, 64 unaligned\nbar_sync unaligned\nbar_sync 4\n",
+    )
+    .expect("loads");
+    assert!(t.contains("bar_sync 1 unaligned  #"), "{t}");
+    assert!(t.contains("bar_sync 2, 64 unaligned  #"), "{t}");
+    assert!(t.contains("bar_arrive 3, 64 unaligned  #"), "{t}");
+    assert!(
+        t.contains("bar_sync unaligned  #"),
+        "the parameter `unaligned` as the id: {t}"
+    );
+    assert!(t.contains("bar_sync 4  #"), "{t}");
+}
