@@ -568,7 +568,10 @@ impl Data {
     // ----- named barriers, syncthreads (§9.1) -----
 
     /// `bar_sync` (`blocking`) or `bar_arrive` on `id` with `count` (0: whole block), or
-    /// `syncthreads` (`check`: false). Returns the use's generation to wait for.
+    /// `syncthreads` (`check`: false); `aligned`: the `.aligned` form. Returns the use's
+    /// generation to wait for. (One argument per operand and modifier of the statement, as
+    /// the interpreter has them; a struct would only be built to be taken apart here.)
+    #[allow(clippy::too_many_arguments)]
     pub fn named_arrive(
         &mut self,
         t: usize,
