@@ -257,66 +257,73 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         }
     }
     // 2. Enabled accesses against the unreleased / unfenced past accesses of every thread.
+    // Kept accesses by buffer (in thread order, then each thread's order): a block of 384
+    // threads keeps over a thousand, and an enabled access meets only those of its buffer.
+    let mut kept: Vec<(u32, &Access)> = (0..m.nthreads())
+        .flat_map(|u| s.threads[u as usize].acc.iter().map(move |e| (u, e)))
+        .collect();
+    kept.sort_by_key(|&(_, e)| e.buf);
     for a in &acc {
-        for u in 0..m.nthreads() {
-            for e in &s.threads[u as usize].acc {
-                if e.buf != a.buf || !e.kind.conflicts(a.kind) {
+        let from = kept.partition_point(|&(_, e)| e.buf < a.buf);
+        let to = kept.partition_point(|&(_, e)| e.buf <= a.buf);
+        for &(u, e) in &kept[from..to] {
+            if !e.kind.conflicts(a.kind) {
+                continue;
+            }
+            // Program order covers a thread's own later accesses (the proxy rule still
+            // applies to them). In the block, the access must happen after it (`seen`);
+            // farther away, it must have been released at a wide enough scope.
+            let need = if a.agent == Agent::Thread(u) {
+                LVL_NONE
+            } else {
+                required_level(m, u, a.thread)
+            };
+            let unordered = match need {
+                LVL_NONE => false,
+                LVL_CTA => !e.ordered_before(a.thread),
+                _ => e.level < need,
+            };
+            let e_span = m.code_of(u).instrs[e.pc as usize].span();
+            let e_what = || {
+                format!(
+                    "the earlier {} of `{}` by {}",
+                    kind_word(e.kind),
+                    m.buf_names[e.buf as usize],
+                    m.threads[u as usize].name
+                )
+            };
+            if unordered && !(e.kind.is_async() && a.kind.is_async()) {
+                let e_value = m.write_value(u, e.pc);
+                if let Some(v) = same_value(a.kind, a.value, e.kind, e_value) {
+                    // At the later statement of the two, as the co-enabled check does: the
+                    // finding does not depend on which write came first (partial-order
+                    // reduction lets writes of one value commute).
+                    let at = a.span.max(e_span);
+                    if fresh(&rules::same_value_store::RULE, at) {
+                        found.push(if at == a.span {
+                            same_value_store(a.span, &a.what(m), e_span, &e_what(), v)
+                        } else {
+                            same_value_store(e_span, &e_what(), a.span, &a.what(m), v)
+                        });
+                    }
                     continue;
                 }
-                // Program order covers a thread's own later accesses (the proxy rule still
-                // applies to them). In the block, the access must happen after it (`seen`);
-                // farther away, it must have been released at a wide enough scope.
-                let need = if a.agent == Agent::Thread(u) {
-                    LVL_NONE
-                } else {
-                    required_level(m, u, a.thread)
-                };
-                let unordered = match need {
-                    LVL_NONE => false,
-                    LVL_CTA => !e.ordered_before(a.thread),
-                    _ => e.level < need,
-                };
-                let e_span = m.code_of(u).instrs[e.pc as usize].span();
-                let e_what = || {
+                if !fresh(&rules::data_race::RULE, a.span) {
+                    continue;
+                }
+                let why = if need == LVL_CTA {
                     format!(
-                        "the earlier {} of `{}` by {}",
-                        kind_word(e.kind),
-                        m.buf_names[e.buf as usize],
-                        m.threads[u as usize].name
+                        "no release made after it reaches {}: neither {} nor a thread ordered after it released into a barrier phase or barrier use that {} then acquired",
+                        m.threads[a.thread as usize].name,
+                        m.threads[u as usize].name,
+                        m.threads[a.thread as usize].name
                     )
+                } else if e.level == LVL_NONE {
+                    "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access".to_string()
+                } else {
+                    "it was released only at a scope too narrow for this accessor (cta vs cluster, or gpu across memory domains)".to_string()
                 };
-                if unordered && !(e.kind.is_async() && a.kind.is_async()) {
-                    let e_value = m.write_value(u, e.pc);
-                    if let Some(v) = same_value(a.kind, a.value, e.kind, e_value) {
-                        // At the later statement of the two, as the co-enabled check does: the
-                        // finding does not depend on which write came first (partial-order
-                        // reduction lets writes of one value commute).
-                        let at = a.span.max(e_span);
-                        if fresh(&rules::same_value_store::RULE, at) {
-                            found.push(if at == a.span {
-                                same_value_store(a.span, &a.what(m), e_span, &e_what(), v)
-                            } else {
-                                same_value_store(e_span, &e_what(), a.span, &a.what(m), v)
-                            });
-                        }
-                        continue;
-                    }
-                    if !fresh(&rules::data_race::RULE, a.span) {
-                        continue;
-                    }
-                    let why = if need == LVL_CTA {
-                        format!(
-                            "no release made after it reaches {}: neither {} nor a thread ordered after it released into a barrier phase or barrier use that {} then acquired",
-                            m.threads[a.thread as usize].name,
-                            m.threads[u as usize].name,
-                            m.threads[a.thread as usize].name
-                        )
-                    } else if e.level == LVL_NONE {
-                        "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access".to_string()
-                    } else {
-                        "it was released only at a scope too narrow for this accessor (cta vs cluster, or gpu across memory domains)".to_string()
-                    };
-                    found.push(
+                found.push(
                         MFinding::new(
                             &rules::data_race::RULE,
                             a.span,
@@ -325,12 +332,12 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                         .label(e_span, "the unordered access")
                         .help("publish the access with a release that the accessor acquires at a wide enough scope"),
                     );
-                } else if a.kind.is_async()
-                    && !e.kind.is_async()
-                    && !fenced_for(e, a, u)
-                    && fresh(&rules::missing_proxy_fence::RULE, a.span)
-                {
-                    found.push(
+            } else if a.kind.is_async()
+                && !e.kind.is_async()
+                && !fenced_for(e, a, u)
+                && fresh(&rules::missing_proxy_fence::RULE, a.span)
+            {
+                found.push(
                         MFinding::new(
                             &rules::missing_proxy_fence::RULE,
                             a.span,
@@ -343,7 +350,6 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                         .label(e_span, "generic-proxy access")
                         .help("run fence_proxy_async after the generic access, before the synchronization that hands the buffer over"),
                     );
-                }
             }
         }
     }

@@ -83,7 +83,7 @@ pub const LVL_SYS: Level = 4;
 /// it has not been released far enough for an accessor in another block ([`Access::level`]),
 /// or (generic accesses to buffers that the async proxy also touches) no `fence_proxy_async`
 /// followed it yet.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Access {
     pub buf: u32,
     pub kind: AccessKind,
@@ -102,7 +102,39 @@ pub struct Access {
     pub pubs: Vec<Pub>,
 }
 
+/// Accesses sort by what they are before whom they are ordered: by [`Access::name_free`], then
+/// by the set itself. So the order of a thread's kept accesses, and of threads that differ in
+/// them, does not change when symmetry renames threads (renaming changes sets, not their sizes).
+impl Ord for Access {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.name_free()
+            .cmp(&other.name_free())
+            .then_with(|| self.seen.cmp(&other.seen))
+    }
+}
+
+impl PartialOrd for Access {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 impl Access {
+    /// Everything about the access but the names of the threads ordered after it (only how
+    /// many there are): what a renaming of threads leaves unchanged.
+    #[allow(clippy::type_complexity)]
+    pub fn name_free(&self) -> (u32, AccessKind, Level, u8, u32, u32, &[Pub]) {
+        (
+            self.buf,
+            self.kind,
+            self.level,
+            self.fence,
+            self.pc,
+            self.seen.len(),
+            &self.pubs,
+        )
+    }
+
     /// Does thread `t` (not the accessing thread) happen after this access?
     pub fn ordered_before(&self, t: u32) -> bool {
         self.seen.contains(t)
@@ -203,6 +235,23 @@ impl ThreadSet {
         self.0.is_empty()
     }
 
+    pub fn union_with(&mut self, other: &ThreadSet) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        for (w, o) in self.0.iter_mut().zip(other.0.iter()) {
+            *w |= o;
+        }
+    }
+
+    pub fn intersects(&self, other: &ThreadSet) -> bool {
+        self.0.iter().zip(other.0.iter()).any(|(a, b)| a & b != 0)
+    }
+
+    pub fn len(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
     /// Is some thread of `self` other than `except` missing from `seen`?
     pub fn any_outside(&self, seen: &ThreadSet, except: u32) -> bool {
         self.0.iter().enumerate().any(|(i, &w)| {
@@ -216,19 +265,50 @@ impl ThreadSet {
 
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.0.iter().enumerate().flat_map(|(i, &w)| {
-            (0..64u32)
-                .filter(move |b| w & (1 << b) != 0)
-                .map(move |b| i as u32 * 64 + b)
+            let mut rest = w;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let b = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    i as u32 * 64 + b
+                })
+            })
         })
     }
 
-    /// The set with every thread `t` renamed to `inv[t]`.
-    pub fn renamed(&self, inv: &[u32]) -> ThreadSet {
+    /// The threads that a renaming `inv` (`inv[t]` = the new name of `t`) moves.
+    pub fn moved_by(inv: &[u32]) -> ThreadSet {
         let mut out = ThreadSet::default();
-        for t in self.iter() {
-            out.insert(inv[t as usize]);
+        for (t, &n) in inv.iter().enumerate() {
+            if n as usize != t {
+                out.insert(t as u32);
+            }
         }
         out
+    }
+
+    /// The set renamed by `inv`, where `moved` holds every thread that `inv` moves (so it also
+    /// holds their new names); `None` when renaming leaves the set as it is.
+    pub fn renamed_within(&self, moved: &ThreadSet, inv: &[u32]) -> Option<ThreadSet> {
+        if !self.intersects(moved) {
+            return None;
+        }
+        let mut out = self.clone();
+        for (i, m) in moved.0.iter().enumerate() {
+            if let Some(w) = out.0.get_mut(i) {
+                *w &= !m;
+            }
+        }
+        for t in moved.iter() {
+            if self.contains(t) {
+                out.insert(inv[t as usize]);
+            }
+        }
+        // Trailing empty words would make equal sets compare unequal.
+        while out.0.last() == Some(&0) {
+            out.0.pop();
+        }
+        (out != *self).then_some(out)
     }
 
     pub fn heap_words(&self) -> usize {
@@ -519,5 +599,48 @@ mod tests {
             fingerprint(&vec![a.clone(), c.clone()]),
             fingerprint(&vec![b, c])
         );
+    }
+
+    #[test]
+    fn renaming_a_thread_set_touches_only_moved_threads_and_keeps_sets_canonical() {
+        use super::ThreadSet;
+        let set = |ts: &[u32]| {
+            let mut s = ThreadSet::default();
+            for &t in ts {
+                s.insert(t);
+            }
+            s
+        };
+        let naive = |s: &ThreadSet, inv: &[u32]| {
+            set(&s.iter().map(|t| inv[t as usize]).collect::<Vec<_>>())
+        };
+        // 200 threads; 3 -> 130 -> 64 -> 3 rotate, everyone else stays.
+        let mut inv: Vec<u32> = (0..200).collect();
+        inv[3] = 130;
+        inv[130] = 64;
+        inv[64] = 3;
+        let moved = ThreadSet::moved_by(&inv);
+        assert_eq!(moved, set(&[3, 64, 130]));
+        for ts in [
+            &[][..],
+            &[5, 6, 7],
+            &[3, 64, 130, 199],
+            &[3],
+            &[130],
+            &[64, 1],
+            &[3, 64],
+        ] {
+            let s = set(ts);
+            let want = naive(&s, &inv);
+            match s.renamed_within(&moved, &inv) {
+                None => assert_eq!(want, s, "{ts:?} was left as it is but renames"),
+                Some(got) => {
+                    assert_ne!(got, s, "{ts:?} reported changed but is not");
+                    assert_eq!(got, want, "{ts:?}");
+                }
+            }
+        }
+        // {130} renames to {64}: the word of 130 goes, and the set equals one built directly.
+        assert_eq!(set(&[130]).renamed_within(&moved, &inv), Some(set(&[64])));
     }
 }

@@ -83,10 +83,18 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
         }
         let mut order: Vec<u32> = class.clone();
         order.sort_by(|&a, &b| {
-            // `Shared`'s `Ord` answers Equal for a shared thread without comparing fields.
-            s.threads[a as usize]
-                .cmp(&s.threads[b as usize])
-                .then(a.cmp(&b))
+            let (ta, tb) = (&s.threads[a as usize], &s.threads[b as usize]);
+            // Furthest along first: the reductions step the first thread of a group of equal
+            // ones, which then still sorts first, so nobody moves (sorting the other way round
+            // rotated the whole group at every step, and renamed every set naming it).
+            // A shared thread state equals itself without comparing fields.
+            let same = Shared::ptr_eq(ta, tb);
+            let by_state = if same {
+                std::cmp::Ordering::Equal
+            } else {
+                cmp_up_to_names(tb, ta)
+            };
+            by_state.then(a.cmp(&b))
         });
         if order != *class {
             moved = true;
@@ -113,12 +121,31 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
             b.init_by = inv[b.init_by as usize];
         }
     }
-    // Kept accesses name the threads ordered after them.
+    // Kept accesses name the threads ordered after them. A permutation usually moves a few
+    // threads of one class, and most sets hold all of them or none: those sets stay as they
+    // are, and so does the thread, which keeps sharing its state with the parent (copying
+    // every thread with a kept access made a 384-thread kernel spend most of its time here).
+    let moved = ThreadSet::moved_by(&inv);
+    // Many accesses share one set (every thread that passed the same barrier): rename each
+    // distinct set once.
+    let mut renamed: BTreeMap<ThreadSet, Option<ThreadSet>> = BTreeMap::new();
+    let mut rename = |set: &ThreadSet| -> Option<ThreadSet> {
+        if !set.intersects(&moved) {
+            return None;
+        }
+        renamed
+            .entry(set.clone())
+            .or_insert_with(|| set.renamed_within(&moved, &inv))
+            .clone()
+    };
     for th in s.threads.iter_mut() {
-        if th.acc.iter().any(|a| !a.seen.is_empty()) {
+        let new: Vec<Option<ThreadSet>> = th.acc.iter().map(|a| rename(&a.seen)).collect();
+        if new.iter().any(Option::is_some) {
             let th = Shared::make_mut(th);
-            for a in th.acc.iter_mut() {
-                a.seen = a.seen.renamed(&inv);
+            for (a, seen) in th.acc.iter_mut().zip(new) {
+                if let Some(seen) = seen {
+                    a.seen = seen;
+                }
             }
             th.acc.sort();
         }
@@ -131,6 +158,54 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
     }
     s.events.sort_unstable();
     perm
+}
+
+/// The order of threads in a class: by everything in their states except the thread names in
+/// them (the sets of threads ordered after a kept access count only by size), with ties left in
+/// place. Sorting by names too would make the order depend on the very names the sort hands
+/// out: renaming after the sort would reorder the class again at the next step, so nearly every
+/// thread moved at every step and states that differ only in names were not recognised as one.
+/// Leaving ties in place makes canonical form a fixed point (a second pass moves nothing); it
+/// may keep two states apart that a full graph canonization would merge, which costs states,
+/// never soundness.
+fn cmp_up_to_names(a: &Thread, b: &Thread) -> std::cmp::Ordering {
+    #[allow(clippy::type_complexity)]
+    fn key(
+        t: &Thread,
+    ) -> (
+        (u32, Mode, &[i64], &[BarTrack], &[CpWrite]),
+        (u32, u32, &[(u32, u32, u32)], u32),
+        (&[(u32, PipeThread)], u16, Option<u32>, Option<(u32, u32)>),
+    ) {
+        // Every field is named so that a new one is a compile error here, not a silent miss.
+        let Thread {
+            pc,
+            mode,
+            locals,
+            tracks,
+            acc: _,
+            cp,
+            cp_seq,
+            cp_committed,
+            bulk,
+            bulk_committed,
+            pipes,
+            named_arrived,
+            cluster_token,
+            aw,
+        } = t;
+        (
+            (*pc, *mode, locals, tracks, cp),
+            (*cp_seq, *cp_committed, bulk, *bulk_committed),
+            (pipes, *named_arrived, *cluster_token, *aw),
+        )
+    }
+    key(a).cmp(&key(b)).then_with(|| {
+        a.acc
+            .iter()
+            .map(Access::name_free)
+            .cmp(b.acc.iter().map(Access::name_free))
+    })
 }
 
 /// An event with its thread ids renamed by `inv` (`inv[old] = new`).

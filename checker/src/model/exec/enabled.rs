@@ -235,6 +235,7 @@ pub fn actions(m: &PhaseModel, s: &State, out: &mut Vec<u32>) {
     // Per class, the enabled threads taken so far (only with symmetry).
     let mut taken: Vec<(u32, u32)> = Vec::new();
     let mut named: Option<Vec<u32>> = None;
+    let mut kept_sets: Option<Vec<&ThreadSet>> = None;
     for t in 0..m.nthreads() {
         if !enabled(m, s, t) {
             continue;
@@ -242,10 +243,19 @@ pub fn actions(m: &PhaseModel, s: &State, out: &mut Vec<u32>) {
         if m.symmetry && m.classes.len() < m.nthreads() as usize {
             let class = m.threads[t as usize].class;
             let twin = taken.iter().any(|&(c, u)| {
-                c == class && s.threads[u as usize] == s.threads[t as usize] && {
-                    let named = named.get_or_insert_with(|| named_threads(s));
-                    named.binary_search(&u).is_err() && named.binary_search(&t).is_err()
-                }
+                c == class
+                    && s.threads[u as usize] == s.threads[t as usize]
+                    && {
+                        let named = named.get_or_insert_with(|| named_threads(s));
+                        named.binary_search(&u).is_err() && named.binary_search(&t).is_err()
+                    }
+                    && {
+                        // Swapping the two must leave the state as it is: every set of threads
+                        // ordered after a kept access holds both or neither (one that acquired
+                        // a release the other did not is not its twin).
+                        let sets = kept_sets.get_or_insert_with(|| distinct_kept_sets(s));
+                        sets.iter().all(|x| x.contains(u) == x.contains(t))
+                    }
             });
             if twin {
                 continue;
@@ -257,6 +267,19 @@ pub fn actions(m: &PhaseModel, s: &State, out: &mut Vec<u32>) {
     for i in 0..s.events.len() {
         out.push(m.nthreads() + i as u32);
     }
+}
+
+/// The distinct sets of threads ordered after a kept access, over all threads of `s`.
+fn distinct_kept_sets(s: &State) -> Vec<&ThreadSet> {
+    let mut v: Vec<&ThreadSet> = s
+        .threads
+        .iter()
+        .flat_map(|th| th.acc.iter().map(|a| &a.seen))
+        .filter(|x| !x.is_empty())
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Threads named in the shared part of `s` (what canonicalization renames), sorted.

@@ -120,8 +120,9 @@ impl Exec<'_, '_> {
         if self.state.threads.iter().all(|th| th.acc.is_empty()) {
             return;
         }
-        // Per (block, buffer object, the access writes): who may still conflict with it by
-        // the static reach of their code; copies in flight are per instance, and rare.
+        // Per (block, buffer instance, the access writes): who may still conflict with it, by
+        // the static reach of their code and by their copies in flight. Computed once per
+        // prune: a 384-thread kernel keeps well over a thousand accesses to a few buffers.
         let mut needers: Vec<((u32, u32, bool), ThreadSet)> = Vec::new();
         let in_flight = !self.state.events.is_empty()
             || self
@@ -137,20 +138,19 @@ impl Exec<'_, '_> {
             let mut keep = Vec::with_capacity(self.state.threads[u as usize].acc.len());
             for a in &self.state.threads[u as usize].acc {
                 let write = a.kind.is_write();
-                let key = (block, self.m.buf_obj[a.buf as usize], write);
+                let key = (block, a.buf, write);
                 let need = match needers.iter().position(|(k, _)| *k == key) {
                     Some(i) => &needers[i].1,
                     None => {
-                        let n = self.may_reach_conflict(block, a.buf, write);
+                        let mut n = self.may_reach_conflict(block, a.buf, write);
+                        if in_flight {
+                            n.union_with(&self.copies_in_flight(block, a.buf, write));
+                        }
                         needers.push((key, n));
                         &needers.last().expect("just pushed").1
                     }
                 };
-                let unseen = need.any_outside(&a.seen, u)
-                    || (in_flight
-                        && self
-                            .copies_in_flight(block, a.buf, write)
-                            .any_outside(&a.seen, u));
+                let unseen = need.any_outside(&a.seen, u);
                 let lvl = self.m.buf_level[a.buf as usize];
                 let far = lvl > LVL_CTA && a.level < lvl;
                 let proxy = a.fence != FENCE_RELEASED

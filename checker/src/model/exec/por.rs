@@ -317,9 +317,9 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 };
                 copy_alone(m, s, t, x, matches!(op, Op::CpAsync { .. }), f)
             }
-            Op::WaitGroup { .. } | Op::BulkWaitRead { .. } | Op::FenceProxyAsync => {
-                own_copies_quiet(s, t, f)
-            }
+            Op::WaitGroup { .. } => own_copies_quiet(s, t, f),
+            Op::BulkWaitRead { .. } => own_bulk_reads_quiet(s, t, f),
+            Op::FenceProxyAsync => fence_alone(s, t, f),
             Op::ProducerAcquire { pipe }
             | Op::ProducerCommit { pipe }
             | Op::ConsumerWait { pipe }
@@ -365,20 +365,48 @@ fn copy_alone(
     local_buf(m, t, x) && !conflict
 }
 
-/// Completing the thread's own copies makes them kept accesses (race flags), and a proxy fence
-/// marks the kept accesses fenced: nobody else may touch those buffers. (An arrive-on of this
-/// thread in flight also completes its copies: not alone.)
+/// Completing the thread's own cp.async copies makes their writes kept accesses of the thread
+/// (merged with its kept accesses to the same buffers): nobody else may touch those buffers.
+/// An arrive-on of this thread in flight also completes its copies, and which barriers a
+/// completed copy is published into depends on which arrive-ons are still in flight: not
+/// alone then. The thread's other kept accesses do not change.
 fn own_copies_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
     let th = &s.threads[t as usize];
-    let quiet = |x: u32| quiet(s, f, t, x);
     let own_arrive_on = s
         .events
         .iter()
         .any(|e| matches!(*e, Event::CpArrive { thread, .. } if thread == t));
-    !own_arrive_on
-        && th.cp.iter().all(|c| quiet(c.buf))
-        && th.bulk.iter().all(|b| quiet(b.0))
-        && th.acc.iter().all(|a| quiet(a.buf))
+    !own_arrive_on && th.cp.iter().all(|c| quiet(s, f, t, c.buf))
+}
+
+/// `bulk_wait_read` turns the thread's bulk-store source reads in flight into kept async reads
+/// (merged with its kept accesses to the same buffers): nobody else may touch those buffers.
+/// The thread's other kept accesses do not change.
+fn own_bulk_reads_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
+    s.threads[t as usize]
+        .bulk
+        .iter()
+        .all(|b| quiet(s, f, t, b.0))
+}
+
+/// A `fence_proxy_async` of `t` marks the thread's kept generic accesses and cp.async copies
+/// as fenced for its own later async accesses ([`FENCE_OWN`]). Nothing another thread does
+/// reads that mark: another thread's async access needs [`FENCE_RELEASED`], which only `t`'s
+/// own next release makes (race.rs `fenced_for`), and dropping a kept access weighs only
+/// `FENCE_RELEASED` too (order.rs `prune_kept`). So the fence commutes with every other
+/// thread's step. What would see its order are `t`'s own asynchronous operations still in
+/// flight: a TMA copy it issued lands as its async access (checked against its kept accesses
+/// with the fence mark as it is then), an arrive-on completes its copies, a bulk store reads.
+/// Requiring all of `t`'s kept accesses quiet, as for a wait, kept a 384-thread kernel's
+/// fences from ever being taken alone once kept accesses lived until every conflicting thread
+/// was ordered after them.
+fn fence_alone(s: &State, t: u32, f: &footprint::Frozen) -> bool {
+    let th = &s.threads[t as usize];
+    let own_in_flight = s.events.iter().any(|e| match *e {
+        Event::Tma { issuer, .. } => issuer == t,
+        Event::CpArrive { thread, .. } => thread == t,
+    });
+    !own_in_flight && th.bulk.iter().all(|b| quiet(s, f, t, b.0))
 }
 
 /// A `cuda::pipeline` operation of `t` (model/exec/mod.rs has the step): block pipelines wait
