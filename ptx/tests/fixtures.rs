@@ -964,7 +964,6 @@ fn triton_dispatch_stores(ptx: &str) -> Vec<u32> {
 ///   partial-order reduction (without that, and with the dispatch stores as races, 550 000
 ///   states at 2 k-tiles did not finish).
 #[test]
-#[ignore = "slow since the kept-access happens-before tracking (design.md, Races) met the reductions of this kernel: 5 820 states in 5 min at 2 k-tiles (release); run with --ignored"]
 fn triton_warp_specialized_matmul_verifies() {
     let name = "triton/matmul_ws.ptx";
     let ptx = read(name);
