@@ -368,6 +368,31 @@ bar_sync 1, 2
     );
 }
 
+/// Partial-order reduction kept one order of a race and the unreduced search both: t0's read
+/// of `part[1]` against t1's cp.async into it still in flight was reported at the read, and
+/// in the other order (the copy landing after the read) at the `cp_async`. A race is now
+/// reported at the later of its two statements whichever order reaches it. Found by
+/// `PHASECHECK_GEN_CASES=6000 PHASECHECK_GEN_SEED=20261126` (release build), as shrunk.
+#[test]
+fn regression_por_race_reported_at_either_statement() {
+    regression(
+        "protocol gen_cp_async
+param NT = 2
+block NT
+mbarrier bar
+buffer part[NT]
+if tid == 0 { init bar, 2 * NT - 1 }
+syncthreads
+cp_async part[tid]
+cp_async_arrive bar noinc
+arrive bar
+wait bar parity 0
+read part[(tid + 1) % NT]
+syncthreads
+",
+    );
+}
+
 /// The shrunk case as proptest reported it (`PHASECHECK_GEN_CASES=4000`, release build):
 /// FA3 pingpong with both groups waiting on barrier 1 (`PingPongBug::SameBarrier`).
 #[test]

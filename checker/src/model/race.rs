@@ -308,7 +308,12 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                     }
                     continue;
                 }
-                if !fresh(&rules::data_race::RULE, a.span) {
+                // At the later statement of the two, as the co-enabled check does: the other
+                // order of the same two accesses (the later-enabled one kept, this one enabled)
+                // is the same race, and which of the orders the partial-order reduction keeps
+                // must not decide where it is reported.
+                let at = a.span.max(e_span);
+                if !fresh(&rules::data_race::RULE, at) {
                     continue;
                 }
                 let why = if need == LVL_CTA {
@@ -323,15 +328,19 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                 } else {
                     "it was released only at a scope too narrow for this accessor (cta vs cluster, or gpu across memory domains)".to_string()
                 };
-                found.push(
-                        MFinding::new(
-                            &rules::data_race::RULE,
-                            a.span,
-                            format!("{} is not ordered after {}: {why}", a.what(m), e_what()),
-                        )
-                        .label(e_span, "the unordered access")
-                        .help("publish the access with a release that the accessor acquires at a wide enough scope"),
-                    );
+                let finding = MFinding::new(
+                    &rules::data_race::RULE,
+                    at,
+                    format!("{} is not ordered after {}: {why}", a.what(m), e_what()),
+                );
+                let finding = if at == a.span {
+                    finding.label(e_span, "the unordered access")
+                } else {
+                    finding.label(a.span, "the access not ordered after it")
+                };
+                found.push(finding.help(
+                    "publish the access with a release that the accessor acquires at a wide enough scope",
+                ));
             } else if a.kind.is_async()
                 && !e.kind.is_async()
                 && !fenced_for(e, a, u)
