@@ -10,6 +10,7 @@
 //! that only a TMA completion signals).
 
 use super::*;
+use std::collections::BTreeMap;
 
 impl Exec<'_, '_> {
     /// Apply `change` to every kept access (of thread `u`) that `touches` selects; a thread
@@ -120,10 +121,12 @@ impl Exec<'_, '_> {
         if self.state.threads.iter().all(|th| th.acc.is_empty()) {
             return;
         }
-        // Per (block, buffer instance, the access writes): who may still conflict with it, by
-        // the static reach of their code and by their copies in flight. Computed once per
-        // prune: a 384-thread kernel keeps well over a thousand accesses to a few buffers.
-        let mut needers: Vec<((u32, u32, bool), ThreadSet)> = Vec::new();
+        // Who may still conflict with a kept access, computed once per prune (a 384-thread
+        // kernel keeps well over a thousand accesses): by the static reach of their code, per
+        // (block, buffer object, whether the instance is the block's own, the access writes);
+        // by their copies in flight, per buffer instance, only where the reach leaves none out.
+        let mut by_reach: BTreeMap<(u32, u32, bool, bool), ThreadSet> = BTreeMap::new();
+        let mut by_copies: BTreeMap<(u32, u32, bool), ThreadSet> = BTreeMap::new();
         let in_flight = !self.state.events.is_empty()
             || self
                 .state
@@ -138,19 +141,17 @@ impl Exec<'_, '_> {
             let mut keep = Vec::with_capacity(self.state.threads[u as usize].acc.len());
             for a in &self.state.threads[u as usize].acc {
                 let write = a.kind.is_write();
-                let key = (block, a.buf, write);
-                let need = match needers.iter().position(|(k, _)| *k == key) {
-                    Some(i) => &needers[i].1,
-                    None => {
-                        let mut n = self.may_reach_conflict(block, a.buf, write);
-                        if in_flight {
-                            n.union_with(&self.copies_in_flight(block, a.buf, write));
-                        }
-                        needers.push((key, n));
-                        &needers.last().expect("just pushed").1
-                    }
-                };
-                let unseen = need.any_outside(&a.seen, u);
+                let obj = self.m.buf_obj[a.buf as usize];
+                let own = self.same_block(block, a.buf);
+                let need = by_reach
+                    .entry((block, obj, own, write))
+                    .or_insert_with(|| self.may_reach_conflict(block, a.buf, write));
+                let unseen = need.any_outside(&a.seen, u)
+                    || (in_flight
+                        && by_copies
+                            .entry((block, a.buf, write))
+                            .or_insert_with(|| self.copies_in_flight(block, a.buf, write))
+                            .any_outside(&a.seen, u));
                 let lvl = self.m.buf_level[a.buf as usize];
                 let far = lvl > LVL_CTA && a.level < lvl;
                 let proxy = a.fence != FENCE_RELEASED
@@ -170,15 +171,18 @@ impl Exec<'_, '_> {
         }
     }
 
+    /// Buffer instance `x` is `block`'s own or global (else a peer block's).
+    fn same_block(&self, block: u32, x: u32) -> bool {
+        let b = self.m.buf_block[x as usize];
+        b == u32::MAX || b == block
+    }
+
     /// The live threads of `block` whose code can still reach an access to buffer instance
     /// `x`'s object that conflicts with a kept access (`write`: any access conflicts; else
     /// only writes), from where they are.
     fn may_reach_conflict(&self, block: u32, x: u32, write: bool) -> ThreadSet {
         let obj = self.m.buf_obj[x as usize];
-        let same_block = {
-            let b = self.m.buf_block[x as usize];
-            b == u32::MAX || b == block
-        };
+        let same_block = self.same_block(block, x);
         let mut out = ThreadSet::default();
         for y in self.block_threads(block) {
             let th = &self.state.threads[y as usize];
