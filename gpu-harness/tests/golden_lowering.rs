@@ -312,3 +312,26 @@ fn blocking_collectives_record_where_each_thread_is() {
     assert!(k.contains("pc.aim = pc_aim_of(seq, pc.cta, pc.tid);"));
     assert!(k.contains("const pc_u32* seq, pc_u64* pos) {"));
 }
+
+/// `write X value N` lowers to a stamp of the statement and the value, the same for every
+/// writer (overlapping stores of one value are no race on the GPU either); a plain write keeps
+/// its per-writer stamp.
+#[test]
+fn value_writes_share_one_stamp() {
+    let text = "protocol v\nblock 4\nbuffer flag\nif tid < 2 {\n  write flag value 7\n}\nsyncthreads\nwrite flag\nread flag\n";
+    let file = SourceFile::new("v.phase", text);
+    let program = protocols::load(&file, &[]).expect("loads");
+    let l = lower(&program, Some(&file), &LowerOptions::default()).expect("lowers");
+    let (_, kernel) = l
+        .source
+        .split_once("// ---- end of prelude ----\n")
+        .expect("prelude marker");
+    assert!(
+        kernel.contains("pc_write_value(pc, flag[0], 32, 0, (pc_u32)(7ll), (pc_u32)(0));"),
+        "{kernel}"
+    );
+    assert!(
+        kernel.contains("pc_write(pc, flag[0], 32, 2, pc_occ_2,"),
+        "{kernel}"
+    );
+}

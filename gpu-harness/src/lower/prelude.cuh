@@ -583,6 +583,32 @@ __device__ void pc_write(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, 
   if (now != (mine | PC_BUSY) || pc_parts_now(buf, part)) pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
   *st = mine;
 }
+// `write X value N`: every thread that runs a statement stores the same bytes, so the stamp
+// names the statement and the value (in the occurrence field; thread and block 0), not the
+// writer, and the data words are the same for all of them: two overlapping stores of one value
+// leave the instance as either would. Another write in flight is a race only if its stamp
+// differs (another statement or value); a read that overlaps any of them still is. The first
+// of two overlapping same-value writers to finish clears the busy bit for both (a reader may
+// then miss the second: the GPU may see less than the checker, never more).
+__device__ void pc_write_value(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 value,
+                               pc_u32 index, bool part = false) {
+  if (pc.dead) return;
+  volatile pc_u64* st = (volatile pc_u64*)buf;
+  volatile pc_u32* data = (volatile pc_u32*)(buf + 16);
+  pc_u64 mine = ((pc_u64)(stmt + 1) << 48) | ((pc_u64)value << 16);
+  pc_u64 old = *st;
+  if (((old & PC_BUSY) && (old & ~PC_BUSY) != mine) || pc_parts_now(buf, part))
+    pc_event(pc, PC_EV_RACE, stmt, old, ((pc_u64)index << 32) | 1u);
+  *st = mine | PC_BUSY;
+  pc_u32 h = pc_hash(mine);
+  for (pc_u32 w = 0; w < words; w++) data[w] = h;
+  pc_hold_open(pc, stmt);
+  pc_delay(pc);
+  pc_u64 now = *st;
+  if ((now & ~PC_BUSY) != mine || pc_parts_now(buf, part))
+    pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
+  *st = mine;
+}
 // `write part X`: this thread's part. Counted in flight (readers and whole writers of the
 // instance see it), its stamp published with PC_PART, its own data word written; a whole write
 // in flight (a busy stamp) at its start or end is a race. Other part writes are not.

@@ -458,8 +458,23 @@ impl Gen<'_> {
                     ),
                 );
             }
-            // A value (`write X value N`) is not lowered: the harness stamps the write as any
-            // whole write, so unordered writes of one value are reported as races on the GPU.
+            // `write X value N`: a stamp of the statement and the value, the same for every
+            // writer, so overlapping stores of one value are no race (prelude `pc_write_value`).
+            Op::Write {
+                buf,
+                part: false,
+                value: Some(v),
+            } => {
+                let (ptr, words, _, _) = self.buffer_args(buf)?;
+                self.line(
+                    out,
+                    &format!(
+                        "pc_write_value(pc, {ptr}, {words}, {id}, (pc_u32)({v}ll), (pc_u32)({}){});",
+                        self.index(buf),
+                        self.parts_arg(buf)
+                    ),
+                );
+            }
             Op::Write {
                 buf, part: false, ..
             } => {
