@@ -455,7 +455,7 @@ pub struct MutateArgs {
     /// Only these operators (repeatable or comma-separated): flip-parity, count-plus-one,
     /// count-minus-one, arrive-to-drop, drop-to-arrive, remove-wait, swap-stage, remove-fence,
     /// tx-plus-16, tx-minus-16, tx-times-2, exit-early, trips-plus-one, trips-minus-one,
-    /// arrive-before-access (docs/ci.md, "phasecheck mutate").
+    /// arrive-before-access, drop-value, drop-unaligned (docs/ci.md, "phasecheck mutate").
     #[arg(long = "operator", value_name = "NAME")]
     pub operators: Vec<String>,
     /// Output: a table per file for people, or one JSON object (docs/ci.md).

@@ -46,10 +46,16 @@ pub enum Operator {
     /// An arrive (`arrive`, `arrive_drop`, `consumer_release`, `bar_arrive`) swapped with the
     /// buffer access just before it, which it was meant to publish.
     ArriveBeforeAccess,
+    /// `write X value N` -> `write X`: the threads' stores are no longer known to store the
+    /// same bytes (a code generator that stores something thread-dependent).
+    DropValue,
+    /// `bar_sync ID[, N] unaligned` -> `bar_sync ID[, N]`: the aligned barrier, whose threads
+    /// must all reach it at the same statement.
+    DropUnaligned,
 }
 
 impl Operator {
-    pub const ALL: [Operator; 15] = [
+    pub const ALL: [Operator; 17] = [
         Operator::FlipParity,
         Operator::CountPlusOne,
         Operator::CountMinusOne,
@@ -65,6 +71,8 @@ impl Operator {
         Operator::TripsPlusOne,
         Operator::TripsMinusOne,
         Operator::ArriveBeforeAccess,
+        Operator::DropValue,
+        Operator::DropUnaligned,
     ];
 
     pub fn name(self) -> &'static str {
@@ -84,6 +92,8 @@ impl Operator {
             Operator::TripsPlusOne => "trips-plus-one",
             Operator::TripsMinusOne => "trips-minus-one",
             Operator::ArriveBeforeAccess => "arrive-before-access",
+            Operator::DropValue => "drop-value",
+            Operator::DropUnaligned => "drop-unaligned",
         }
     }
 
@@ -306,6 +316,28 @@ impl Gen<'_> {
         );
     }
 
+    /// Delete the last ` word` of statement `s` (`text` is its text): with what follows it to
+    /// the end of the statement when `to_end` (the word takes an operand, `value N`).
+    fn drop_word(&mut self, operator: Operator, s: &Stmt, text: &str, word: &str, to_end: bool) {
+        let Some(at) = text.rfind(word) else {
+            return;
+        };
+        let start = s.span.start as usize + at;
+        let end = if to_end {
+            s.span.end as usize
+        } else {
+            start + word.len()
+        };
+        self.push(
+            operator,
+            vec![Edit {
+                start,
+                end,
+                text: String::new(),
+            }],
+        );
+    }
+
     /// The length of an array object as its declaration writes it (`STAGES`), else its value.
     fn len_text(&self, object: protocols::ir::ObjectId) -> String {
         let o = self.program.object(object);
@@ -501,6 +533,12 @@ impl Gen<'_> {
             | Op::WaitGroup { .. }
             | Op::BulkWaitRead { .. } => self.delete(Operator::RemoveWait, s),
             Op::FenceProxyAsync | Op::Fence { .. } => self.delete(Operator::RemoveFence, s),
+            Op::Write { value: Some(_), .. } => {
+                self.drop_word(Operator::DropValue, s, &stmt_text, " value ", true)
+            }
+            Op::BarSync {
+                unaligned: true, ..
+            } => self.drop_word(Operator::DropUnaligned, s, &stmt_text, " unaligned", false),
             Op::ArriveExpectTx { bytes, .. } | Op::ExpectTx { bytes, .. } => {
                 let t = self.expr_text(bytes);
                 let (plus, minus, times) = match literal(t) {
@@ -815,6 +853,45 @@ bar_sync 1, 3
         assert_eq!(find(Operator::RemoveWait, 7), vec!["read x"]);
         assert_eq!(find(Operator::RemoveWait, 8), vec!["arrive b; read x"]);
         assert!(find(Operator::ArriveBeforeAccess, 8).is_empty());
+    }
+
+    #[test]
+    fn value_and_unaligned_are_dropped() {
+        let text = "protocol p\nblock 4\nbuffer x\nif tid < 2 { write x value 1 }\n\
+                    bar_sync 1 unaligned\nbar_sync 2, 4 unaligned\nwrite x\nbar_sync 3\nread x\n";
+        let file = SourceFile::new("p.phase", text);
+        let program = protocols::load(&file, &[]).expect("loads");
+        let got = |op: Operator| -> Vec<Change> {
+            mutants(&file, &program, &[op])
+                .iter()
+                .map(|p| change(text, &p.apply(text)))
+                .collect()
+        };
+        assert_eq!(
+            got(Operator::DropValue),
+            vec![one(
+                4,
+                "if tid < 2 { write x value 1 }",
+                "if tid < 2 { write x }"
+            )]
+        );
+        assert_eq!(
+            got(Operator::DropUnaligned),
+            vec![
+                one(5, "bar_sync 1 unaligned", "bar_sync 1"),
+                one(6, "bar_sync 2, 4 unaligned", "bar_sync 2, 4"),
+            ]
+        );
+        // Every mutant loads.
+        for p in mutants(
+            &file,
+            &program,
+            &[Operator::DropValue, Operator::DropUnaligned],
+        ) {
+            let m = p.apply(text);
+            let f = SourceFile::new("m.phase", &m);
+            assert!(protocols::load(&f, &[]).is_ok(), "{m}");
+        }
     }
 
     #[test]
