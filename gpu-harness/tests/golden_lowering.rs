@@ -16,12 +16,17 @@ fn lowered(name: &str, mode: Mode) -> String {
     )
 }
 
+/// The generated kernel: what follows the shared prelude.
+fn after_prelude(source: &str) -> &str {
+    source
+        .split_once("// ---- end of prelude ----\n")
+        .expect("prelude marker")
+        .1
+}
+
 fn lowered_with(name: &str, options: &LowerOptions) -> String {
     let l = common::lower_fixture(name, options);
-    let (_, kernel) = l
-        .source
-        .split_once("// ---- end of prelude ----\n")
-        .expect("prelude marker");
+    let kernel = after_prelude(&l.source);
     let header: String = l
         .source
         .lines()
@@ -322,10 +327,7 @@ fn value_writes_share_one_stamp() {
     let file = SourceFile::new("v.phase", text);
     let program = protocols::load(&file, &[]).expect("loads");
     let l = lower(&program, Some(&file), &LowerOptions::default()).expect("lowers");
-    let (_, kernel) = l
-        .source
-        .split_once("// ---- end of prelude ----\n")
-        .expect("prelude marker");
+    let kernel = after_prelude(&l.source);
     assert!(
         kernel.contains("pc_write_value(pc, flag[0], 32, 0, (pc_u32)(7ll), (pc_u32)(0));"),
         "{kernel}"

@@ -235,15 +235,6 @@ impl ThreadSet {
         self.0.is_empty()
     }
 
-    pub fn union_with(&mut self, other: &ThreadSet) {
-        if self.0.len() < other.0.len() {
-            self.0.resize(other.0.len(), 0);
-        }
-        for (w, o) in self.0.iter_mut().zip(other.0.iter()) {
-            *w |= o;
-        }
-    }
-
     pub fn intersects(&self, other: &ThreadSet) -> bool {
         self.0.iter().zip(other.0.iter()).any(|(a, b)| a & b != 0)
     }

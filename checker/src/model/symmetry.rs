@@ -133,22 +133,24 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
         if !set.intersects(&moved) {
             return None;
         }
-        renamed
-            .entry(set.clone())
-            .or_insert_with(|| set.renamed_within(&moved, &inv))
-            .clone()
+        if let Some(known) = renamed.get(set) {
+            return known.clone();
+        }
+        let new = set.renamed_within(&moved, &inv);
+        renamed.insert(set.clone(), new.clone());
+        new
     };
     for th in s.threads.iter_mut() {
-        let new: Vec<Option<ThreadSet>> = th.acc.iter().map(|a| rename(&a.seen)).collect();
-        if new.iter().any(Option::is_some) {
-            let th = Shared::make_mut(th);
-            for (a, seen) in th.acc.iter_mut().zip(new) {
-                if let Some(seen) = seen {
-                    a.seen = seen;
-                }
-            }
-            th.acc.sort();
+        if th.acc.iter().all(|a| rename(&a.seen).is_none()) {
+            continue;
         }
+        let th = Shared::make_mut(th);
+        for a in th.acc.iter_mut() {
+            if let Some(seen) = rename(&a.seen) {
+                a.seen = seen;
+            }
+        }
+        th.acc.sort();
     }
     for e in s.events.iter_mut() {
         match e {

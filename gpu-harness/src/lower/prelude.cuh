@@ -566,22 +566,30 @@ __device__ void pc_read(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, p
              || (words && s1 != 0 && !(s1 & PC_PART) && d != pc_hash(s1));
   if (bad) pc_event(pc, PC_EV_RACE, stmt, (s1 & PC_BUSY) ? s1 : s2, ((pc_u64)index << 32) | (p1 || p2 ? 4u : 0u));
 }
-__device__ void pc_write(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ, pc_u32 index,
-                         bool part = false) {
+// A whole write stamped `mine`. `shared`: every writer of the statement stamps the same (a
+// value write, below), so another write in flight with the same stamp is no race.
+__device__ void pc_write_stamped(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u64 mine,
+                                 pc_u32 index, bool part, bool shared) {
   if (pc.dead) return;
   volatile pc_u64* st = (volatile pc_u64*)buf;
   volatile pc_u32* data = (volatile pc_u32*)(buf + 16);
-  pc_u64 mine = pc_stamp(pc, stmt, occ);
   pc_u64 old = *st;
-  if ((old & PC_BUSY) || pc_parts_now(buf, part)) pc_event(pc, PC_EV_RACE, stmt, old, ((pc_u64)index << 32) | 1u);
+  bool other = shared ? (old & ~PC_BUSY) != mine : true;
+  if (((old & PC_BUSY) && other) || pc_parts_now(buf, part))
+    pc_event(pc, PC_EV_RACE, stmt, old, ((pc_u64)index << 32) | 1u);
   *st = mine | PC_BUSY;
   pc_u32 h = pc_hash(mine);
   for (pc_u32 w = 0; w < words; w++) data[w] = h;
   pc_hold_open(pc, stmt);
   pc_delay(pc);
   pc_u64 now = *st;
-  if (now != (mine | PC_BUSY) || pc_parts_now(buf, part)) pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
+  bool changed = shared ? (now & ~PC_BUSY) != mine : now != (mine | PC_BUSY);
+  if (changed || pc_parts_now(buf, part)) pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
   *st = mine;
+}
+__device__ void pc_write(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 occ, pc_u32 index,
+                         bool part = false) {
+  pc_write_stamped(pc, buf, words, stmt, pc_stamp(pc, stmt, occ), index, part, false);
 }
 // `write X value N`: every thread that runs a statement stores the same bytes, so the stamp
 // names the statement and the value (in the occurrence field; thread and block 0), not the
@@ -592,22 +600,8 @@ __device__ void pc_write(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, 
 // then miss the second: the GPU may see less than the checker, never more).
 __device__ void pc_write_value(Pc& pc, unsigned char* buf, pc_u32 words, pc_u32 stmt, pc_u32 value,
                                pc_u32 index, bool part = false) {
-  if (pc.dead) return;
-  volatile pc_u64* st = (volatile pc_u64*)buf;
-  volatile pc_u32* data = (volatile pc_u32*)(buf + 16);
   pc_u64 mine = ((pc_u64)(stmt + 1) << 48) | ((pc_u64)value << 16);
-  pc_u64 old = *st;
-  if (((old & PC_BUSY) && (old & ~PC_BUSY) != mine) || pc_parts_now(buf, part))
-    pc_event(pc, PC_EV_RACE, stmt, old, ((pc_u64)index << 32) | 1u);
-  *st = mine | PC_BUSY;
-  pc_u32 h = pc_hash(mine);
-  for (pc_u32 w = 0; w < words; w++) data[w] = h;
-  pc_hold_open(pc, stmt);
-  pc_delay(pc);
-  pc_u64 now = *st;
-  if ((now & ~PC_BUSY) != mine || pc_parts_now(buf, part))
-    pc_event(pc, PC_EV_RACE, stmt, now, ((pc_u64)index << 32) | 2u);
-  *st = mine;
+  pc_write_stamped(pc, buf, words, stmt, mine, index, part, true);
 }
 // `write part X`: this thread's part. Counted in flight (readers and whole writers of the
 // instance see it), its stamp published with PC_PART, its own data word written; a whole write

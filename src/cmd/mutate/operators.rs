@@ -306,6 +306,11 @@ impl Gen<'_> {
                 start = before - 1;
             }
         }
+        self.erase(operator, start, end);
+    }
+
+    /// A mutant that deletes bytes `start..end` of the original.
+    fn erase(&mut self, operator: Operator, start: usize, end: usize) {
         self.push(
             operator,
             vec![Edit {
@@ -328,14 +333,7 @@ impl Gen<'_> {
         } else {
             start + word.len()
         };
-        self.push(
-            operator,
-            vec![Edit {
-                start,
-                end,
-                text: String::new(),
-            }],
-        );
+        self.erase(operator, start, end);
     }
 
     /// The length of an array object as its declaration writes it (`STAGES`), else its value.

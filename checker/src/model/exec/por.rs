@@ -401,12 +401,11 @@ fn own_bulk_reads_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
 /// fences from ever being taken alone once kept accesses lived until every conflicting thread
 /// was ordered after them.
 fn fence_alone(s: &State, t: u32, f: &footprint::Frozen) -> bool {
-    let th = &s.threads[t as usize];
     let own_in_flight = s.events.iter().any(|e| match *e {
         Event::Tma { issuer, .. } => issuer == t,
         Event::CpArrive { thread, .. } => thread == t,
     });
-    !own_in_flight && th.bulk.iter().all(|b| quiet(s, f, t, b.0))
+    !own_in_flight && own_bulk_reads_quiet(s, t, f)
 }
 
 /// A `cuda::pipeline` operation of `t` (model/exec/mod.rs has the step): block pipelines wait

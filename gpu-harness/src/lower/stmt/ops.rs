@@ -458,31 +458,23 @@ impl Gen<'_> {
                     ),
                 );
             }
-            // `write X value N`: a stamp of the statement and the value, the same for every
-            // writer, so overlapping stores of one value are no race (prelude `pc_write_value`).
             Op::Write {
                 buf,
                 part: false,
-                value: Some(v),
+                value,
             } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
+                // `write X value N`: a stamp of the statement and the value, the same for
+                // every writer, so overlapping stores of one value are no race (prelude
+                // `pc_write_value`); a plain write is stamped with its writer and occurrence.
+                let (call, stamp) = match value {
+                    Some(v) => ("pc_write_value", format!("(pc_u32)({v}ll)")),
+                    None => ("pc_write", occ.to_string()),
+                };
                 self.line(
                     out,
                     &format!(
-                        "pc_write_value(pc, {ptr}, {words}, {id}, (pc_u32)({v}ll), (pc_u32)({}){});",
-                        self.index(buf),
-                        self.parts_arg(buf)
-                    ),
-                );
-            }
-            Op::Write {
-                buf, part: false, ..
-            } => {
-                let (ptr, words, _, _) = self.buffer_args(buf)?;
-                self.line(
-                    out,
-                    &format!(
-                        "pc_write(pc, {ptr}, {words}, {id}, {occ}, (pc_u32)({}){});",
+                        "{call}(pc, {ptr}, {words}, {id}, {stamp}, (pc_u32)({}){});",
                         self.index(buf),
                         self.parts_arg(buf)
                     ),
