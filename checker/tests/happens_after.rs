@@ -135,3 +135,135 @@ if tid == 1 { read x }
     assert_ok(src);
     assert_flags(&src.replace("syncwarp\n", ""), "data-race");
 }
+
+/// Cumulativity (semantics.md §6.1): thread 5's store reaches thread 0 through a
+/// `syncthreads`, and thread 0 releases at gpu scope to the other kernel's acquire. Causality
+/// order is transitive whatever the scope of each link, so the other kernel's load is ordered
+/// after thread 5's store: the shape of CUTLASS's split-K semaphore and of a grid sync.
+const RELEASED_BY_AN_OBSERVER: &str = "protocol p
+block 8
+global partial
+global flag
+kernel producer domain default {
+  if tid == 5 { store partial }
+  LINK
+  if tid == 0 { store_release flag scope SCOPE }
+}
+kernel consumer domain default block 2 {
+  if tid == 0 {
+    load_acquire flag scope gpu
+    load partial
+  }
+}
+";
+
+fn observer(link: &str, scope: &str) -> String {
+    RELEASED_BY_AN_OBSERVER
+        .replace("LINK", link)
+        .replace("SCOPE", scope)
+}
+
+#[test]
+fn a_gpu_release_carries_what_its_thread_observed_through_syncthreads() {
+    assert_ok(&observer("syncthreads", "gpu"));
+    assert_ok(&observer("syncthreads", "sys"));
+}
+
+#[test]
+fn a_cta_release_does_not_reach_another_kernel_even_after_syncthreads() {
+    let r = assert_flags(&observer("syncthreads", "cta"), "data-race");
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.message.contains("scope too narrow")),
+        "{:?}",
+        r.findings.iter().map(|f| &f.message).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_gpu_release_carries_what_its_thread_observed_through_a_named_barrier() {
+    assert_ok(&observer("bar_sync 1, 8", "gpu"));
+}
+
+#[test]
+fn a_gpu_release_without_observing_the_store_is_still_a_race() {
+    // No link: thread 0 never learns of thread 5's store, so its release carries nothing.
+    assert_flags(&observer("", "gpu"), "data-race");
+}
+
+/// The same through an mbarrier phase: thread 5 arrives after its store, thread 0 waits for
+/// the phase, then releases at gpu scope.
+const OBSERVED_THROUGH_A_PHASE: &str = "protocol p
+block 8
+mbarrier done
+global partial
+global flag
+kernel producer domain default {
+  if tid == 0 { init done, 1 }
+  syncthreads
+  if tid == 5 {
+    store partial
+    arrive done
+  }
+  if tid == 0 {
+    wait done parity 0
+    store_release flag scope SCOPE
+  }
+}
+kernel consumer domain default block 2 {
+  if tid == 0 {
+    load_acquire flag scope gpu
+    load partial
+  }
+}
+";
+
+#[test]
+fn a_gpu_release_carries_what_its_thread_observed_through_an_mbarrier_phase() {
+    assert_ok(&OBSERVED_THROUGH_A_PHASE.replace("SCOPE", "gpu"));
+    assert_flags(
+        &OBSERVED_THROUGH_A_PHASE.replace("SCOPE", "cta"),
+        "data-race",
+    );
+}
+
+/// Within a cluster (blocks of 4 threads, a scaled-down model): thread 3 of block 0 writes its shared buffer, thread 0 of block 0
+/// observes it through a `syncthreads` and arrives at cluster scope on block 1's barrier;
+/// block 1 reads block 0's buffer after its wait, then lets block 0 finish (no cluster barrier
+/// after the read: its arrivals would release thread 3's write at cluster scope by themselves).
+const OBSERVED_THEN_RELEASED_TO_A_PEER: &str = "protocol p
+block 4
+cluster 2
+mbarrier ready
+mbarrier back
+buffer x
+if tid == 0 {
+  init ready, 1
+  init back, 1
+}
+cluster_sync
+if cta == 0 {
+  if tid == 3 { write x }
+  syncthreads
+  if tid == 0 {
+    arrive ready @ 1 scope SCOPE
+    wait back parity 0
+  }
+} else {
+  if tid == 0 {
+    wait ready parity 0
+    read x @ 0
+    arrive back @ 0 scope cluster
+  }
+}
+";
+
+#[test]
+fn a_cluster_arrive_carries_what_its_thread_observed() {
+    assert_ok(&OBSERVED_THEN_RELEASED_TO_A_PEER.replace("SCOPE", "cluster"));
+    assert_flags(
+        &OBSERVED_THEN_RELEASED_TO_A_PEER.replace("SCOPE", "cta"),
+        "data-race",
+    );
+}

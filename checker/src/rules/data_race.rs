@@ -82,7 +82,18 @@ super::declare_rule! {
     /// expect ok
     /// ```
     ///
+    /// Releases are cumulative: a release also carries the writes its thread has already
+    /// observed. A write handed to thread 0 by a `syncthreads` and released by thread 0 at gpu
+    /// scope is ordered before the other block or kernel that acquires it (a grid sync, CUTLASS's
+    /// split-K semaphore); released at cta scope, it is not.
+    ///
     /// # Source
+    ///
+    /// PTX ISA, *Data races*: "Two conflicting memory operations are said to be in a data-race
+    /// if they are not related in causality order and they are not morally strong." CUDA
+    /// Programming Guide, *Memory Fence Interference*: a system-scope release "needs to ensure
+    /// not only writes issued from thread 2 itself are visible to thread 3, but also writes from
+    /// other threads that are visible to thread 2. This is known as cumulativity."
     ///
     /// semantics.md §6.1, §6.2, §4.1, §6.5; PTX ISA §8.7.1 (*Data race*), §8.8 (*Release and
     /// Acquire Patterns*), *mbarrier.try_wait* (acquire), *cp.async.wait_group*; CUDA Programming

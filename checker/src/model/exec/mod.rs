@@ -278,7 +278,31 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     /// `t` executed a release of scope `level`.
+    ///
+    /// Releases are cumulative (semantics.md §6.1, "Cumulativity"): besides `t`'s own kept
+    /// accesses, every kept access of another thread that `t` already happens after (`t` is in
+    /// its `seen`) is released at `level` too. A write handed to thread 0 by a `syncthreads`
+    /// and then released by thread 0 at gpu scope reaches the other block's acquirer.
     pub fn release(&mut self, t: u32, level: Level) {
+        if level > LVL_CTA {
+            // Within the block, `seen` already orders the access before whoever acquires from
+            // `t`; only the scope that other blocks, kernels and domains weigh changes here.
+            for u in 0..self.state.threads.len() {
+                if u == t as usize
+                    || !self.state.threads[u]
+                        .acc
+                        .iter()
+                        .any(|a| a.level < level && a.ordered_before(t))
+                {
+                    continue;
+                }
+                for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
+                    if a.level < level && a.ordered_before(t) {
+                        a.level = level;
+                    }
+                }
+            }
+        }
         let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         for a in th.acc.iter_mut() {
             a.level = a.level.max(level);

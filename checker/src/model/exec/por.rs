@@ -448,7 +448,7 @@ fn pipe_alone(
     {
         return false;
     }
-    let kept_quiet = || kept_quiet(m, th, f);
+    let kept_quiet = || kept_quiet(m, s, t, f);
     match (op, pr.block) {
         // A quit reads nothing of the stage barriers (the phases it leaves short are judged
         // at a deadlock, from the thread's own ring state, which the order of the others'
@@ -570,11 +570,10 @@ fn arrive_n_alone(
     if m.bar_block[b as usize] != m.block_of(t) {
         return false;
     }
-    let th = &s.threads[t as usize];
     let bs = &s.bars[b as usize];
     // The release of the arrive settles this thread's kept accesses: nobody may still access
     // those buffers (else the race flags would depend on the order).
-    let kept_quiet = kept_quiet(m, th, f);
+    let kept_quiet = kept_quiet(m, s, t, f);
     let base = bs.valid
         && vis_ok(bs, t, false)
         && !targeted(s, b)
@@ -649,7 +648,7 @@ fn named_alone(
     // thread pending on it (a re-arrival, whose verdict depends on the completion).
     let same_count = (cur.count == 0 && present == 0 || i64::from(cur.count) == c)
         && f.named_count[slot as usize].is_none_or(|x| x == c);
-    let kept_quiet = kept_quiet(m, th, f);
+    let kept_quiet = kept_quiet(m, s, t, f);
     let total = i64::from(present) + 1 + i64::from(f.named_arrivals[slot as usize]);
     same_count && th.named_arrived & (1 << idv) == 0 && kept_quiet && total <= c
 }
@@ -687,7 +686,7 @@ fn whole_block_alone(m: &PhaseModel, s: &State, t: u32, idv: i64, f: &footprint:
         && th.named_arrived & (1 << idv) == 0
         && present + 1 < live
         && present + 1 + f.named_arrivals[slot] as usize <= live
-        && kept_quiet(m, th, f)
+        && kept_quiet(m, s, t, f)
 }
 
 /// Is the landing of in-flight TMA copy `i` (async write of `x`, transaction bytes on `b`)
@@ -740,10 +739,14 @@ fn safe_landing(
 /// level, which only accessors in other blocks weigh, and a proxy fence of the thread (own →
 /// released); its publications change no verdict until another thread acquires them, which
 /// depends on the barrier, not on this step's order.
-fn kept_quiet(m: &PhaseModel, th: &Thread, f: &footprint::Frozen) -> bool {
-    th.acc.iter().all(|a| {
+///
+/// Releases are cumulative (`Exec::release`): a release of `t` wider than the block also
+/// raises the kept accesses of other threads that `t` happens after, so those weigh too.
+fn kept_quiet(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool {
+    let th = &s.threads[t as usize];
+    let settled = |a: &Access, own: bool| {
         let lvl = m.buf_level[a.buf as usize];
-        let changes = (lvl > LVL_CTA && a.level < lvl) || a.fence == FENCE_OWN;
+        let changes = (lvl > LVL_CTA && a.level < lvl) || (own && a.fence == FENCE_OWN);
         let others = f.buf[a.buf as usize];
         !changes
             || match a.kind {
@@ -751,11 +754,20 @@ fn kept_quiet(m: &PhaseModel, th: &Thread, f: &footprint::Frozen) -> bool {
                 AccessKind::PartWrite => others & !footprint::X_PART == 0,
                 _ => others == 0,
             }
-    }) && th
-        .cp
-        .iter()
-        // The release also carries a proxy fence of the thread to its in-flight copies.
-        .all(|c| c.fence != FENCE_OWN || f.buf[c.buf as usize] == 0)
+    };
+    th.acc.iter().all(|a| settled(a, true))
+        && s.threads.iter().enumerate().all(|(u, other)| {
+            u == t as usize
+                || other
+                    .acc
+                    .iter()
+                    .all(|a| !a.ordered_before(t) || settled(a, false))
+        })
+        && th
+            .cp
+            .iter()
+            // The release also carries a proxy fence of the thread to its in-flight copies.
+            .all(|c| c.fence != FENCE_OWN || f.buf[c.buf as usize] == 0)
 }
 
 /// Buffer instance `x` is in `t`'s own block or global (a peer block's buffer also depends on
