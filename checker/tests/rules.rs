@@ -416,13 +416,52 @@ if tid < 32 { syncthreads } else { wait b parity 0 }
 #[test]
 fn named_barrier_rearrive() {
     // Small blocks: named-barrier arrivals are steps, and the unreduced runs of the comparison
-    // explore every order of them.
+    // explore every order of them. The rule is the participants of one use naming different
+    // counts.
     assert_flags(
-        "protocol p\nblock 4\nif tid == 0 { bar_arrive 1, 4; bar_arrive 1, 4 }\n",
+        "protocol p\nblock 4\nif tid == 0 { bar_arrive 1, 4 } else { bar_sync 1, 3 }\n",
         "named-barrier-rearrive",
     );
     assert_ok("protocol p\nblock 4\nbar_sync 1, 4\n");
     assert_ok("protocol p\nblock 4\nif tid < 2 { bar_arrive 1, 4 } else { bar_sync 1, 4 }\n");
+}
+
+/// semantics.md §9.1, "Arrivals are counted": a thread's second arrival in one use counts.
+/// FlashAttention-3's epilogue: every thread (warp) arrives with count N + 1, then the last
+/// one syncs with N + 1, so it waits for every other one.
+#[test]
+fn a_second_arrival_in_one_use_is_counted() {
+    assert_ok(
+        "protocol p\nblock 4\nbuffer o\nwrite part o\nbar_arrive 1, 5\nif tid == 3 {\n  bar_sync 1, 5\n  read o\n}\n",
+    );
+    // The sync needs every other thread's arrival: without the others' arrivals before their
+    // writes, the read races.
+    assert_flags(
+        "protocol p\nblock 4\nbuffer o\nbar_arrive 1, 5\nwrite part o\nif tid == 3 {\n  bar_sync 1, 5\n  read o\n}\n",
+        "data-race",
+    );
+    // Two arrivals alone complete a use of count 2 with nobody waiting: the waiter that comes
+    // later starves (the ping-pong whose two warpgroups both give the first turn).
+    assert_flags(
+        "protocol p\nblock 2\nif tid == 0 {\n  bar_arrive 1, 2\n  bar_arrive 1, 2\n} else {\n  bar_sync 1, 2\n}\n",
+        "deadlock",
+    );
+}
+
+/// semantics.md §9.1, "Aligned waits of one use at different instructions": threads blocking
+/// in one counted use of an aligned `bar_sync` at different statements (TIRx's FlashAttention
+/// backward) are `barrier-divergence`; `unaligned` is the fix, and arrivals from other
+/// statements stay legal.
+#[test]
+fn aligned_counted_bar_sync_at_different_statements() {
+    assert_flags(
+        "protocol p\nblock 4\nif tid < 2 { bar_sync 5, 4 } else { bar_sync 5, 4 }\n",
+        "barrier-divergence",
+    );
+    assert_ok(
+        "protocol p\nblock 4\nif tid < 2 { bar_sync 5, 4 unaligned } else { bar_sync 5, 4 unaligned }\n",
+    );
+    assert_ok("protocol p\nblock 4\nif tid < 2 { bar_arrive 5, 4 } else { bar_sync 5, 4 }\n");
 }
 
 /// Rules, with partial-order reduction on (a warp's worth of named-barrier arrivals is too

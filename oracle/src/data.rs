@@ -595,9 +595,8 @@ impl Data {
             if busy && slot.count != count {
                 return Err(self.fail("named-barrier-rearrive"));
             }
-            if self.threads[t].named_arrived & (1 << id) != 0 {
-                return Err(self.fail("named-barrier-rearrive"));
-            }
+            // A second arrival of one thread in one use is counted (semantics.md §9.1,
+            // "Arrivals are counted").
         }
         let uses = slot.uses;
         let rel = self.release_of(t);
@@ -630,10 +629,9 @@ impl Data {
         if arrived < needed {
             return false;
         }
-        // Different statements of a whole-block barrier, one of them `.aligned` (§9.1).
-        if slot.count == 0
-            && slot.waiting.iter().any(|w| w.1 != slot.waiting[0].1)
-            && slot.waiting.iter().any(|w| w.2)
+        // Threads blocking in one use at different statements, one of them `.aligned`
+        // (§9.1): with or without a count.
+        if slot.waiting.iter().any(|w| w.1 != slot.waiting[0].1) && slot.waiting.iter().any(|w| w.2)
         {
             self.flag("barrier-divergence");
         }

@@ -3,17 +3,28 @@
 super::declare_rule! {
     /// # What
     ///
-    /// A thread arrives on a named barrier (`bar_sync`/`bar_arrive` with an id) again before the
-    /// current use of that barrier completed, or uses it with a different thread count than the
-    /// other participants.
+    /// The participants of one use of a named barrier (`bar_sync`/`bar_arrive` with an id) name
+    /// different thread counts: a thread arrives with count `a` while the use in progress was
+    /// started with count `b`.
+    ///
+    /// A thread that arrives again before the use completed is *not* this rule: each barrier
+    /// instruction is one more arrival of its warp, and the checker counts it
+    /// (semantics.md §9.1, "Arrivals are counted"). FlashAttention-3's forward epilogue relies
+    /// on that: every epilogue warp `bar.arrive`s with NE + 32 and the last warp then `bar.sync`s
+    /// with NE + 32, its second arrival (flash-attention issue #1389). An extra arrival that was
+    /// not intended is reported as what it causes: the use completes without someone, whose
+    /// later `bar_sync` then waits for a use that never completes (`deadlock`; CUTLASS's
+    /// Blackwell MLA kernel returning early on an empty tile, vLLM #26026). The rule keeps its
+    /// name so that existing suppressions still name it.
     ///
     /// # Why
     ///
-    /// A named barrier counts arrivals up to its thread count and then resets. A thread that
-    /// arrives twice in one use is counted twice, so the barrier completes with threads missing or
-    /// carries arrivals into the next use, which PTX leaves undefined. It happens in ping-pong
-    /// schedules (FlashAttention-3) when the "first turn" arrival is given by the wrong warpgroup,
-    /// or when a warpgroup arrives on a barrier and then syncs on it before the other side arrived.
+    /// The hardware resets a named barrier when the arrivals reach the count of the use; the
+    /// PTX ISA says what the count is for the whole use ("Operand b specifies the number of
+    /// threads participating in the barrier") and nothing about participants that disagree, so
+    /// which count the barrier completes at is unspecified (semantics.md §11: such a reading is
+    /// UB). In practice it is an off-by-a-warp bug: one side of a hand-off counts the extra warp
+    /// and the other does not.
     ///
     /// # Example
     ///
@@ -22,16 +33,19 @@ super::declare_rule! {
     /// ```phase
     /// protocol named_barrier_rearrive_fail
     ///
-    /// param WG = 32                 # threads per math warpgroup (a warp in the model)
-    /// param N = 2
-    /// block 2 * WG
+    /// param NW = 4                  # epilogue warps (one math warpgroup)
+    /// block NW
     ///
-    /// let wg = tid / WG
-    /// if wg >= 0 { bar_arrive 1, 2 * WG }          # mma_init: WG1 gets the first turn
-    /// for n in 0..N {
-    ///   bar_sync 1 + wg, 2 * WG                   # wait for my turn
-    ///   compute                                   # GEMM
-    ///   bar_arrive 1 + (1 - wg), 2 * WG           # the other warpgroup's turn
+    /// buffer smem_o
+    ///
+    /// write part smem_o             # each warp its fragment of O
+    /// fence_proxy_async
+    /// bar_arrive 1, NW + 1
+    /// if tid == NW - 1 {
+    ///   bar_sync 1, NW
+    ///   tma_store smem_o
+    ///   bulk_commit
+    ///   bulk_wait_read 0
     /// }
     ///
     /// expect ub named-barrier-rearrive
@@ -39,24 +53,25 @@ super::declare_rule! {
     ///
     /// # Fix
     ///
-    /// Each use of a named barrier gets exactly one arrival from each participating thread, with
-    /// one agreed count; in the ping-pong, only the second warpgroup gives WG1 its first turn.
-    ///
-    /// `corpus/hazards/named-barrier-rearrive/pass.phase` (one line differs):
+    /// Give every arrival of one use the same count. `corpus/hazards/named-barrier-rearrive/pass.phase`
+    /// (one line differs):
     ///
     /// ```phase
     /// protocol named_barrier_rearrive_pass
     ///
-    /// param WG = 32                 # threads per math warpgroup (a warp in the model)
-    /// param N = 2
-    /// block 2 * WG
+    /// param NW = 4                  # epilogue warps (one math warpgroup)
+    /// block NW
     ///
-    /// let wg = tid / WG
-    /// if wg == 1 { bar_arrive 1, 2 * WG }          # mma_init: WG1 gets the first turn
-    /// for n in 0..N {
-    ///   bar_sync 1 + wg, 2 * WG                   # wait for my turn
-    ///   compute                                   # GEMM
-    ///   bar_arrive 1 + (1 - wg), 2 * WG           # the other warpgroup's turn
+    /// buffer smem_o
+    ///
+    /// write part smem_o             # each warp its fragment of O
+    /// fence_proxy_async
+    /// bar_arrive 1, NW + 1
+    /// if tid == NW - 1 {
+    ///   bar_sync 1, NW + 1
+    ///   tma_store smem_o
+    ///   bulk_commit
+    ///   bulk_wait_read 0
     /// }
     ///
     /// expect ok
@@ -64,12 +79,16 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// PTX ISA, *bar.sync / bar.arrive / barrier*; flash-attention
-    /// `hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp` (`mma_init`, `warp_scheduler_barrier_sync`,
-    /// `warp_scheduler_barrier_arrive`); language.md §3.3 (`bar_sync`, `bar_arrive`).
+    /// PTX ISA, *barrier{.cta}*: "Operand b specifies the number of threads participating in
+    /// the barrier"; "barrier{.cta} instruction causes executing thread to wait for all
+    /// non-exited threads from its warp and marks warps' arrival at barrier" (each instruction
+    /// is one arrival of the warp, so a warp's second instruction is a second arrival: "care
+    /// must be taken to keep a warp from executing more barrier instructions than intended").
+    /// flash-attention `hopper/epilogue_fwd.hpp` (`CollectiveEpilogueFwd::store`); semantics.md
+    /// §9.1; language.md §3.3.4 (`bar_sync`, `bar_arrive`).
     code: "PC212",
     name: "named-barrier-rearrive",
     class: Ub,
     severity: Error,
-    summary: "a thread arrives on a named barrier again before its current use completed, or with a different count",
+    summary: "the participants of one named-barrier use name different thread counts",
 }

@@ -1193,17 +1193,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                     );
                     return Done::Handled;
                 }
-                if self.state.threads[t as usize].named_arrived & (1 << idv) != 0 {
-                    self.fail(
-                        &rules::named_barrier_rearrive::RULE,
-                        span,
-                        format!(
-                            "{} arrives on named barrier {idv} again before its use completed",
-                            self.name(t)
-                        ),
-                    );
-                    return Done::Handled;
-                }
+                // A thread that arrives again before the use completed is counted again: each
+                // barrier instruction marks one arrival of the executing warp (semantics.md
+                // §9.1, "Arrivals are counted"). FlashAttention-3's epilogue relies on it; an
+                // unintended extra arrival shows as what it causes (a use that completes
+                // without someone, whose later sync then starves: `deadlock`).
                 self.state.named[slot].count = c as u16;
                 self.release(t, LVL_CTA);
                 self.publish(t, SyncObj::Named(slot as u32), false);

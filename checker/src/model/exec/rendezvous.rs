@@ -28,10 +28,13 @@ impl Exec<'_, '_> {
         if arrived < needed {
             return;
         }
-        // Divergence: a whole-block barrier reached at different statements, one of them
-        // `.aligned` (`syncthreads`, `bar_sync id` without `unaligned`: every thread of the
-        // block promises to run that one statement).
-        if named.count == 0 && !waiting.is_empty() {
+        // Divergence: threads blocking in one use at different statements, one of them
+        // `.aligned` (`syncthreads`, `bar_sync id[, n]` without `unaligned`: every thread that
+        // waits in the use promises to run that one instruction, semantics.md §9.1). With a
+        // count too: TIRx's FlashAttention backward reaches `bar.sync 5, 416` from three role
+        // branches. Arrivals (`bar_arrive`) may come from any statement, as in PTX's own
+        // producer/consumer example.
+        if !waiting.is_empty() {
             let pcs: Vec<u32> = waiting
                 .iter()
                 .map(|&t| self.state.threads[t as usize].pc)
@@ -62,13 +65,23 @@ impl Exec<'_, '_> {
                     MFinding::new(
                         &rules::barrier_divergence::RULE,
                         second,
-                        format!(
-                            "{} and {} reach the block barrier {id} at different statements",
-                            self.name(waiting[0]),
-                            self.name(waiting[j])
-                        ),
+                        if named.count == 0 {
+                            format!(
+                                "{} and {} reach the block barrier {id} at different statements",
+                                self.name(waiting[0]),
+                                self.name(waiting[j])
+                            )
+                        } else {
+                            format!(
+                                "{} and {} wait in one use of named barrier {id} (count {}) at different `bar_sync` statements; `bar.sync` is `.aligned`: every thread that waits in a use must run the same instruction",
+                                self.name(waiting[0]),
+                                self.name(waiting[j]),
+                                named.count
+                            )
+                        },
                     )
-                    .label(first, "the other threads wait here"),
+                    .label(first, "the other threads wait here")
+                    .help("let every thread of the use wait at one `bar_sync` statement, or write the barrier without `.aligned` (`bar_sync ID, N unaligned`, PTX `barrier.sync`)"),
                 );
             }
         }
