@@ -1396,3 +1396,36 @@ fn generated_dispatch_bugs_have_their_rules() {
         }
     }
 }
+
+/// semantics.md §6.3, "Where the fence may stand": the only proxy fence is the async side's,
+/// after the synchronization (ThunderKittens' epilogue, and a producer that fences after its
+/// empty-barrier wait before a TMA refill): the warning `proxy-fence-after-sync`, not the error;
+/// with no fence at all it stays `missing-proxy-fence` (DeepEP #621).
+#[test]
+fn proxy_fence_after_the_synchronization() {
+    let tile = "protocol p\nblock 2\nbuffer o\nwrite part o\nFENCE_W\nbar_sync 1, 2\nif tid == 0 {\n  FENCE_I\n  tma_store o\n  bulk_commit\n  bulk_wait_read 0\n}\n";
+    let with = |w: &str, i: &str| tile.replace("FENCE_W", w).replace("FENCE_I", i);
+    let r = check(&with("compute", "fence_proxy_async"));
+    assert_eq!(
+        rules(&r),
+        vec!["proxy-fence-after-sync"],
+        "{:?}",
+        r.findings
+    );
+    assert_ok(&with("fence_proxy_async", "compute"));
+    assert_flags(&with("compute", "compute"), "missing-proxy-fence");
+    // A fence before the issuer is ordered after the writes is no fence for them.
+    let early = "protocol p\nblock 2\nbuffer o\nif tid == 0 { fence_proxy_async }\nwrite part o\nbar_sync 1, 2\nif tid == 0 {\n  tma_store o\n  bulk_commit\n  bulk_wait_read 0\n}\n";
+    assert_flags(early, "missing-proxy-fence");
+    // Write after read: consumers read a stage and release it; the producer waits, fences,
+    // and refills it by TMA.
+    let refill = "protocol p\nblock 2\nmbarrier empty\nmbarrier full\nbuffer stage\nif tid == 0 {\n  init empty, 1\n  init full, 1\n}\nsyncthreads\nif tid == 1 {\n  read stage\n  arrive empty\n} else {\n  wait empty parity 0\n  FENCE\n  arrive_expect_tx full, 16\n  tma stage -> full, 16\n  wait full parity 0\n}\n";
+    let r = check(&refill.replace("FENCE", "fence_proxy_async"));
+    assert_eq!(
+        rules(&r),
+        vec!["proxy-fence-after-sync"],
+        "{:?}",
+        r.findings
+    );
+    assert_flags(&refill.replace("FENCE", "compute"), "missing-proxy-fence");
+}

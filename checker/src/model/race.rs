@@ -344,6 +344,30 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
             } else if a.kind.is_async()
                 && !e.kind.is_async()
                 && !fenced_for(e, a, u)
+                && e.fenced_by.contains(a.thread)
+            {
+                // The fence stands on the causality path, in the async side's thread after the
+                // synchronization, not in the generic side's thread before it: the placement
+                // the ISA leaves open (semantics.md §6.3, "Where the fence may stand").
+                if fresh(&rules::proxy_fence_after_sync::RULE, a.span) {
+                    found.push(
+                        MFinding::new(
+                            &rules::proxy_fence_after_sync::RULE,
+                            a.span,
+                            format!(
+                                "{} through the async proxy follows {} through the generic proxy; the only fence_proxy_async between them is {}'s, after the synchronization that ordered the generic access before it: PTX's proxy-preserved causality order names a fence along the causality path only for alias proxies, so this placement rests on the hardware (it held on an H200), not on the ISA's letter",
+                                a.what(m),
+                                e_what(),
+                                m.threads[a.thread as usize].name
+                            ),
+                        )
+                        .label(e_span, "generic-proxy access, not fenced by its own thread")
+                        .help("fence in the generic-side thread, after its access and before the synchronization (CUTLASS's `fence_view_async_shared(); synchronize();`), which the ISA's rules order"),
+                    );
+                }
+            } else if a.kind.is_async()
+                && !e.kind.is_async()
+                && !fenced_for(e, a, u)
                 && fresh(&rules::missing_proxy_fence::RULE, a.span)
             {
                 found.push(

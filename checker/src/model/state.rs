@@ -97,6 +97,11 @@ pub struct Access {
     /// The other threads of the block that happen after it: those that acquired a release of
     /// the accessing thread, or of a thread already in this set, made after the access.
     pub seen: ThreadSet,
+    /// The threads in `seen` that ran `fence_proxy_async` after they were ordered after the
+    /// access (a generic access to a buffer the async proxy also touches): their later async
+    /// accesses meet it with the fence on the causality path but not in the accessing thread,
+    /// the placement the PTX ISA leaves open (semantics.md §6.3, "Where the fence may stand").
+    pub fenced_by: ThreadSet,
     /// Where the access was released by a thread that knows it (the accessing thread or one in
     /// `seen`), sorted: an acquire of such an object adds the acquirer to `seen`.
     pub pubs: Vec<Pub>,
@@ -110,6 +115,7 @@ impl Ord for Access {
         self.name_free()
             .cmp(&other.name_free())
             .then_with(|| self.seen.cmp(&other.seen))
+            .then_with(|| self.fenced_by.cmp(&other.fenced_by))
     }
 }
 
@@ -123,7 +129,7 @@ impl Access {
     /// Everything about the access but the names of the threads ordered after it (only how
     /// many there are): what a renaming of threads leaves unchanged.
     #[allow(clippy::type_complexity)]
-    pub fn name_free(&self) -> (u32, AccessKind, Level, u8, u32, u32, &[Pub]) {
+    pub fn name_free(&self) -> (u32, AccessKind, Level, u8, u32, u32, u32, &[Pub]) {
         (
             self.buf,
             self.kind,
@@ -131,6 +137,7 @@ impl Access {
             self.fence,
             self.pc,
             self.seen.len(),
+            self.fenced_by.len(),
             &self.pubs,
         )
     }
@@ -148,6 +155,7 @@ impl Access {
             && self.level <= other.level
             && self.fence <= other.fence
             && self.seen.is_subset(&other.seen)
+            && self.fenced_by.is_subset(&other.fenced_by)
             && self.pubs.iter().all(|p| {
                 other
                     .pubs

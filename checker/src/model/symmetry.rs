@@ -141,13 +141,20 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
         new
     };
     for th in s.threads.iter_mut() {
-        if th.acc.iter().all(|a| rename(&a.seen).is_none()) {
+        if th
+            .acc
+            .iter()
+            .all(|a| rename(&a.seen).is_none() && rename(&a.fenced_by).is_none())
+        {
             continue;
         }
         let th = Shared::make_mut(th);
         for a in th.acc.iter_mut() {
             if let Some(seen) = rename(&a.seen) {
                 a.seen = seen;
+            }
+            if let Some(fenced_by) = rename(&a.fenced_by) {
+                a.fenced_by = fenced_by;
             }
         }
         th.acc.sort();
@@ -263,6 +270,7 @@ mod tests {
             fence: FENCE_NONE,
             pc: 0,
             seen: set,
+            fenced_by: ThreadSet::default(),
             pubs: Vec::new(),
         }
     }

@@ -98,6 +98,7 @@ pub mod named_barrier_count;
 pub mod named_barrier_rearrive;
 pub mod parity_not_bit;
 pub mod pipeline_role;
+pub mod proxy_fence_after_sync;
 pub mod reinit;
 pub mod remote_cta_exited;
 pub mod remote_op;
@@ -147,6 +148,7 @@ pub static ALL: &[&Rule] = &[
     &syncthreads_would_do::RULE,
     &parity_not_bit::RULE,
     &same_value_store::RULE,
+    &proxy_fence_after_sync::RULE,
     &unused_suppression::RULE,
 ];
 

@@ -12,7 +12,9 @@
 __device__ __forceinline__ uint32_t sm(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ uint32_t cluster_rank() { uint32_t r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
 
-template <int MODE, bool FENCE>
+// FENCE: 0 none, 1 every writer fences before the barrier (CUTLASS, FA3), 2 only the issuing
+// thread fences, after the barrier and before the copy (ThunderKittens' epilogue).
+template <int MODE, int FENCE>
 __global__ void __launch_bounds__(256) probe(uint32_t* out, unsigned long long* res, int iters, int bytes, int salt) {
   extern __shared__ __align__(128) uint32_t tile[];
   const int words = bytes / 4;
@@ -51,13 +53,14 @@ __global__ void __launch_bounds__(256) probe(uint32_t* out, unsigned long long* 
         for (int i = 0; i < words; i += 4)
           asm volatile("st.shared.v4.u32 [%0], {%1,%1,%1,%1};" :: "r"(sm(&tile[i])), "r"(v) : "memory");
     }
-    if (FENCE) {
+    if (FENCE == 1) {
       if (cl) asm volatile("fence.proxy.async.shared::cluster;" ::: "memory");
       else asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
     if (cl) { asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
     else if (MODE != 4) __syncthreads();
     if (threadIdx.x == 0 && rank == 0) {
+      if (FENCE == 2) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" :: "l"(g), "r"(sm(tile)), "r"(bytes) : "memory");
       asm volatile("cp.async.bulk.commit_group;" ::: "memory");
       asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
@@ -84,7 +87,7 @@ __global__ void __launch_bounds__(256) probe(uint32_t* out, unsigned long long* 
   if (threadIdx.x == 0 && rank == 0) atomicAdd(&res[2], (unsigned long long)iters);
 }
 
-template <int MODE, bool FENCE>
+template <int MODE, int FENCE>
 void run(const char* name, int bytes, int threads, double seconds) {
   auto k = probe<MODE, FENCE>;
   cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024);
@@ -118,19 +121,29 @@ void run(const char* name, int bytes, int threads, double seconds) {
 int main(int argc, char** argv) {
   double s = argc > 1 ? atof(argv[1]) : 1.0;
   cudaDeviceProp p; cudaGetDeviceProperties(&p, 0); printf("%s\n", p.name);
-  for (int bytes : {256, 1024, 4096}) {
-    run<0, false>("st.shared.v4, no fence", bytes, 256, s);
-    run<0, true>("st.shared.v4, fence (control)", bytes, 256, s);
-    run<0, false>("st.shared.v4, 64 threads, no fence", bytes, 64, s);
-    run<5, false>("t32 alone, scalar, no fence", bytes, 64, s);
-    run<6, false>("warp 1 only, no fence", bytes, 64, s);
-    run<6, true>("warp 1 only, fence (control)", bytes, 64, s);
+  if (argc > 2 && argv[2][0] == 'i') {  // "issuer": the fence only in the issuing thread, after the barrier
+    for (int bytes : {256, 1024, 4096}) {
+      run<0, 0>("st.shared.v4, no fence", bytes, 256, s);
+      run<0, 2>("st.shared.v4, issuer fences after barrier", bytes, 256, s);
+      run<0, 1>("st.shared.v4, writers fence (control)", bytes, 256, s);
+      run<6, 2>("warp 1 only, issuer fences after barrier", bytes, 64, s);
+    }
+    run<5, 2>("t32 alone, scalar, issuer fences after", 144, 64, s);
+    return 0;
   }
-  run<4, false>("issuer's own st.shared.v4, no fence", 1024, 32, s);
-  run<2, false>("remote st.shared::cluster, no fence", 1024, 256, s);
-  run<3, false>("generic st.v4, no fence", 1024, 256, s);
-  run<1, false>("atom.shared.exch, no fence", 1024, 256, s);
-  run<5, false>("t32 alone, scalar, no fence", 144, 64, s);
-  run<5, true>("t32 alone, scalar, fence (control)", 144, 64, s);
+  for (int bytes : {256, 1024, 4096}) {
+    run<0, 0>("st.shared.v4, no fence", bytes, 256, s);
+    run<0, 1>("st.shared.v4, fence (control)", bytes, 256, s);
+    run<0, 0>("st.shared.v4, 64 threads, no fence", bytes, 64, s);
+    run<5, 0>("t32 alone, scalar, no fence", bytes, 64, s);
+    run<6, 0>("warp 1 only, no fence", bytes, 64, s);
+    run<6, 1>("warp 1 only, fence (control)", bytes, 64, s);
+  }
+  run<4, 0>("issuer's own st.shared.v4, no fence", 1024, 32, s);
+  run<2, 0>("remote st.shared::cluster, no fence", 1024, 256, s);
+  run<3, 0>("generic st.v4, no fence", 1024, 256, s);
+  run<1, 0>("atom.shared.exch, no fence", 1024, 256, s);
+  run<5, 0>("t32 alone, scalar, no fence", 144, 64, s);
+  run<5, 1>("t32 alone, scalar, fence (control)", 144, 64, s);
   return 0;
 }

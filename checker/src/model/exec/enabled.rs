@@ -274,7 +274,7 @@ fn distinct_kept_sets(s: &State) -> Vec<&ThreadSet> {
     let mut v: Vec<&ThreadSet> = s
         .threads
         .iter()
-        .flat_map(|th| th.acc.iter().map(|a| &a.seen))
+        .flat_map(|th| th.acc.iter().flat_map(|a| [&a.seen, &a.fenced_by]))
         .filter(|x| !x.is_empty())
         .collect();
     v.sort_unstable();

@@ -329,6 +329,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             fence: FENCE_NONE,
             pc,
             seen: ThreadSet::default(),
+            fenced_by: ThreadSet::default(),
             pubs: Vec::new(),
         };
         self.keep_access(t, a);
@@ -344,6 +345,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             fence: c.fence,
             pc: c.pc,
             seen: ThreadSet::default(),
+            fenced_by: ThreadSet::default(),
             pubs,
         };
         self.keep_access(t, a);
@@ -1281,6 +1283,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::FenceProxyAsync => {
+                self.fence_observed(t);
                 let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                 for a in th.acc.iter_mut() {
                     a.fence = a.fence.max(FENCE_OWN);

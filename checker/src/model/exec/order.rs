@@ -72,6 +72,23 @@ impl Exec<'_, '_> {
         );
     }
 
+    /// `t` runs `fence_proxy_async`: the generic accesses of other threads that `t` already
+    /// happens after now have a proxy fence on their causality path to `t`'s later async
+    /// accesses (semantics.md §6.3, "Where the fence may stand").
+    pub(super) fn fence_observed(&mut self, t: u32) {
+        self.update_kept(
+            |u, a| {
+                u != t as usize
+                    && !a.kind.is_async()
+                    && a.ordered_before(t)
+                    && !a.fenced_by.contains(t)
+            },
+            |_, a| {
+                a.fenced_by.insert(t);
+            },
+        );
+    }
+
     /// A use of named barrier `slot` completed: the releases of its arrivals go to the threads
     /// that synced in it (`waiting`), and the next use starts with none.
     pub(super) fn hand_over_named(&mut self, slot: u32, waiting: &[u32]) {
