@@ -145,6 +145,15 @@ where
     }
 }
 
+/// How many steps one random schedule of the model takes to its end (every thread finished, or
+/// a dead end), if it ends within `cap` steps: the protocol's own run length, which caps the
+/// walks from below so that they reach the end of a long kernel (a bug late in its pipeline),
+/// whatever the fixed step caps say. Deterministic (walk 0's seed).
+pub fn run_length<M: Walkable>(model: &M, cap: u32) -> Option<u64> {
+    let (_, steps) = walk(model, 0, cap);
+    (steps < u64::from(cap)).then_some(steps)
+}
+
 /// One walk; returns its hits and the number of steps it took.
 fn walk<M: Walkable>(model: &M, index: u64, max_steps: u32) -> (Vec<Hit<M::Finding>>, u64) {
     let mut rng = Rng::new(index.wrapping_mul(0xD129_0A6B_2F3C_4E5D) ^ 0x5EED);

@@ -19,6 +19,10 @@ pub const PAUSE_AT: u64 = 1_000;
 /// The longest walk of a later pause (steps, at 128 threads): 8 of them take about 3 s.
 pub const WALK_STEPS_MAX: u32 = 6_144;
 
+/// The longest run the first pause measures to size the walks (steps): a protocol whose run
+/// is longer keeps the fixed caps.
+pub const RUN_LENGTH_MAX: u32 = 1 << 20;
+
 /// Replays one shortening may spend per hit, and steps all of them together.
 const SHORTEN_TRIES: u32 = 32;
 const SHORTEN_STEPS: usize = 40_000;
@@ -63,12 +67,17 @@ impl Hunted {
 /// the report does not depend on the machine: the first pause's
 /// [`CheckOptions::hunt_walk_steps`] (1 024 by default) is about what half a second of walking
 /// reached on a 2-core machine at 129 threads when the hunt was timed; above 128 threads the
-/// caps shrink in proportion (a step costs about as much more).
+/// caps shrink in proportion (a step costs about as much more). No cap is below twice the
+/// protocol's own run length ([`hunt::run_length`], measured once): a walk must be able to
+/// reach the end of a long kernel, where a late bug in its pipeline is.
 pub struct Portfolio<'p> {
     raw: PhaseModel<'p>,
     /// The initial state; `None` when the first run already stopped (nothing to walk).
     init: Option<State>,
     walk_steps: u32,
+    /// Steps of one full run of the protocol (measured at the first pause): every walk may
+    /// take twice as many, so that walks reach the end of the kernel (issue 24).
+    run_length: Option<u64>,
     pauses: u32,
     rounds: u32,
     pub hunted: Hunted,
@@ -83,6 +92,7 @@ impl<'p> Portfolio<'p> {
             raw,
             init: (bound.is_none() && !stop).then_some(init),
             walk_steps: options.hunt_walk_steps,
+            run_length: None,
             pauses: 0,
             rounds: 0,
             hunted: Hunted {
@@ -103,14 +113,23 @@ impl<'p> Portfolio<'p> {
         // walks are shorter by as much, so that a pause takes about as long at any size.
         let n = self.raw.nthreads().max(128);
         let scale = |steps: u32| (u64::from(steps) * 128 / u64::from(n)).max(64) as u32;
-        let max_steps = scale(self.walk_steps)
-            .saturating_mul(1 << self.pauses.min(16))
-            .min(scale(WALK_STEPS_MAX.max(self.walk_steps)));
-        self.pauses += 1;
         let search = Search {
             model: &self.raw,
             init: init.clone(),
         };
+        if self.pauses == 0 {
+            self.run_length = hunt::run_length(&search, RUN_LENGTH_MAX);
+        }
+        // The fixed caps are for time; a long kernel's walks still reach its end: at least
+        // twice the measured run length (a walk ends earlier by itself when the run does).
+        let full_run = self
+            .run_length
+            .map_or(0, |l| l.saturating_mul(2).min(u64::from(RUN_LENGTH_MAX)) as u32);
+        let max_steps = scale(self.walk_steps)
+            .saturating_mul(1 << self.pauses.min(16))
+            .min(scale(WALK_STEPS_MAX.max(self.walk_steps)))
+            .max(full_run);
+        self.pauses += 1;
         let h = hunt::hunt(
             &search,
             &HuntOptions {

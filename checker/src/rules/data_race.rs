@@ -90,7 +90,9 @@ super::declare_rule! {
     /// # Source
     ///
     /// PTX ISA, *Data races*: "Two conflicting memory operations are said to be in a data-race
-    /// if they are not related in causality order and they are not morally strong." CUDA
+    /// if they are not related in causality order and they are not morally strong." PTX ISA,
+    /// *Causality Order*: "The transitivity of base causality order accounts for the
+    /// 'cumulativity' of synchronizing operations." CUDA
     /// Programming Guide, *Memory Fence Interference*: a system-scope release "needs to ensure
     /// not only writes issued from thread 2 itself are visible to thread 3, but also writes from
     /// other threads that are visible to thread 2. This is known as cumulativity."
