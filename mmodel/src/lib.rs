@@ -122,14 +122,26 @@ pub struct Site {
 /// The oracle's answer for one program.
 #[derive(Clone, Debug)]
 pub struct Verdict {
-    /// A race of some execution: the first found, in a deterministic order.
+    /// A race between data accesses (buffers, plain globals) of some execution: the first
+    /// found, in a deterministic order.
     pub race: Option<(Site, Site)>,
+    /// A race that involves a flag access (`store_release` / `load_acquire` that are not
+    /// morally strong and not ordered): a data race by the ISA's definition too, kept apart
+    /// because the checker does not judge flags.
+    pub flag_race: Option<(Site, Site)>,
     /// Some execution leaves a thread blocked forever.
     pub deadlock: bool,
     /// Distinct maximal executions (by their synchronizes edges) explored.
     pub executions: usize,
     /// States of the enumeration.
     pub states: usize,
+}
+
+impl Verdict {
+    /// Some execution has a data race in the ISA's sense (on data or on a flag).
+    pub fn any_race(&self) -> bool {
+        self.race.is_some() || self.flag_race.is_some()
+    }
 }
 
 /// Decide `program`: enumerate its candidate executions and look for a data race.
@@ -140,10 +152,11 @@ pub fn decide(program: &Program) -> Result<Verdict, Refusal> {
     let accesses = accesses(&p, &ex);
     let fences = proxy_fences(&p, &ex);
     let mut race = None;
+    let mut flag_race = None;
     let mut deadlock = false;
     for e in &executions {
         deadlock |= e.deadlock;
-        if race.is_some() {
+        if race.is_some() && flag_race.is_some() {
             continue;
         }
         let c = Closure::new(&ex.nodes.successors(&p, &e.edges));
@@ -153,17 +166,22 @@ pub fn decide(program: &Program) -> Result<Verdict, Refusal> {
             .copied()
             .filter(|&f| e.ran[f as usize])
             .collect();
-        'pairs: for (i, x) in ran.iter().enumerate() {
+        for (i, x) in ran.iter().enumerate() {
             for y in &ran[i + 1..] {
-                if is_race(&c, &ran_fences, x, y) {
-                    race = Some((site(&p, &ex, x), site(&p, &ex, y)));
-                    break 'pairs;
+                let slot = if x.strong.is_some() || y.strong.is_some() {
+                    &mut flag_race
+                } else {
+                    &mut race
+                };
+                if slot.is_none() && is_race(&c, &ran_fences, x, y) {
+                    *slot = Some((site(&p, &ex, x), site(&p, &ex, y)));
                 }
             }
         }
     }
     Ok(Verdict {
         race,
+        flag_race,
         deadlock,
         executions: executions.len(),
         states: ex.states,

@@ -3,7 +3,9 @@
 //! in `mmodel/litmus/known-gaps.txt`, where the checker must still disagree (a listed gap
 //! that starts agreeing fails the test, so the list can only shrink).
 
-use checker::{CheckOptions, Class, Severity, Verdict};
+mod common;
+
+use common::checker_race;
 use std::path::{Path, PathBuf};
 
 const DIR: &str = "litmus";
@@ -58,29 +60,6 @@ fn expected_race(path: &Path, p: &protocols::ir::Program) -> bool {
     }
 }
 
-/// The checker's answer: `Some(race)` when it reports only races or nothing, `None` when it
-/// reports something else (a deadlock, UB: the litmus file is broken) or is inconclusive.
-pub fn checker_race(p: &protocols::ir::Program) -> Result<bool, String> {
-    let opts = CheckOptions {
-        max_states: 3_000_000,
-        exhaustive: true,
-        ..CheckOptions::default()
-    };
-    let r = checker::check(p, &opts);
-    if r.verdict == Verdict::Inconclusive {
-        return Err("the checker is inconclusive".into());
-    }
-    let errors: Vec<_> = r
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .collect();
-    if let Some(f) = errors.iter().find(|f| f.rule.class != Class::Race) {
-        return Err(format!("the checker reports `{}`", f.rule.name));
-    }
-    Ok(!errors.is_empty())
-}
-
 #[test]
 fn litmus_suite_oracle_and_checker_agree() {
     let gaps = known_gaps();
@@ -96,11 +75,12 @@ fn litmus_suite_oracle_and_checker_agree() {
         match mmodel::decide(&p) {
             Err(e) => problems.push(format!("{name}: the oracle refuses it: {e}")),
             Ok(v) if v.deadlock => problems.push(format!("{name}: the oracle finds a deadlock")),
-            Ok(v) if v.race.is_some() != expect => problems.push(format!(
-                "{name}: expect {}, the oracle says {} {:?}",
+            Ok(v) if v.any_race() != expect => problems.push(format!(
+                "{name}: expect {}, the oracle says {} {:?} {:?}",
                 word(expect),
-                word(v.race.is_some()),
-                v.race
+                word(v.any_race()),
+                v.race,
+                v.flag_race
             )),
             Ok(_) => {}
         }
@@ -108,7 +88,7 @@ fn litmus_suite_oracle_and_checker_agree() {
         if gap {
             listed_seen.push(name.clone());
         }
-        match checker_race(&p) {
+        match checker_race(&p, 3_000_000) {
             Err(e) => problems.push(format!("{name}: {e}")),
             Ok(c) if (c == expect) == gap => problems.push(if gap {
                 format!("{name}: listed in {GAPS}, but the checker now agrees: remove it")
