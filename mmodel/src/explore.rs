@@ -80,6 +80,8 @@ struct Mbar {
     pending: i64,
     expected: i64,
     tx: i64,
+    /// Whether a wait has observed the latest completed phase (phase 0 has no predecessor).
+    observed: bool,
     /// Releasing arrivals and copy landings, with the phase they went into.
     arrivals: Vec<(u32, u32)>,
 }
@@ -207,6 +209,7 @@ impl<'a> Explorer<'a> {
                     pending: 0,
                     expected: 0,
                     tx: 0,
+                    observed: true,
                     arrivals: Vec::new(),
                 };
                 self.bar_index.len()
@@ -392,6 +395,7 @@ impl<'a> Explorer<'a> {
                     pending: i64::from(*count),
                     expected: i64::from(*count),
                     tx: 0,
+                    observed: true,
                     arrivals: Vec::new(),
                 };
             }
@@ -400,6 +404,12 @@ impl<'a> Explorer<'a> {
                 if !b.valid {
                     return Err(Refusal(
                         "an mbarrier is used before its init in some execution (UB)".into(),
+                    ));
+                }
+                if !b.observed {
+                    return Err(Refusal(
+                        "an arrive on an mbarrier whose previous phase no wait observed (UB, R-CONSUME)"
+                            .into(),
                     ));
                 }
                 b.tx += i64::from(*tx);
@@ -430,6 +440,9 @@ impl<'a> Explorer<'a> {
                 }
                 if b.phase % 2 == *parity {
                     return Ok(()); // the phase with this parity has not completed yet
+                }
+                if b.phase > 0 {
+                    n.bars[self.bar_index[bar]].observed = true;
                 }
                 // It observes the latest completed phase, `phase - 1` (none before phase 0),
                 // and with it every arrive-on of that and earlier phases (see the crate docs,
@@ -520,5 +533,6 @@ fn complete(b: &mut Mbar) {
     if b.pending == 0 && b.tx == 0 {
         b.phase += 1;
         b.pending = b.expected;
+        b.observed = false;
     }
 }

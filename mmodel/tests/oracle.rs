@@ -52,8 +52,12 @@ fn refuses_what_lies_outside_the_fragment() {
             "write part",
         ),
         (
-            "protocol p\nblock 2\nmbarrier m\nif tid == 0 { init m, 1 }\nsyncthreads\narrive m\n",
+            "protocol p\nblock 1\nmbarrier m\ninit m, 1\narrive m, 2\n",
             "more arrivals",
+        ),
+        (
+            "protocol p\nblock 2\nmbarrier m\nif tid == 0 { init m, 1 }\nsyncthreads\narrive m\n",
+            "R-CONSUME",
         ),
         (
             "protocol p\nblock 2\nmbarrier m\nif tid == 0 { init m, 1 }\nif tid == 1 { arrive m }\n",
