@@ -11,8 +11,10 @@
 //! # Method
 //!
 //! 1. [`fragment`]: the program is lowered to one straight-line list of events per thread
-//!    (conditions evaluated, `for` loops unrolled) or refused.
-//! 2. [`explore`]: every order of the synchronizing operations that the barriers' and flags'
+//!    (conditions evaluated, `for` loops unrolled; the walk itself is in `walk.rs`) or
+//!    refused.
+//! 2. [`explore`] (the search) and `step.rs` (what each synchronizing operation does): every
+//!    order of the synchronizing operations that the barriers' and flags'
 //!    semantics allow is enumerated (which arrivals make up which barrier use or mbarrier
 //!    phase, which release each acquire reads); each maximal execution yields its
 //!    *synchronizes* edges, derived only between morally strong operations.
@@ -103,6 +105,8 @@
 pub mod causality;
 pub mod explore;
 pub mod fragment;
+mod step;
+mod walk;
 
 use causality::{Access, Closure, is_race};
 use explore::Explorer;
