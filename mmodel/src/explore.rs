@@ -7,7 +7,7 @@
 //! release an acquire reads) and so which *synchronizes* edges exist. The search is a depth
 //! first enumeration of those orders, merging states that are equal together with the edges
 //! collected so far (equal futures, equal final edge sets). It stops with a refusal past
-//! [`MAX_STATES`]. What each synchronizing operation does is in [`crate::step`].
+//! [`MAX_STATES`]. What each synchronizing operation does is in `step.rs`.
 
 use crate::fragment::{BarKey, Ev, Lowered, NamedKey, Refusal};
 use crate::step::{Mbar, State, Use};

@@ -122,7 +122,7 @@ pub enum Ev {
         scope: MemScope,
     },
     /// `tma X -> B, BYTES`: issues a bulk copy; its landing is a separate event
-    /// ([`Program::landing`]).
+    /// ([`crate::explore::Nodes::landing`]).
     Tma {
         dst: Loc,
         bar: BarKey,
