@@ -30,7 +30,8 @@ pub enum Scopes {
     /// Any of cta, cluster, gpu, sys on each side.
     Random,
     /// On each side the narrowest scope that includes the other thread, or the next wider
-    /// one: every release/acquire pair and every mbarrier arrive/wait pair is morally strong.
+    /// one, and a flag of its own for each link: every release/acquire pair and every
+    /// mbarrier arrive/wait pair is morally strong.
     Adequate,
 }
 
@@ -233,6 +234,10 @@ impl Litmus {
         let mut pending: Vec<(usize, usize, String)> = Vec::new();
         let mut mbars: Vec<Place> = Vec::new(); // the CTA each mbarrier lives in
         let mut next_id = 1u32;
+        // With adequate scopes every link has a flag of its own: two links sharing a flag
+        // would let an acquire read the other link's release, which need not be morally
+        // strong with it (a race on the flag).
+        let mut flags = 2usize;
         let mut sinks = vec![false; n];
         let mut uses_tile = false;
         // The payload of a link: (write before the release, read after the acquire).
@@ -272,6 +277,13 @@ impl Litmus {
                     let rs = self.scope(rel, pf, pt);
                     let as_ = self.scope(acq, pt, pf);
                     let (w, r) = split(payload(data));
+                    let flag = match self.scopes {
+                        Scopes::Random => usize::from(flag),
+                        Scopes::Adequate => {
+                            flags += 1;
+                            flags - 1
+                        }
+                    };
                     seq.push(Item::Op(f, format!("{w}store_release f{flag} scope {rs}")));
                     pending.push((
                         step + delay as usize,
@@ -382,7 +394,7 @@ impl Litmus {
         for (_, t, op) in pending {
             seq.push(Item::Op(t, op));
         }
-        self.render(&places, &seq, &mbars, uses_tile, all)
+        self.render(&places, &seq, &mbars, flags, uses_tile, all)
     }
 
     fn relay_blocked(&self, sinks: &[bool], from: Place, to: Place, f: usize) -> bool {
@@ -394,6 +406,7 @@ impl Litmus {
         places: &[Place],
         seq: &[Item],
         mbars: &[Place],
+        flags: usize,
         uses_tile: bool,
         all: &str,
     ) -> String {
@@ -407,7 +420,10 @@ impl Litmus {
         if cluster > 1 {
             let _ = writeln!(s, "cluster {cluster}");
         }
-        s.push_str("global d0\nglobal d1\nglobal f0\nglobal f1\n");
+        s.push_str("global d0\nglobal d1\n");
+        for k in 0..flags {
+            let _ = writeln!(s, "global f{k}");
+        }
         if matches!(self.topo, Topo::OneCta(_)) {
             s.push_str("buffer buf\n");
             if uses_tile {
