@@ -38,6 +38,10 @@
 //!   value into a flag (`write flag value N`), workers read it after a whole-block barrier that
 //!   the two groups reach at different statements (`bar_sync 1 unaligned`).
 //!
+//! - [`litmus`] (a module of its own): small memory-model programs (flags with scopes, named
+//!   barriers, mbarrier phases, cluster barriers, kernels in domains, proxy fences) for the
+//!   PTX memory-model oracle (crate `mmodel`); not part of [`protocol`].
+//!
 //! Every structural choice (roles, counts, parities, which mutation) is a strategy parameter, so
 //! proptest shrinks a failing case to a small protocol: numbers shrink toward their low end,
 //! enums toward their first (simplest) variant and mutations toward `None`. Thread counts are
@@ -51,6 +55,8 @@
 //! [`pingpong`], [`cp_async`], [`tma`], [`cluster`], [`pipe`], [`tile`], [`poll`],
 //! [`dispatch`]; the `*_params` functions give the
 //! parameter structs themselves.
+
+pub mod litmus;
 
 use proptest::option;
 use proptest::prelude::*;
