@@ -5,8 +5,7 @@
 //!   pair morally strong) and no relay across CTAs, which keeps out the checker's known gaps
 //!   (litmus/known-gaps.txt); every disagreement fails. `MMODEL_GEN_CASES=N` (default 300),
 //!   `MMODEL_GEN_SEED=S`.
-//! - `generated_programs_with_relays_agree` (`#[ignore]` until the cumulativity fix is merged):
-//!   adequate scopes with relays.
+//! - `generated_programs_with_relays_agree` (CI): adequate scopes with relays (cumulativity).
 //! - `generated_programs_agree_long` (`#[ignore]`, run in release): random scopes and relays;
 //!   counts the disagreements by direction and prints the smallest of each, failing only on
 //!   a program one side cannot judge (a generator bug). docs/design.md, "The memory-model
@@ -166,11 +165,10 @@ fn generated_programs_agree() {
     assert!(t.races > 0 && t.races < t.cases, "{}", report(&t));
 }
 
-/// Adequate scopes with relays across CTAs: the cumulativity cases (known gap 1 of
-/// litmus/known-gaps.txt) that the checker reports as false races until the fix of
-/// `release()` / `kept_quiet` on main is merged; then this runs in CI like the test above.
+/// Adequate scopes with relays across CTAs: the cumulativity cases (a write released onwards
+/// by a thread that observed it), which the checker reported as false races before releases
+/// became cumulative (`Exec::release`).
 #[test]
-#[ignore = "known gap 1 (cumulativity across scopes): un-ignore once main's release() fix is merged"]
 fn generated_programs_with_relays_agree() {
     let cases = env_u64("MMODEL_GEN_CASES").unwrap_or(300);
     let t = run(cases, Scopes::Adequate, false);

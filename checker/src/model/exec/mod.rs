@@ -287,8 +287,13 @@ impl<'m, 'p> Exec<'m, 'p> {
         if level > LVL_CTA {
             // Within the block, `seen` already orders the access before whoever acquires from
             // `t`; only the scope that other blocks, kernels and domains weigh changes here.
+            // Only accesses of `t`'s own block: `seen` may also name a thread of another block
+            // that acquired a release too narrow to reach it (a `.cta` flag across blocks),
+            // which is no synchronization (litmus `wrc_first_link_cta_across_ctas`).
+            let block = self.m.block_of(t);
             for u in 0..self.state.threads.len() {
                 if u == t as usize
+                    || self.m.block_of(u as u32) != block
                     || !self.state.threads[u]
                         .acc
                         .iter()

@@ -741,7 +741,8 @@ fn safe_landing(
 /// depends on the barrier, not on this step's order.
 ///
 /// Releases are cumulative (`Exec::release`): a release of `t` wider than the block also
-/// raises the kept accesses of other threads that `t` happens after, so those weigh too.
+/// raises the kept accesses of other threads of its block that `t` happens after, so those
+/// weigh too.
 fn kept_quiet(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool {
     let th = &s.threads[t as usize];
     let settled = |a: &Access, own: bool| {
@@ -758,6 +759,7 @@ fn kept_quiet(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
     th.acc.iter().all(|a| settled(a, true))
         && s.threads.iter().enumerate().all(|(u, other)| {
             u == t as usize
+                || m.block_of(u as u32) != m.block_of(t)
                 || other
                     .acc
                     .iter()
