@@ -122,9 +122,9 @@ impl<'p> Portfolio<'p> {
         }
         // The fixed caps are for time; a long kernel's walks still reach its end: at least
         // twice the measured run length (a walk ends earlier by itself when the run does).
-        let full_run = self
-            .run_length
-            .map_or(0, |l| l.saturating_mul(2).min(u64::from(RUN_LENGTH_MAX)) as u32);
+        let full_run = self.run_length.map_or(0, |l| {
+            l.saturating_mul(2).min(u64::from(RUN_LENGTH_MAX)) as u32
+        });
         let max_steps = scale(self.walk_steps)
             .saturating_mul(1 << self.pauses.min(16))
             .min(scale(WALK_STEPS_MAX.max(self.walk_steps)))

@@ -4,8 +4,9 @@
 //! Two threads of one kernel and block are interchangeable when every expression of the
 //! kernel that mentions `tid`, `lane` or `warp` evaluates the same for both, and no such
 //! expression also mentions a local (then its value could differ per thread at run time).
-//! Kernels with `syncwarp` or `elect` (warp membership and the elected lane depend on
-//! identity) get no symmetry. A thread's warp gaps (named-barrier statements that some lanes of
+//! Kernels with `syncwarp` get symmetry within each warp only (a permutation of lanes inside a
+//! warp keeps warp membership); kernels with `elect` get none (the model elects the lowest
+//! non-exited lane, which depends on the lanes' order). A thread's warp gaps (named-barrier statements that some lanes of
 //! its warp never run with it: `ThreadInfo::warp_gaps`) are part of its signature, since that
 //! step's verdict depends on them. The canonical state sorts each class's thread states and renames
 //! thread ids in the shared part (initializer of a barrier, async events).
@@ -19,19 +20,23 @@ use std::collections::BTreeMap;
 pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
     let mut sym_kernel = Vec::new();
     let mut exprs_of = Vec::new();
+    // Kernels with `syncwarp`: lanes are interchangeable only within their warp (a
+    // permutation inside a warp keeps every warp's membership, so `syncwarp` still waits for
+    // the same lanes); the warp is part of the signature.
+    let mut per_warp = Vec::new();
     for k in &m.kernels {
         let mut ok = m.symmetry;
+        let mut warp_bound = false;
         let mut exprs = Vec::new();
         for i in &k.code.instrs {
-            if matches!(
-                i,
-                Instr::Elect { .. }
-                    | Instr::Op {
-                        op: Op::SyncWarp,
-                        ..
-                    }
-            ) {
-                ok = false;
+            match i {
+                // `elect` picks the lowest non-exited lane: which state it picks depends on
+                // the order of the lanes, so no permutation of lanes is a symmetry.
+                Instr::Elect { .. } => ok = false,
+                Instr::Op {
+                    op: Op::SyncWarp, ..
+                } => warp_bound = true,
+                _ => {}
             }
             for e in instr_exprs(i) {
                 if uses_thread_id(e) {
@@ -43,6 +48,7 @@ pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
             }
         }
         sym_kernel.push(ok);
+        per_warp.push(warp_bound);
         exprs_of.push(exprs);
     }
     #[allow(clippy::type_complexity)]
@@ -56,9 +62,10 @@ pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
                 .map(|e| m.eval_static(e, ti.kernel, ti.cta, ti.tid).ok())
                 .collect();
             vals.extend(ti.warp_gaps.iter().map(|g| Some(-1 - i64::from(g.0))));
-            (ti.kernel, ti.cta, vals, 0)
+            let warp = if per_warp[k] { ti.tid / 32 + 1 } else { 0 };
+            (ti.kernel, ti.cta, vals, warp)
         } else {
-            (ti.kernel, ti.cta, Vec::new(), t + 1)
+            (ti.kernel, ti.cta, Vec::new(), u32::MAX - t)
         };
         by_sig.entry(sig).or_default().push(t);
     }
