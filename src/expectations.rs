@@ -234,6 +234,41 @@ pub fn judge(expect: &Expect, report: &Report) -> Result<(), String> {
     }
 }
 
+/// What the search for one `expect` line looks for: the class (and rule) the line names, so
+/// that a search which first meets another error goes on until it has found what the line
+/// expects or searched everything; `expect ok` is decided by any error. Findings the file's
+/// inline suppressions allow decide nothing (they are dropped from the report).
+pub fn goal(
+    expect: &Expect,
+    program: &protocols::ir::Program,
+    file: &SourceFile,
+) -> checker::goal::Goal {
+    let rule = expect.rule.as_deref().and_then(checker::rules::find);
+    let wanted = match expect.verdict {
+        ExpectVerdict::Ok => None,
+        ExpectVerdict::Warning => Some(checker::goal::Wanted {
+            class: None,
+            rule,
+            warning: true,
+        }),
+        ExpectVerdict::Deadlock | ExpectVerdict::Ub | ExpectVerdict::Race => {
+            Some(checker::goal::Wanted {
+                class: Some(match expect.verdict {
+                    ExpectVerdict::Deadlock => checker::Class::Deadlock,
+                    ExpectVerdict::Ub => checker::Class::Ub,
+                    _ => checker::Class::Race,
+                }),
+                rule,
+                warning: false,
+            })
+        }
+    };
+    checker::goal::Goal {
+        allowed: checker::lints::suppress::allowed(program, file),
+        wanted: wanted.into_iter().collect(),
+    }
+}
+
 /// A short account of a report: `no findings`, or its findings as `class rule (severity)`
 /// (`deadlock (error)` for the rule named after its class).
 pub fn summarize(report: &Report) -> String {
@@ -393,7 +428,11 @@ pub fn check_file(
         let outcome = match protocols::load(&file, &expect.overrides) {
             Err(errors) => Outcome::LoadError(describe_load_errors(&errors)),
             Ok(program) => match watch.search(&case, &mut |progress| {
-                check_caught_with(&file, &program, options, progress)
+                let options = CheckOptions {
+                    goal: goal(expect, &program, &file),
+                    ..options.clone()
+                };
+                check_caught_with(&file, &program, &options, progress)
             }) {
                 Ok(report) => match judge(expect, &report) {
                     Ok(()) => Outcome::Pass,

@@ -4,6 +4,7 @@
 //! It never prints. Entry points: [`check`], [`check_with_progress`], [`replay`].
 
 pub mod explore;
+pub mod goal;
 pub mod hunt;
 pub mod lints;
 pub mod memo;
@@ -53,6 +54,10 @@ pub struct CheckOptions {
     /// it, up to [`portfolio::WALK_STEPS_MAX`] (or this, if larger). Steps, not time: the
     /// walks, and so the report, are the same on every machine and every run.
     pub hunt_walk_steps: u32,
+    /// When a search that is not exhaustive is decided: by default at its first error; never
+    /// by an allowed finding; with wanted findings (`phasecheck test`), once each has been
+    /// found ([`goal`]).
+    pub goal: goal::Goal,
 }
 
 /// States a non-exhaustive search explores after its first error, collecting more findings.
@@ -72,6 +77,7 @@ impl Default for CheckOptions {
             partial_order: true,
             exhaustive: false,
             hunt_walk_steps: 1024,
+            goal: goal::Goal::default(),
         }
     }
 }
@@ -90,6 +96,7 @@ pub fn check_with_progress(
     let start = std::time::Instant::now();
     let mut m = PhaseModel::new(program, options.max_loop_trips, options.symmetry);
     m.por = options.partial_order;
+    m.goal = options.goal.clone();
     let (raw_init, init_found, init_bound, init_stop) = m.initial();
     let mut findings: Vec<Finding> = init_found
         .into_iter()
@@ -122,8 +129,13 @@ pub fn check_with_progress(
             portfolio.pause().then(|| {
                 (
                     format!(
-                        "stopped: {} confirmed an error; --exhaustive searches every interleaving",
-                        portfolio.hunted.summary()
+                        "stopped: {} confirmed {}; --exhaustive searches every interleaving",
+                        portfolio.hunted.summary(),
+                        if options.goal.wanted.is_empty() {
+                            "an error"
+                        } else {
+                            "every finding looked for"
+                        }
                     ),
                     "the exhaustive search's first states, then random schedules".to_string(),
                 )

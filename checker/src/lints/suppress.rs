@@ -43,6 +43,40 @@ pub fn did_you_mean(name: &str) -> Option<&'static Rule> {
         .map(|(_, r)| r)
 }
 
+/// The inline suppressions of `program` as findings that must not decide a search
+/// ([`crate::goal`]): each named rule, on the line the suppression targets. Put them in
+/// [`crate::CheckOptions::goal`] before the search, so that a suppressed finding does not stop
+/// it (which would hide what comes after, and leave the report inconclusive once the finding
+/// is dropped).
+pub fn allowed(program: &Program, file: &SourceFile) -> Vec<crate::goal::Allowed> {
+    let mut out = Vec::new();
+    for s in &program.suppressions {
+        let Some(line) = file.line_span(s.target_line) else {
+            continue;
+        };
+        // The line break counts as the line's (`SourceFile::line_of`).
+        let within = protocols::Span::new(line.start, line.end + 1);
+        for name in &s.rules {
+            if let Some(rule) = rules::find(name) {
+                out.push(crate::goal::Allowed {
+                    rule,
+                    within: Some(within),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The goal of a search whose report goes through [`apply_to_report`]: the first error that
+/// no inline suppression allows decides it.
+pub fn goal(program: &Program, file: &SourceFile) -> crate::goal::Goal {
+    crate::goal::Goal {
+        allowed: allowed(program, file),
+        wanted: Vec::new(),
+    }
+}
+
 /// Apply the inline suppressions of `program` to a checker report: suppressed findings go,
 /// unused suppressions become warnings, and the verdict is recomputed. Every command that
 /// reports findings (verify, lint, test, confirm) goes through here, so a suppression means
