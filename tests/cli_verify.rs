@@ -184,6 +184,35 @@ fn an_allowed_finding_does_not_stop_the_search() {
     assert!(out.contains(": hazard ("), "{out}");
 }
 
+/// A suppression after another comment on the statement (an extracted protocol's own
+/// `# k.cu:12  PTX 40`) applies; one that silences nothing there is reported; a
+/// `phasecheck: allow` in the middle of a comment's prose is a load error, never ignored.
+#[test]
+fn a_suppression_after_another_comment_applies() {
+    let racy = "protocol racy
+block 2
+buffer x
+write x";
+    let after = format!("{racy}    # k.cu:12  PTX 40  # phasecheck: allow(data-race) same value\n");
+    let p = write("after.phase", &after);
+    let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("data-race(PC"), "{out}");
+    assert!(!out.contains("unused-suppression"), "{out}");
+    // The same with nothing to silence.
+    let unused = after.replace("write x", "compute");
+    let q = write("after_unused.phase", &unused);
+    let (code, out, _) = run(&["verify", q.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("unused-suppression"), "{out}");
+    // Without a `#` of its own: not a suppression, and said so.
+    let prose = format!("{racy}    # k.cu:12 phasecheck: allow(data-race)\n");
+    let r = write("prose.phase", &prose);
+    let (code, out, err) = run(&["verify", r.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(format!("{out}{err}").contains("E0504"), "{out}{err}");
+}
+
 fn redact(mut v: serde_json::Value) -> serde_json::Value {
     if let Some(a) = v.as_array_mut() {
         for x in a {
