@@ -213,6 +213,37 @@ write x";
     assert!(format!("{out}{err}").contains("E0504"), "{out}{err}");
 }
 
+/// A search that stops early (after a real error) cannot tell that a suppression is stale: its
+/// `unused-suppression` says how far the search went, and the exhaustive search finds what the
+/// suppression silences.
+#[test]
+fn an_unused_suppression_after_an_early_stop_says_so() {
+    // Thread 0's arrive on a barrier nobody initialised is UB at once; the data race on `x`
+    // (allowed) comes only deep in the search.
+    let src = "protocol late_race
+param N = 20
+block 4
+mbarrier b
+global flag
+buffer x
+if tid == 0 { arrive b }
+for i in 0..N + tid { store_release flag scope gpu }
+write x  # phasecheck: allow(data-race) every thread stores the same value
+";
+    let p = write("late_race.phase", src);
+    let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("use-before-init(PC"), "{out}");
+    assert!(
+        out.contains("unused suppression, as far as the search went"),
+        "{out}"
+    );
+    let (code, out, _) = run(&["verify", "--exhaustive", p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("unused"), "{out}");
+    assert!(!out.contains("data-race(PC"), "{out}");
+}
+
 fn redact(mut v: serde_json::Value) -> serde_json::Value {
     if let Some(a) = v.as_array_mut() {
         for x in a {

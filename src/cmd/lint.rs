@@ -234,7 +234,8 @@ fn check_file(job: &Job<'_>) -> FileResult {
     job.budget.explain(&mut report, options.max_memory_bytes);
     // `check` includes the static perf lints (`checker::lints::run`).
     let findings = std::mem::take(&mut report.findings);
-    let findings = checker::lints::suppress::apply(&program, &file, findings);
+    let findings =
+        checker::lints::suppress::apply(&program, &file, findings, report.incomplete.is_none());
     report.findings = apply_levels(findings, |r| level_for(r, config, job.cli));
     report.verdict = report.verdict_of_findings();
     FileResult {

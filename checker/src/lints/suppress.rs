@@ -83,13 +83,20 @@ pub fn goal(program: &Program, file: &SourceFile) -> crate::goal::Goal {
 /// the same everywhere.
 pub fn apply_to_report(program: &Program, file: &SourceFile, report: &mut crate::report::Report) {
     let findings = std::mem::take(&mut report.findings);
-    report.findings = apply(program, file, findings);
+    report.findings = apply(program, file, findings, report.incomplete.is_none());
     report.verdict = report.verdict_of_findings();
 }
 
 /// Drop the suppressed findings and add an `unused-suppression` warning for every named rule
-/// that suppressed nothing. The result is sorted by (span, rule code).
-pub fn apply(program: &Program, file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {
+/// that suppressed nothing. `complete`: the findings come from a search that ran to its end;
+/// after one that stopped early the warning says that the finding may lie in the part not
+/// searched. The result is sorted by (span, rule code).
+pub fn apply(
+    program: &Program,
+    file: &SourceFile,
+    findings: Vec<Finding>,
+    complete: bool,
+) -> Vec<Finding> {
     // used[s][k]: rule k of suppression s suppressed something.
     let mut used: Vec<Vec<bool>> = program
         .suppressions
@@ -121,12 +128,22 @@ pub fn apply(program: &Program, file: &SourceFile, findings: Vec<Finding>) -> Ve
                 continue;
             }
             let (message, help) = match rules::find(name) {
-                Some(r) => (
+                Some(r) if complete => (
                     format!(
                         "unused suppression: no `{}` finding on line {}",
                         r.name, s.target_line
                     ),
                     "remove it, or move it to the statement the finding points at".to_string(),
+                ),
+                Some(r) => (
+                    format!(
+                        "unused suppression, as far as the search went: no `{}` finding on line \
+                         {} in the interleavings it covered (it stopped early)",
+                        r.name, s.target_line
+                    ),
+                    "`phasecheck verify --exhaustive` searches every interleaving and tells \
+                     whether it is stale"
+                        .to_string(),
                 ),
                 None => (
                     format!("`{name}` is not a phasecheck rule, so this suppresses nothing"),
