@@ -236,13 +236,9 @@ pub fn judge(expect: &Expect, report: &Report) -> Result<(), String> {
 
 /// What the search for one `expect` line looks for: the class (and rule) the line names, so
 /// that a search which first meets another error goes on until it has found what the line
-/// expects or searched everything; `expect ok` is decided by any error. Findings the file's
-/// inline suppressions allow decide nothing (they are dropped from the report).
-pub fn goal(
-    expect: &Expect,
-    program: &protocols::ir::Program,
-    file: &SourceFile,
-) -> checker::goal::Goal {
+/// expects or searched everything; `expect ok` is decided by any error. ([`check_caught_with`]
+/// adds the file's inline suppressions, whose findings decide nothing.)
+pub fn goal(expect: &Expect) -> checker::goal::Goal {
     let rule = expect.rule.as_deref().and_then(checker::rules::find);
     let wanted = match expect.verdict {
         ExpectVerdict::Ok => None,
@@ -264,7 +260,7 @@ pub fn goal(
         }
     };
     checker::goal::Goal {
-        allowed: checker::lints::suppress::allowed(program, file),
+        allowed: Vec::new(),
         wanted: wanted.into_iter().collect(),
     }
 }
@@ -326,8 +322,15 @@ pub fn check_caught_with(
     options: &CheckOptions,
     progress: Option<&dyn Fn(&checker::Progress)>,
 ) -> Result<Report, String> {
+    // The suppressions applied to the report below allow their findings: those must not
+    // decide the search (`checker::goal`).
+    let mut options = options.clone();
+    options
+        .goal
+        .allowed
+        .extend(checker::lints::suppress::allowed(program, file));
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut report = checker::check_with_progress(program, options, progress);
+        let mut report = checker::check_with_progress(program, &options, progress);
         checker::lints::suppress::apply_to_report(program, file, &mut report);
         report
     }))
@@ -429,7 +432,7 @@ pub fn check_file(
             Err(errors) => Outcome::LoadError(describe_load_errors(&errors)),
             Ok(program) => match watch.search(&case, &mut |progress| {
                 let options = CheckOptions {
-                    goal: goal(expect, &program, &file),
+                    goal: goal(expect),
                     ..options.clone()
                 };
                 check_caught_with(&file, &program, &options, progress)

@@ -79,6 +79,34 @@ impl Goal {
         bits
     }
 
+    /// The goal left for the search once `found` (the static lints' findings, which no search
+    /// produces, and those of the initial state) are known: the wanted entries they meet are
+    /// dropped. When none is left, the search falls back to the default (its first error that
+    /// is not allowed decides it): what the caller looks for is there already.
+    pub fn left_after(
+        &self,
+        found: impl IntoIterator<Item = (&'static Rule, Span, Severity)>,
+    ) -> Goal {
+        let mut met = 0u64;
+        for (rule, span, severity) in found {
+            met |= self.meets(rule, span, severity);
+        }
+        if self.wanted.is_empty() {
+            return self.clone();
+        }
+        Goal {
+            allowed: self.allowed.clone(),
+            wanted: self
+                .wanted
+                .iter()
+                .take(MAX_WANTED)
+                .enumerate()
+                .filter(|(i, _)| met & (1 << i) == 0)
+                .map(|(_, w)| w.clone())
+                .collect(),
+        }
+    }
+
     /// Every goal's bit: the search is decided when its findings meet all of them.
     pub fn all(&self) -> u64 {
         match self.wanted.len().min(MAX_WANTED) {
@@ -167,5 +195,20 @@ mod tests {
             0b100
         );
         assert_eq!(g.meets(&parity_not_bit::RULE, span(0), Severity::Error), 0);
+
+        // A static lint's warning is there before the search: the search looks for the rest.
+        let lint = (&parity_not_bit::RULE, span(0), Severity::Warning);
+        let left = g.left_after([lint]);
+        assert_eq!(left.wanted.len(), 2);
+        assert_eq!(left.meets(&deadlock::RULE, span(0), Severity::Error), 0b10);
+        // Everything found already: back to the default (the first error decides).
+        let only = Goal {
+            allowed: Vec::new(),
+            wanted: vec![g.wanted[2].clone()],
+        };
+        let left = only.left_after([lint]);
+        assert!(left.wanted.is_empty());
+        assert_eq!(left.all(), 1);
+        assert_eq!(left.meets(&deadlock::RULE, span(0), Severity::Error), 1);
     }
 }

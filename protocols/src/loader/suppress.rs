@@ -126,12 +126,21 @@ fn directives(text: &str) -> (Vec<Directive>, Vec<usize>) {
     let mut misplaced = Vec::new();
     for (at, _) in text.match_indices(MARKER) {
         let before = text[..at].trim_end();
+        // Inside `backticks` it is quoted prose (`a \`# phasecheck: allow(...)\` comment`).
+        if before.matches('`').count() % 2 == 1 {
+            continue;
+        }
+        // A comment marker inside the comment starts a new comment only after a blank.
+        let after_blank = |b: &str| b.is_empty() || b.ends_with(char::is_whitespace);
         let opener = if before.is_empty() {
             Some(None)
-        } else if let Some(b) = before.strip_suffix('#') {
+        } else if let Some(b) = before.strip_suffix('#').filter(|b| after_blank(b)) {
             Some(Some(b.len()))
         } else {
-            before.strip_suffix("//").map(|b| Some(b.len()))
+            before
+                .strip_suffix("//")
+                .filter(|b| after_blank(b))
+                .map(|b| Some(b.len()))
         };
         match opener {
             Some(open) => starts.push((open, at)),
@@ -242,8 +251,12 @@ mod tests {
         // In the middle of prose: misplaced, never silently nothing.
         let t = " from k.cu:12 phasecheck: allow(a)";
         assert_eq!(directives(t), (vec![], vec![14]));
-        // A mention that is not a directive is prose.
+        // A mention that is not a directive is prose, and so is a quoted one.
         assert_eq!(directives(" run phasecheck: it is fast"), (vec![], vec![]));
+        let t = " a `# phasecheck: allow(...)` comment that silences nothing";
+        assert_eq!(directives(t), (vec![], vec![]));
+        // A `#` glued to a word does not start a comment: misplaced.
+        assert_eq!(directives(" see x#phasecheck: allow(a)"), (vec![], vec![7]));
     }
 
     #[test]
