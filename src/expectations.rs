@@ -234,6 +234,37 @@ pub fn judge(expect: &Expect, report: &Report) -> Result<(), String> {
     }
 }
 
+/// What the search for one `expect` line looks for: the class (and rule) the line names, so
+/// that a search which first meets another error goes on until it has found what the line
+/// expects or searched everything; `expect ok` is decided by any error. ([`check_caught_with`]
+/// adds the file's inline suppressions, whose findings decide nothing.)
+pub fn goal(expect: &Expect) -> checker::goal::Goal {
+    let rule = expect.rule.as_deref().and_then(checker::rules::find);
+    let wanted = match expect.verdict {
+        ExpectVerdict::Ok => None,
+        ExpectVerdict::Warning => Some(checker::goal::Wanted {
+            class: None,
+            rule,
+            warning: true,
+        }),
+        ExpectVerdict::Deadlock | ExpectVerdict::Ub | ExpectVerdict::Race => {
+            Some(checker::goal::Wanted {
+                class: Some(match expect.verdict {
+                    ExpectVerdict::Deadlock => checker::Class::Deadlock,
+                    ExpectVerdict::Ub => checker::Class::Ub,
+                    _ => checker::Class::Race,
+                }),
+                rule,
+                warning: false,
+            })
+        }
+    };
+    checker::goal::Goal {
+        allowed: Vec::new(),
+        wanted: wanted.into_iter().collect(),
+    }
+}
+
 /// A short account of a report: `no findings`, or its findings as `class rule (severity)`
 /// (`deadlock (error)` for the rule named after its class).
 pub fn summarize(report: &Report) -> String {
@@ -291,8 +322,15 @@ pub fn check_caught_with(
     options: &CheckOptions,
     progress: Option<&dyn Fn(&checker::Progress)>,
 ) -> Result<Report, String> {
+    // The suppressions applied to the report below allow their findings: those must not
+    // decide the search (`checker::goal`).
+    let mut options = options.clone();
+    options
+        .goal
+        .allowed
+        .extend(checker::lints::suppress::allowed(program, file));
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut report = checker::check_with_progress(program, options, progress);
+        let mut report = checker::check_with_progress(program, &options, progress);
         checker::lints::suppress::apply_to_report(program, file, &mut report);
         report
     }))
@@ -393,7 +431,11 @@ pub fn check_file(
         let outcome = match protocols::load(&file, &expect.overrides) {
             Err(errors) => Outcome::LoadError(describe_load_errors(&errors)),
             Ok(program) => match watch.search(&case, &mut |progress| {
-                check_caught_with(&file, &program, options, progress)
+                let options = CheckOptions {
+                    goal: goal(expect),
+                    ..options.clone()
+                };
+                check_caught_with(&file, &program, &options, progress)
             }) {
                 Ok(report) => match judge(expect, &report) {
                     Ok(()) => Outcome::Pass,

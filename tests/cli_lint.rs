@@ -389,6 +389,55 @@ fn gitignore_is_honoured_and_explicit_files_are_not_filtered() {
     assert_eq!(code(&run(&dir, &["lint", "nowhere"])), 2);
 }
 
+/// Thread 0 arrives on a barrier nobody initialised (UB at the first step); the others store a
+/// release flag a different number of times each and then all write one buffer: a data race
+/// that only a search well past the UB reaches.
+const LATE_RACE: &str = "protocol late_race
+param N = 30
+block 4
+mbarrier b
+global flag
+buffer x
+if tid == 0 { arrive b }
+for i in 0..N + tid { store_release flag scope gpu }
+write x
+";
+
+/// `-A RULE` (and a configuration level `allow`) does not stop the search at an allowed
+/// finding: the race behind the allowed UB is reported. Before, the search stopped 5 000
+/// states after the UB, `-A` dropped it, and the file was inconclusive (exit 3).
+#[test]
+fn an_allowed_rule_does_not_stop_the_search() {
+    let dir = scratch("allowed-stop");
+    write(&dir, "late.phase", LATE_RACE);
+    let o = run(
+        &dir,
+        &["lint", "--no-config", "-A", "use-before-init", "late.phase"],
+    );
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}{}", stderr(&o));
+    assert!(out.contains("data-race"), "{out}");
+    assert!(!out.contains("use-before-init"), "{out}");
+    write(
+        &dir,
+        "phasecheck.toml",
+        "[rules]\nuse-before-init = \"allow\"\n",
+    );
+    let o = run(&dir, &["lint", "late.phase"]);
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}{}", stderr(&o));
+    assert!(out.contains("data-race"), "{out}");
+    // `-W` lowers it to a warning: it does not decide the verdict, so it does not stop the
+    // search either.
+    let o = run(
+        &dir,
+        &["lint", "--no-config", "-W", "use-before-init", "late.phase"],
+    );
+    let out = stdout(&o);
+    assert_eq!(code(&o), 1, "{out}{}", stderr(&o));
+    assert!(out.contains("data-race"), "{out}");
+}
+
 #[test]
 fn suppressions_in_every_format() {
     let dir = scratch("suppress");

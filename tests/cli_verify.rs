@@ -130,6 +130,120 @@ fn inline_suppressions_apply_in_verify() {
     assert!(out.contains("unused-suppression"), "{out}");
 }
 
+/// Every thread stores one flag (a data race that the file allows), then a producer/consumer
+/// ring runs and the producer finally waits on a barrier nobody arrives on: a deadlock that
+/// only the end of the search reaches.
+pub const HIDDEN_DEADLOCK: &str = "protocol hidden_deadlock
+param NC = 4
+param K = 4
+block 1 + NC
+mbarrier full[2]
+mbarrier empty[2]
+mbarrier never
+buffer slot[2]
+buffer flag
+if tid == 0 {
+  for s in 0..2 {
+    init full[s], 1
+    init empty[s], NC
+  }
+  init never, 1
+}
+syncthreads
+write flag   # phasecheck: allow(data-race) every thread stores the same flag
+role producer when tid == 0 {
+  for k in 0..K {
+    let s = k % 2
+    wait empty[s] parity ((k / 2) % 2) ^ 1
+    write slot[s]
+    arrive full[s]
+  }
+  wait never parity 0
+}
+role consumer when tid >= 1 {
+  for k in 0..K {
+    let s = k % 2
+    wait full[s] parity (k / 2) % 2
+    read slot[s]
+    arrive empty[s]
+  }
+}
+";
+
+/// An allowed finding does not stop the search: the data race, found first, is suppressed,
+/// and the deadlock behind it is still reported. (Before, the search stopped 5 000 states after
+/// the race, the suppression dropped it, and the report was `inconclusive` with nothing in
+/// it.) Without the reductions, so that the deadlock lies beyond those 5 000 states.
+#[test]
+fn an_allowed_finding_does_not_stop_the_search() {
+    let p = write("hidden.phase", HIDDEN_DEADLOCK);
+    let (code, out, _) = run(&["verify", "--no-por", "--no-symmetry", p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("deadlock(PC100)"), "{out}");
+    assert!(!out.contains("data-race(PC"), "{out}");
+    assert!(out.contains(": hazard ("), "{out}");
+}
+
+/// A suppression after another comment on the statement (an extracted protocol's own
+/// `# k.cu:12  PTX 40`) applies; one that silences nothing there is reported; a
+/// `phasecheck: allow` in the middle of a comment's prose is a load error, never ignored.
+#[test]
+fn a_suppression_after_another_comment_applies() {
+    let racy = "protocol racy
+block 2
+buffer x
+write x";
+    let after = format!("{racy}    # k.cu:12  PTX 40  # phasecheck: allow(data-race) same value\n");
+    let p = write("after.phase", &after);
+    let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains("data-race(PC"), "{out}");
+    assert!(!out.contains("unused-suppression"), "{out}");
+    // The same with nothing to silence.
+    let unused = after.replace("write x", "compute");
+    let q = write("after_unused.phase", &unused);
+    let (code, out, _) = run(&["verify", q.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("unused-suppression"), "{out}");
+    // Without a `#` of its own: not a suppression, and said so.
+    let prose = format!("{racy}    # k.cu:12 phasecheck: allow(data-race)\n");
+    let r = write("prose.phase", &prose);
+    let (code, out, err) = run(&["verify", r.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(format!("{out}{err}").contains("E0504"), "{out}{err}");
+}
+
+/// A search that stops early (after a real error) cannot tell that a suppression is stale: its
+/// `unused-suppression` says how far the search went, and the exhaustive search finds what the
+/// suppression silences.
+#[test]
+fn an_unused_suppression_after_an_early_stop_says_so() {
+    // Thread 0's arrive on a barrier nobody initialised is UB at once; the data race on `x`
+    // (allowed) comes only deep in the search.
+    let src = "protocol late_race
+param N = 20
+block 4
+mbarrier b
+global flag
+buffer x
+if tid == 0 { arrive b }
+for i in 0..N + tid { store_release flag scope gpu }
+write x  # phasecheck: allow(data-race) every thread stores the same value
+";
+    let p = write("late_race.phase", src);
+    let (code, out, _) = run(&["verify", p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("use-before-init(PC"), "{out}");
+    assert!(
+        out.contains("unused suppression, as far as the search went"),
+        "{out}"
+    );
+    let (code, out, _) = run(&["verify", "--exhaustive", p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("unused"), "{out}");
+    assert!(!out.contains("data-race(PC"), "{out}");
+}
+
 fn redact(mut v: serde_json::Value) -> serde_json::Value {
     if let Some(a) = v.as_array_mut() {
         for x in a {

@@ -263,3 +263,38 @@ fn known_gaps_come_from_phasecheck_toml() {
     assert_eq!(code, 0, "{out}");
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// Thread 0 arrives on a barrier nobody initialised (UB at the first step); the others store a
+/// release flag a different number of times each (steps no reduction merges) and then all
+/// write one buffer (a data race, reached only deep in the search).
+const LATE_RACE: &str = "protocol late_race
+param N = 30
+block 4
+mbarrier b
+global flag
+buffer x
+if tid == 0 { arrive b }
+for i in 0..N + tid { store_release flag scope gpu }
+write x
+";
+
+/// An `expect` line is not failed by a search that stopped after its first error: `test`
+/// searches on until it has found what the line expects (or searched everything). Before, the
+/// search stopped 5 000 states after the UB and `expect race data-race` failed with "found ub
+/// use-before-init".
+#[test]
+fn an_expected_class_found_after_another_error_passes() {
+    let file = format!("{LATE_RACE}expect ub use-before-init\nexpect race data-race\n");
+    let dir = suite("late", &[("late.phase", &file)]);
+    let (code, out) = run(&["--no-config", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("2 passed, 0 failed"), "{out}");
+    // What the line looks for must exist: a class the protocol does not have still fails,
+    // once the whole search has run.
+    let file = format!("{LATE_RACE}expect deadlock with N = 12\n");
+    let dir = suite("late-none", &[("late.phase", &file)]);
+    let (code, out) = run(&["--no-config", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("expect deadlock with N = 12: found"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

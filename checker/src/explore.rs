@@ -51,10 +51,15 @@ pub trait Model {
         None
     }
     fn state_bytes(&self, state: &Self::State) -> usize;
-    /// Does the finding decide the verdict (an error, not a note)? The search may stop early
-    /// once it has decisive findings ([`Limits::after_findings`]).
-    fn decisive(&self, _finding: &Self::Finding) -> bool {
-        true
+    /// The goals of the search that the finding meets, one bit each ([`Model::goals`]); the
+    /// search is decided, and may stop early ([`Limits::after_findings`]), once its findings
+    /// meet every goal. By default there is one goal, and every finding meets it.
+    fn meets(&self, _finding: &Self::Finding) -> u64 {
+        1
+    }
+    /// Every goal's bit.
+    fn goals(&self) -> u64 {
+        1
     }
 }
 
@@ -88,8 +93,9 @@ pub struct Limits {
     pub max_memory_bytes: u64,
     /// Wall-clock budget; `None`: none.
     pub max_time: Option<std::time::Duration>,
-    /// Once a decisive finding is known, explore at most this many more states, then stop
-    /// (the verdict is decided; the rest would only add findings). `None`: run to the end.
+    /// Once the findings meet every goal ([`Model::meets`]), explore at most this many more
+    /// states, then stop (the verdict is decided; the rest would only add findings). `None`:
+    /// run to the end.
     pub after_findings: Option<u64>,
     /// Call the pause hook when this many states are visited, then again each time the count
     /// has grown fourfold, while nothing decisive was found (the bug-hunting portfolio runs
@@ -360,8 +366,10 @@ where
     queue.push_back((init, 0, 0, bytes));
 
     let mut last_depth_done = 0u32;
-    // States visited when the first decisive finding was recorded; findings looked at so far.
+    // States visited when the findings first met every goal; the goals met and the findings
+    // looked at so far.
     let mut decided_at: Option<u64> = None;
+    let mut met = 0u64;
     let mut next_pause = limits.pause_at;
     let mut scanned = 0usize;
     let mut record = |f: M::Finding, state: u32, action: Option<u32>, found: &mut Vec<_>| {
@@ -428,7 +436,10 @@ where
             }
             let states = parents.len() as u64;
             if decided_at.is_none() {
-                if found[scanned..].iter().any(|f| model.decisive(&f.finding)) {
+                for f in &found[scanned..] {
+                    met |= model.meets(&f.finding);
+                }
+                if met & model.goals() == model.goals() {
                     decided_at = Some(states);
                 }
                 scanned = found.len();
@@ -438,7 +449,7 @@ where
             {
                 incomplete = Some((
                     format!(
-                        "stopped {more} states after the first error was found; --exhaustive searches on for every finding"
+                        "stopped {more} states after the first error (or every finding looked for) was found; --exhaustive searches on for every finding"
                     ),
                     format!("all interleavings up to depth {last_depth_done} ({states} states)"),
                 ));

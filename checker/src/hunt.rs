@@ -133,7 +133,8 @@ where
                 }
             }
         }
-        if options.stop_at_first_hit && best.values().any(|h| model.decisive(&h.finding)) {
+        let met = best.values().fold(0, |m, h| m | model.meets(&h.finding));
+        if options.stop_at_first_hit && met & model.goals() == model.goals() {
             break;
         }
     }

@@ -4,6 +4,7 @@
 //! It never prints. Entry points: [`check`], [`check_with_progress`], [`replay`].
 
 pub mod explore;
+pub mod goal;
 pub mod hunt;
 pub mod lints;
 pub mod memo;
@@ -53,6 +54,10 @@ pub struct CheckOptions {
     /// it, up to [`portfolio::WALK_STEPS_MAX`] (or this, if larger). Steps, not time: the
     /// walks, and so the report, are the same on every machine and every run.
     pub hunt_walk_steps: u32,
+    /// When a search that is not exhaustive is decided: by default at its first error; never
+    /// by an allowed finding; with wanted findings (`phasecheck test`), once each has been
+    /// found ([`goal`]).
+    pub goal: goal::Goal,
 }
 
 /// States a non-exhaustive search explores after its first error, collecting more findings.
@@ -72,6 +77,7 @@ impl Default for CheckOptions {
             partial_order: true,
             exhaustive: false,
             hunt_walk_steps: 1024,
+            goal: goal::Goal::default(),
         }
     }
 }
@@ -95,6 +101,21 @@ pub fn check_with_progress(
         .into_iter()
         .map(|f| finish(f, Vec::new(), Schedule::default()))
         .collect();
+    // The static lints find what they find without a search: what the goal looks for among
+    // them is not searched for (an `expect warning parity-not-bit` line must not make the
+    // search run to its end).
+    let lint_findings = lints::run(program);
+    let goal = options.goal.left_after(
+        findings
+            .iter()
+            .chain(&lint_findings)
+            .map(|f| (f.rule, f.span, f.severity)),
+    );
+    m.goal = goal.clone();
+    let options = &CheckOptions {
+        goal,
+        ..options.clone()
+    };
     let mut stats = Stats::default();
     let mut incomplete = None;
     if let Some(b) = init_bound {
@@ -122,8 +143,13 @@ pub fn check_with_progress(
             portfolio.pause().then(|| {
                 (
                     format!(
-                        "stopped: {} confirmed an error; --exhaustive searches every interleaving",
-                        portfolio.hunted.summary()
+                        "stopped: {} confirmed {}; --exhaustive searches every interleaving",
+                        portfolio.hunted.summary(),
+                        if options.goal.wanted.is_empty() {
+                            "an error"
+                        } else {
+                            "every finding looked for"
+                        }
                     ),
                     "the exhaustive search's first states, then random schedules".to_string(),
                 )
@@ -166,7 +192,7 @@ pub fn check_with_progress(
             }
         }
     }
-    findings.extend(lints::run(program));
+    findings.extend(lint_findings);
     findings.sort_by(|a, b| (a.span, a.rule.code).cmp(&(b.span, b.rule.code)));
     stats.elapsed_ms = start.elapsed().as_millis() as u64;
     let verdict = if findings.iter().any(|f| f.severity == Severity::Error) {

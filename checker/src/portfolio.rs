@@ -8,9 +8,10 @@
 //! the report says how many schedules the portfolio tried.
 
 use crate::explore::{Model, Step};
+use crate::goal::Goal;
 use crate::hunt::{self, HuntOptions, Walkable};
 use crate::model::{MFinding, PhaseModel, Search, exec, state::State};
-use crate::{CheckOptions, Finding, Severity};
+use crate::{CheckOptions, Finding};
 use protocols::ir::Program;
 
 /// States the exhaustive search visits before the portfolio runs.
@@ -47,12 +48,19 @@ pub struct Hunted {
     pub findings: Vec<Finding>,
     pub walks: u64,
     pub steps: u64,
+    /// When the search is decided ([`CheckOptions::goal`]).
+    goal: Goal,
 }
 
 impl Hunted {
-    /// An error was confirmed: the verdict is decided.
+    /// The confirmed findings meet every goal (by default: an error that is not allowed was
+    /// confirmed): the verdict is decided.
     pub fn decided(&self) -> bool {
-        self.findings.iter().any(|f| f.severity == Severity::Error)
+        let met = self
+            .findings
+            .iter()
+            .fold(0, |m, f| m | self.goal.meets(f.rule, f.span, f.severity));
+        met & self.goal.all() == self.goal.all()
     }
 
     /// Walks and steps, no time: the report says the same on every run.
@@ -87,6 +95,7 @@ impl<'p> Portfolio<'p> {
     pub fn new(program: &'p Program, options: &CheckOptions) -> Self {
         let mut raw = PhaseModel::new(program, options.max_loop_trips, false);
         raw.por = false;
+        raw.goal = options.goal.clone();
         let (init, _, bound, stop) = raw.initial();
         Portfolio {
             raw,
@@ -99,6 +108,7 @@ impl<'p> Portfolio<'p> {
                 findings: Vec::new(),
                 walks: 0,
                 steps: 0,
+                goal: options.goal.clone(),
             },
         }
     }

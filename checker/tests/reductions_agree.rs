@@ -257,6 +257,15 @@ fn reductions_agree_on_generated_polls() {
     run_property(protogen::poll(), cases.max(1));
 }
 
+/// Two-block clusters (remote arrives, multicast copies, and reads of a peer's buffer, whose
+/// `remote-cta-exited` depends on the peer's exit: neither the access nor that exit may be
+/// taken alone): a run of their own.
+#[test]
+fn reductions_agree_on_generated_clusters() {
+    let cases = env_u64("PHASECHECK_GEN_CASES").map_or(DEFAULT_CASES / 4, |n| n as u32 / 4);
+    run_property(protogen::cluster(), cases.max(1));
+}
+
 /// The corpus: every `expect` line's parameters (the small sizes the lines pin; a line without
 /// `with` takes the declared sizes), all four reduction settings, the same findings and verdict,
 /// every reduced error replayed unreduced. Searches the unreduced semantics cannot finish within

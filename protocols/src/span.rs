@@ -162,6 +162,17 @@ impl SourceFile {
             .unwrap_or("")
     }
 
+    /// The bytes of 1-based line `line`, without its line break (`None` past the last line).
+    pub fn line_span(&self, line: u32) -> Option<Span> {
+        let i = usize::try_from(line).ok()?.checked_sub(1)?;
+        let start = *self.line_starts.get(i)?;
+        let end = self
+            .line_starts
+            .get(i + 1)
+            .map_or(self.text.len() as u32, |&next| next - 1);
+        Some(Span::new(start, end))
+    }
+
     /// The 1-based line of a span's start (a binary search; no column counting).
     pub fn line_of(&self, span: Span) -> u32 {
         let offset = span.start.min(self.text.len() as u32);
@@ -186,6 +197,20 @@ mod tests {
         assert_eq!(f.line_col(1000).line, 3);
         for off in 0..12 {
             assert_eq!(f.line_of(Span::new(off, off)), f.line_col(off).line);
+        }
+    }
+
+    #[test]
+    fn line_span_covers_the_line_without_its_break() {
+        let f = SourceFile::new("t.phase", "ab\ncd e\n\nlast");
+        assert_eq!(f.slice(f.line_span(1).unwrap()), "ab");
+        assert_eq!(f.slice(f.line_span(2).unwrap()), "cd e");
+        assert_eq!(f.slice(f.line_span(3).unwrap()), "");
+        assert_eq!(f.slice(f.line_span(4).unwrap()), "last");
+        assert_eq!(f.line_span(0), None);
+        assert_eq!(f.line_span(5), None);
+        for line in 1..=4 {
+            assert_eq!(f.line_of(f.line_span(line).unwrap()), line);
         }
     }
 

@@ -1460,6 +1460,11 @@ pub enum ClusterShape {
     /// explore, so two stages run one trip (without `a_tile`) and one stage runs at most 3
     /// trips (2 with `a_tile`).
     Multicast { stages: u32, a_tile: bool },
+    /// Distributed shared memory: every round thread 0 of each block writes the block's buffer
+    /// `x`, the blocks meet (`cluster_sync`), every thread reads the peer's copy
+    /// `x @ (1 - cta)` (`ld.shared::cluster`), and the blocks meet again before the next write
+    /// and before they exit (a block must outlive its peers' reads of its shared memory).
+    Exchange,
 }
 
 /// Deliberate bugs in a [`Cluster`] protocol.
@@ -1505,6 +1510,7 @@ pub fn cluster_params() -> impl Strategy<Value = Cluster> {
             any::<bool>().prop_map(|ack| ClusterShape::Signal { ack }),
             (1..=2u32, any::<bool>())
                 .prop_map(|(stages, a_tile)| ClusterShape::Multicast { stages, a_tile }),
+            Just(ClusterShape::Exchange),
         ],
         1..=2u32,
         1..=3u32,
@@ -1581,6 +1587,47 @@ impl Cluster {
         }
     }
 
+    /// The [`ClusterShape::Exchange`] protocol. Of the bugs, `MissingFinalSync` lets a block
+    /// exit while its peer still reads its buffer (`remote-cta-exited`), `MissingRoundSync`
+    /// lets the next round's write race with the peer's read, and `LocalOnly` reads the block's
+    /// own buffer (no bug); the others concern barriers, which this shape has none of.
+    fn exchange(&self, rounds: u32) -> String {
+        let mut w = Src::new("gen_cluster_exchange");
+        w.param("NT", self.threads.clamp(1, 2));
+        w.param("K", rounds.min(2));
+        w.line("block NT");
+        w.line("cluster 2");
+        w.blank();
+        w.line("buffer x");
+        w.blank();
+        let peer = if self.has(ClusterBug::LocalOnly) {
+            "cta"
+        } else {
+            "1 - cta"
+        };
+        w.open("for k in 0..K");
+        w.open("if tid == 0");
+        w.line("write x");
+        w.close();
+        if self.split_sync {
+            w.line("cluster_arrive");
+            w.line("cluster_wait");
+        } else {
+            w.line("cluster_sync");
+        }
+        w.line(format!("read x @ ({peer})"));
+        if !self.has(ClusterBug::MissingRoundSync) {
+            w.open("if k + 1 < K");
+            w.line("cluster_sync");
+            w.close();
+        }
+        w.close();
+        if !self.has(ClusterBug::MissingFinalSync) {
+            w.line("cluster_sync");
+        }
+        w.finish()
+    }
+
     /// Render the protocol.
     pub fn source(&self) -> String {
         // A count one too low lets a block run a phase ahead: at most 2 rounds for that bug.
@@ -1629,6 +1676,7 @@ impl Cluster {
                 }
                 w.finish()
             }
+            ClusterShape::Exchange => self.exchange(rounds),
             ClusterShape::Multicast { stages, a_tile } => {
                 let stages = stages.clamp(1, 2);
                 let a_tile = a_tile && stages == 1;

@@ -207,6 +207,25 @@ fn check_file(job: &Job<'_>) -> FileResult {
     let mut options = limits.options();
     // `[limits] max-memory` bounds the file's search within its share of `--max-memory`.
     options.max_memory_bytes = job.budget.search_limit(limits.max_memory);
+    // Findings that will be dropped or lowered to warnings (inline suppressions, `allow` and
+    // `warn` levels) do not stop the search (`checker::goal`).
+    let mut allowed = checker::lints::suppress::allowed(&program, &file);
+    allowed.extend(
+        checker::rules::ALL
+            .iter()
+            .copied()
+            .filter(|r| {
+                matches!(
+                    level_for(r, config, job.cli),
+                    Some(Level::Allow | Level::Warn)
+                )
+            })
+            .map(|rule| checker::goal::Allowed { rule, within: None }),
+    );
+    options.goal = checker::goal::Goal {
+        allowed,
+        wanted: Vec::new(),
+    };
     let search = job
         .status
         .search(file.name.clone(), options.max_memory_bytes);
@@ -215,7 +234,8 @@ fn check_file(job: &Job<'_>) -> FileResult {
     job.budget.explain(&mut report, options.max_memory_bytes);
     // `check` includes the static perf lints (`checker::lints::run`).
     let findings = std::mem::take(&mut report.findings);
-    let findings = checker::lints::suppress::apply(&program, &file, findings);
+    let findings =
+        checker::lints::suppress::apply(&program, &file, findings, report.incomplete.is_none());
     report.findings = apply_levels(findings, |r| level_for(r, config, job.cli));
     report.verdict = report.verdict_of_findings();
     FileResult {

@@ -168,6 +168,11 @@ pub fn run(args: &VerifyArgs) -> Exit {
             }
         } else {
             let search = status.search(file.name.clone(), options.max_memory_bytes);
+            // Suppressed findings do not stop the search (`checker::goal`).
+            let options = checker::CheckOptions {
+                goal: checker::lints::suppress::goal(&program, &file),
+                ..options.clone()
+            };
             let mut result =
                 checker::check_with_progress(&program, &options, Some(&|p| search.update(p)));
             drop(search);

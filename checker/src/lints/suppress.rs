@@ -43,19 +43,60 @@ pub fn did_you_mean(name: &str) -> Option<&'static Rule> {
         .map(|(_, r)| r)
 }
 
+/// The inline suppressions of `program` as findings that must not decide a search
+/// ([`crate::goal`]): each named rule, on the line the suppression targets. Put them in
+/// [`crate::CheckOptions::goal`] before the search, so that a suppressed finding does not stop
+/// it (which would hide what comes after, and leave the report inconclusive once the finding
+/// is dropped).
+pub fn allowed(program: &Program, file: &SourceFile) -> Vec<crate::goal::Allowed> {
+    let mut out = Vec::new();
+    for s in &program.suppressions {
+        let Some(line) = file.line_span(s.target_line) else {
+            continue;
+        };
+        // The line break counts as the line's (`SourceFile::line_of`).
+        let within = protocols::Span::new(line.start, line.end + 1);
+        for name in &s.rules {
+            if let Some(rule) = rules::find(name) {
+                out.push(crate::goal::Allowed {
+                    rule,
+                    within: Some(within),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The goal of a search whose report goes through [`apply_to_report`]: the first error that
+/// no inline suppression allows decides it.
+pub fn goal(program: &Program, file: &SourceFile) -> crate::goal::Goal {
+    crate::goal::Goal {
+        allowed: allowed(program, file),
+        wanted: Vec::new(),
+    }
+}
+
 /// Apply the inline suppressions of `program` to a checker report: suppressed findings go,
 /// unused suppressions become warnings, and the verdict is recomputed. Every command that
 /// reports findings (verify, lint, test, confirm) goes through here, so a suppression means
 /// the same everywhere.
 pub fn apply_to_report(program: &Program, file: &SourceFile, report: &mut crate::report::Report) {
     let findings = std::mem::take(&mut report.findings);
-    report.findings = apply(program, file, findings);
+    report.findings = apply(program, file, findings, report.incomplete.is_none());
     report.verdict = report.verdict_of_findings();
 }
 
 /// Drop the suppressed findings and add an `unused-suppression` warning for every named rule
-/// that suppressed nothing. The result is sorted by (span, rule code).
-pub fn apply(program: &Program, file: &SourceFile, findings: Vec<Finding>) -> Vec<Finding> {
+/// that suppressed nothing. `complete`: the findings come from a search that ran to its end;
+/// after one that stopped early the warning says that the finding may lie in the part not
+/// searched. The result is sorted by (span, rule code).
+pub fn apply(
+    program: &Program,
+    file: &SourceFile,
+    findings: Vec<Finding>,
+    complete: bool,
+) -> Vec<Finding> {
     // used[s][k]: rule k of suppression s suppressed something.
     let mut used: Vec<Vec<bool>> = program
         .suppressions
@@ -87,12 +128,22 @@ pub fn apply(program: &Program, file: &SourceFile, findings: Vec<Finding>) -> Ve
                 continue;
             }
             let (message, help) = match rules::find(name) {
-                Some(r) => (
+                Some(r) if complete => (
                     format!(
                         "unused suppression: no `{}` finding on line {}",
                         r.name, s.target_line
                     ),
                     "remove it, or move it to the statement the finding points at".to_string(),
+                ),
+                Some(r) => (
+                    format!(
+                        "unused suppression, as far as the search went: no `{}` finding on line \
+                         {} in the interleavings it covered (it stopped early)",
+                        r.name, s.target_line
+                    ),
+                    "`phasecheck verify --exhaustive` searches every interleaving and tells \
+                     whether it is stale"
+                        .to_string(),
                 ),
                 None => (
                     format!("`{name}` is not a phasecheck rule, so this suppresses nothing"),

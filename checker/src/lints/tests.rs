@@ -11,7 +11,7 @@ fn lint(src: &str) -> (SourceFile, Vec<Finding>) {
         Err(e) => panic!("load failed: {:?}", e.errors),
     };
     let findings = super::run(&program);
-    let findings = super::suppress::apply(&program, &file, findings);
+    let findings = super::suppress::apply(&program, &file, findings, true);
     (file, findings)
 }
 

@@ -135,6 +135,8 @@ pub struct PhaseModel<'p> {
     pub symmetry: bool,
     /// Partial-order reduction on (see `exec::ample`).
     pub por: bool,
+    /// When the search is decided (`CheckOptions::goal`).
+    pub goal: crate::goal::Goal,
     /// Per barrier instance: its object.
     pub bar_obj: Vec<u32>,
     /// Per buffer instance: its object.
@@ -413,6 +415,7 @@ impl<'p> PhaseModel<'p> {
             max_loop_trips,
             symmetry,
             por: true,
+            goal: crate::goal::Goal::default(),
             bar_obj,
             buf_obj,
             classes: Vec::new(),
@@ -878,9 +881,16 @@ impl explore::Model for Search<'_, '_> {
     fn key(&self, f: &MFinding) -> Self::Key {
         (f.rule.code, f.span)
     }
-    /// Errors decide the verdict; a warning-level finding does not stop a search early.
-    fn decisive(&self, f: &MFinding) -> bool {
-        f.rule.default_severity == crate::rules::Severity::Error
+    /// By default errors decide the verdict (a warning-level finding does not stop a search
+    /// early); allowed findings never do, and `phasecheck test` waits for what it looks for
+    /// (`crate::goal`).
+    fn meets(&self, f: &MFinding) -> u64 {
+        self.model
+            .goal
+            .meets(f.rule, f.span, f.rule.default_severity)
+    }
+    fn goals(&self) -> u64 {
+        self.model.goal.all()
     }
     fn state_bytes(&self, s: &State) -> usize {
         s.approx_bytes()

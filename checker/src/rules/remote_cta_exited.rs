@@ -4,16 +4,21 @@ super::declare_rule! {
     /// # What
     ///
     /// An operation on a peer block's barrier or buffer (a remote arrive `B @ r`, a multicast TMA
-    /// write or complete-tx) after that block exited.
+    /// write or complete-tx, a `read`, `write`, `write part`, `write X value N` or `mma` of
+    /// `X @ r`) after that block exited.
     ///
     /// # Why
     ///
-    /// Distributed shared memory of a block exists only while the block runs. A remote arrive into
-    /// an exited block is undefined and in practice an illegal-address error or a write into the
-    /// shared memory of whatever block the SM runs next. In a cluster pipeline the consumers of
-    /// every block release the producer's stage with remote arrives, so the producer's block must
-    /// not exit before the last of them landed; that is what CUTLASS `producer_tail` (`load_tail`)
-    /// is for.
+    /// Distributed shared memory of a block exists only while the block runs. The CUDA
+    /// Programming Guide (*Distributed Shared Memory*): "The user also needs to ensure that all
+    /// distributed shared memory operations happen before the exit of a thread block". A remote
+    /// arrive, load or store into an exited block is undefined and in practice an
+    /// illegal-address error ("unspecified launch failure") or an access to the shared memory of
+    /// whatever block the SM runs next. In a cluster pipeline the consumers of every block
+    /// release the producer's stage with remote arrives, so the producer's block must not exit
+    /// before the last of them landed; that is what CUTLASS `producer_tail` (`load_tail`) is
+    /// for. A block whose shared memory its peers read (Triton's multi-CTA scalar atomic, whose
+    /// result CTA 0 keeps in its shared memory) must not return before they have read it.
     ///
     /// # Example
     ///
@@ -50,7 +55,8 @@ super::declare_rule! {
     ///
     /// The block waits until every remote operation into it has happened before it exits:
     /// `producer_tail` (wait on the empty barrier of every stage's last round), or a final
-    /// `cluster_sync`.
+    /// `cluster_sync` (what Triton emits before every return of a multi-CTA kernel since
+    /// triton-lang/triton#10656).
     ///
     /// `corpus/hazards/remote-cta-exited/pass.phase` (one line differs):
     ///
@@ -85,8 +91,10 @@ super::declare_rule! {
     /// # Source
     ///
     /// semantics.md §1.2 L7, §5.2 (`producer_tail`); PTX ISA §2.2.2 *Cluster of Cooperative Thread
-    /// Arrays*; CUTLASS `sm90_pipeline.hpp` (`producer_tail`),
-    /// `sm90_mma_tma_gmma_ss_warpspecialized.hpp` (`load_tail`).
+    /// Arrays*; CUDA Programming Guide, *Distributed Shared Memory*; CUTLASS `sm90_pipeline.hpp`
+    /// (`producer_tail`), `sm90_mma_tma_gmma_ss_warpspecialized.hpp` (`load_tail`);
+    /// triton-lang/triton issue #11730 and PR #11731 (`corpus/production/
+    /// triton_multicta_scalar_atomic.phase`).
     code: "PC213",
     name: "remote-cta-exited",
     class: Ub,

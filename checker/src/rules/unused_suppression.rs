@@ -43,7 +43,13 @@ super::declare_rule! {
     ///
     /// A suppression applies to the statement on its own line (trailing comment) or to the
     /// next statement (comment on a line of its own). Name rules by name or code; give the
-    /// reason after the parenthesis.
+    /// reason after the parenthesis. After another comment on the line (the extractor's
+    /// `# k.cu:12  PTX 40` on an extracted protocol) it needs its own `#`:
+    /// `write x  # k.cu:12  PTX 40  # phasecheck: allow(data-race) why`.
+    ///
+    /// When the search stopped early (after a real error), the finding a suppression is for may
+    /// lie in the part it did not search: the warning then says "as far as the search went",
+    /// and `phasecheck verify --exhaustive` tells whether the suppression is stale.
     ///
     /// # Source
     ///

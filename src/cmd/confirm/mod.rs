@@ -630,7 +630,11 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         Err((code, msg)) => return not_run.print("bad-input", &msg, code),
     };
     let t_check = Instant::now();
-    let mut report = checker::check(&program, &checker::CheckOptions::default());
+    let options = checker::CheckOptions {
+        goal: checker::lints::suppress::goal(&program, &file),
+        ..checker::CheckOptions::default()
+    };
+    let mut report = checker::check(&program, &options);
     checker::lints::suppress::apply_to_report(&program, &file, &mut report);
     let check_seconds = t_check.elapsed().as_secs_f64();
     let errors: Vec<&Finding> = report

@@ -199,11 +199,25 @@ impl<'m, 'p> Exec<'m, 'p> {
         let (i, block) = self.index(t, r)?;
         let o = self.m.program.object(r.object);
         match self.m.layouts[r.object.0 as usize] {
-            Layout::Buf { base } => Some(if o.kind == ObjectKind::Global {
-                base + i
-            } else {
-                base + block * o.count() + i
-            }),
+            Layout::Buf { base } if o.kind == ObjectKind::Global => Some(base + i),
+            Layout::Buf { base } => {
+                let x = base + block * o.count() + i;
+                // A peer block's shared memory (`X @ r`: `ld`/`st.shared::cluster` through
+                // `mapa`) exists only while that block runs (semantics.md §1.2 L7).
+                if block != self.m.block_of(t) && !self.live_block(block) {
+                    self.fail(
+                        &rules::remote_cta_exited::RULE,
+                        r.span,
+                        format!(
+                            "{} touches `{}` after every thread of that block finished",
+                            self.name(t),
+                            self.m.buf_names[x as usize]
+                        ),
+                    );
+                    return None;
+                }
+                Some(x)
+            }
             _ => {
                 self.fail(
                     &rules::model_error::RULE,

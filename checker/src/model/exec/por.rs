@@ -853,6 +853,9 @@ fn others_reach(
     })
 }
 
+/// The static rule: nothing another live thread's code can still reach conflicts with `t`'s
+/// step. An access to a peer block's buffer (`X @ r`) is never taken alone here: whether it is
+/// `remote-cta-exited` depends on that block's threads finishing, which no reach set says.
 fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
     use super::super::code::has;
     let th = &s.threads[t as usize];
@@ -867,7 +870,8 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
                     return false;
                 };
                 let block = buf_block(m, x);
-                !in_flight_write(s, x)
+                local_buf(m, t, x)
+                    && !in_flight_write(s, x)
                     && !others_reach(m, s, t, block, |r, pc, own| has(&r.writes[pc], obj, own))
             }
             Op::Write { buf, .. } | Op::Store { global: buf } => {
@@ -876,7 +880,8 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
                     return false;
                 };
                 let block = buf_block(m, x);
-                !in_flight_access(s, x)
+                local_buf(m, t, x)
+                    && !in_flight_access(s, x)
                     && !others_reach(m, s, t, block, |r, pc, own| {
                         has(&r.writes[pc], obj, own) || has(&r.reads[pc], obj, own)
                     })
