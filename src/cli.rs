@@ -110,8 +110,9 @@ pub struct VerifyArgs {
     /// Write the wait-for graph of the first deadlock as Graphviz to FILE.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
-    /// Replay a counterexample schedule (as printed with a finding, e.g. `0.0.3.40`) and print
-    /// its trace instead of searching.
+    /// Replay a counterexample schedule (as printed with a finding, e.g. `a11Ou3Hh`: runs of
+    /// one actor; the older dotted form `0.0.3.40` is read too) and print its trace instead of
+    /// searching.
     #[arg(long, value_name = "SCHEDULE")]
     pub replay: Option<String>,
     /// Turn thread-symmetry reduction off (same findings, more states; for cross-checking).
