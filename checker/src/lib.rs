@@ -289,12 +289,14 @@ fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFindi
         .into_iter()
         .find(|g| g.rule.code == f.rule.code && g.span == f.span);
     let regenerated = same.is_some();
+    let mut finding = finish(
+        same.unwrap_or_else(|| f.clone()),
+        model::trace::fold(m, steps),
+        Schedule(schedule),
+    );
+    model::cause::explain(m, init, &finding.schedule.0.clone(), &mut finding);
     Rebuilt {
-        finding: finish(
-            same.unwrap_or_else(|| f.clone()),
-            model::trace::fold(m, steps),
-            Schedule(schedule),
-        ),
+        finding,
         regenerated,
     }
 }
@@ -327,6 +329,7 @@ pub fn replay(
 ) -> Result<Replay, String> {
     let m = PhaseModel::new(program, options.max_loop_trips, false);
     let (mut s, init_found, _, stop) = m.initial();
+    let init = s.clone();
     let mut findings: Vec<Finding> = init_found
         .into_iter()
         .map(|f| finish(f, Vec::new(), Schedule::default()))
@@ -355,11 +358,11 @@ pub fn replay(
         let (step, thread, next) = replay_step(&m, &s, a, &mut found);
         steps.push((step, thread));
         let sched = Schedule(schedule.0[..=i].to_vec());
-        findings.extend(
-            found
-                .into_iter()
-                .map(|f| finish(f, Vec::new(), sched.clone())),
-        );
+        findings.extend(found.into_iter().map(|f| {
+            let mut f = finish(f, Vec::new(), sched.clone());
+            model::cause::explain(&m, &init, &sched.0, &mut f);
+            f
+        }));
         match next {
             Step::Next(nx) => s = nx,
             _ => {
@@ -378,11 +381,11 @@ pub fn replay(
     explore::Model::actions(&search, &s, &mut actions);
     let mut found = Vec::new();
     explore::Model::check_state(&search, &s, &actions, &mut found);
-    findings.extend(
-        found
-            .into_iter()
-            .map(|f| finish(f, Vec::new(), schedule.clone())),
-    );
+    findings.extend(found.into_iter().map(|f| {
+        let mut f = finish(f, Vec::new(), schedule.clone());
+        model::cause::explain(&m, &init, &schedule.0, &mut f);
+        f
+    }));
     Ok(Replay {
         trace: model::trace::fold(&m, steps),
         findings,
