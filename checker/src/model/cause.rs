@@ -17,7 +17,13 @@
 //!   completed from init. A reader whose wait on the barrier that the racing writer completes
 //!   selected the phase before the first one passed at once, so its read is not ordered after
 //!   the write: the parity is off by one. (A writer passing such a wait is the usual start of
-//!   a producer on empty buffers; it is not reported.)
+//!   a producer on empty buffers; it is not reported.) Any finding whose trace shows a thread
+//!   pass such a wait, read before its next wait, and the phase it skipped complete later,
+//!   says the same.
+//! - **Wait parity, one ahead.** A deadlock where threads block at their first wait (or
+//!   `test_wait`) on a barrier, with the parity of its current phase, while the phase before
+//!   it has completed: they skipped the phase they never observed and wait for one that is not
+//!   under way.
 //!
 //! The pass only adds what the trace shows; it never changes which findings there are.
 
@@ -87,6 +93,8 @@ struct Walk {
     reads: Vec<(u32, usize)>,
     /// (thread, step) of every wait that returned, in order.
     syncs: Vec<(u32, usize)>,
+    /// (thread, barrier) of every `test_wait`: it observes a phase too.
+    tested: Vec<(u32, u32)>,
 }
 
 /// Replay `schedule` (real actors) from `init`, collecting arrivals and passed waits; return
@@ -168,6 +176,11 @@ fn walk(m: &PhaseModel, init: &State, schedule: &[u32]) -> (Walk, State) {
                             step,
                         });
                         w.syncs.push((a, step));
+                    }
+                }
+                Op::TestWait { bar, .. } => {
+                    if let Some(b) = peek_bar(m, &s, a, bar) {
+                        w.tested.push((a, b));
                     }
                 }
                 Op::Read { .. } | Op::Mma { .. } | Op::Load { .. } => w.reads.push((a, step)),
@@ -263,6 +276,15 @@ fn static_runners(
     }
 }
 
+/// `1 arrival`, `2 arrivals`.
+fn plural(n: i64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 struct Cause {
     headline: String,
     labels: Vec<Label>,
@@ -313,8 +335,8 @@ fn count_cause(m: &PhaseModel, w: &Walk) -> Option<Cause> {
                 format!("more threads than that run `{}` in each round", first.op)
             };
             let mut headline = format!(
-                "`{init_op}` makes each phase of `{bar}` complete after {} arrivals, but {per_phase}: phase {q} completed with the arrivals of {} alone",
-                t.count,
+                "`{init_op}` makes each phase of `{bar}` complete after {}, but {per_phase}: phase {q} completed with the arrivals of {} alone",
+                plural(t.count, "arrival"),
                 few_names(m, &who)
             );
             if !late.is_empty() {
@@ -334,7 +356,7 @@ fn count_cause(m: &PhaseModel, w: &Walk) -> Option<Cause> {
                 labels: vec![
                     Label {
                         span: *init_span,
-                        message: format!("counts {} arrivals per phase", t.count),
+                        message: format!("counts {} per phase", plural(t.count, "arrival")),
                     },
                     Label {
                         span: first.span,
@@ -451,6 +473,64 @@ fn parity_text(m: &PhaseModel, p: &Passed, writer: Option<u32>) -> Cause {
     }
 }
 
+/// A deadlock: threads blocked at their first wait on a barrier whose parity selects its current
+/// phase, while the phase before it (which they never observed) has completed: the parity is
+/// one ahead, selecting a phase that is not under way for them.
+fn ahead_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) -> Option<Cause> {
+    if f.rule.class != Class::Deadlock {
+        return None;
+    }
+    let mut blocked: Vec<(u32, u32, Span, String)> = Vec::new();
+    for t in 0..m.nthreads() {
+        let th = &end.threads[t as usize];
+        if th.mode != Mode::Ready {
+            continue;
+        }
+        let Instr::Op {
+            op: Op::WaitParity { bar, parity, .. },
+            span,
+        } = &m.code_of(t).instrs[th.pc as usize]
+        else {
+            continue;
+        };
+        let (Some(b), Ok(x)) = (peek_bar(m, end, t, bar), m.eval(parity, t, &th.locals)) else {
+            continue;
+        };
+        let q = end.bars[b as usize].phase;
+        let first = w.tracks.get(&b).map_or(0, |tr| tr.first_phase);
+        let observed =
+            w.passed.iter().any(|p| p.thread == t && p.bar == b) || w.tested.contains(&(t, b));
+        if q > first && x.rem_euclid(2) == i64::from(q % 2) && !observed {
+            let (_, _, _, text, _) = super::trace::describe(m, end, t);
+            blocked.push((t, b, *span, text));
+        }
+    }
+    let (_, b, span, op) = blocked.first()?.clone();
+    let ids: Vec<u32> = blocked
+        .iter()
+        .filter(|x| x.1 == b && x.2 == span)
+        .map(|x| x.0)
+        .collect();
+    let q = end.bars[b as usize].phase;
+    let bar_name = &m.bar_names[b as usize];
+    Some(Cause {
+        headline: format!(
+            "`{op}` selects phase {q} of `{bar_name}`, one ahead: phase {} completed, and {} never observed it (this is their first wait on `{bar_name}`), so they wait for a phase that is not yet under way",
+            q - 1,
+            few_names(m, &ids)
+        ),
+        labels: vec![Label {
+            span,
+            message: format!("parity {}: phase {q}, not phase {}", q % 2, q - 1),
+        }],
+        help: format!(
+            "wait with the parity of the phase the data arrives in (parity {} for phase {}; flip it after each completed wait)",
+            (q - 1) % 2,
+            q - 1
+        ),
+    })
+}
+
 /// The barrier of the first arrive statement at or after `pc` in `t`'s code, by `t`'s locals in
 /// `s` (what its write is published through).
 fn next_arrive(m: &PhaseModel, s: &State, t: u32, pc: u32) -> Option<u32> {
@@ -480,6 +560,7 @@ pub fn explain(m: &PhaseModel, init: &State, schedule: &[u32], f: &mut Finding) 
     let Some(cause) = count_cause(m, &w)
         .or_else(|| parity_cause(m, &w, &end, f))
         .or_else(|| early_reader_cause(m, &w))
+        .or_else(|| ahead_cause(m, &w, &end, f))
     else {
         return;
     };
