@@ -4,6 +4,7 @@
 //! It never prints. Entry points: [`check`], [`check_with_progress`], [`replay`].
 
 pub mod explore;
+pub mod headline;
 pub mod hunt;
 pub mod lints;
 pub mod memo;

@@ -67,7 +67,7 @@ struct Blocked {
     missing: String,
     from: Vec<u32>,
     /// The root cause, when it is plain: a thread that left while a barrier still counts it
-    /// (`t5 exited without arrive_drop on `empty[1]`, which still counts it`).
+    /// (``t5 exited without `arrive_drop` on `empty[1]`, which still counts it``).
     cause: Option<String>,
     /// Threads whose `quit` left the phase this thread waits for short, with the stage barrier.
     quitters: Vec<(u32, u32)>,
@@ -299,7 +299,7 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
                     let gone = exited_counted(m, s, &b.from, obj);
                     if !gone.is_empty() {
                         b.cause = Some(format!(
-                            "{} exited without arrive_drop on `{}`, which still counts {}",
+                            "{} exited without `arrive_drop` on `{}`, which still counts {}",
                             fold_names(m, &gone),
                             m.bar_names[bar as usize],
                             if gone.len() == 1 { "it" } else { "them" }
