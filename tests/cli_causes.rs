@@ -151,3 +151,38 @@ fn sarif_results_lead_with_the_cause() {
         .collect();
     insta::assert_json_snapshot!("causes_sarif", results);
 }
+
+#[test]
+fn a_count_above_the_arrivals_is_said_first() {
+    let h = headlines("tests/fixtures/causes/count_too_high.phase");
+    assert!(
+        h.iter().any(|l| l.starts_with("deadlock:")
+            && l.contains(
+                "`init empty[0], 6` makes each phase of `empty[0]` wait for 6 arrivals, but only 4 \
+                 threads (consumer[0..3]) arrive on it, and all of them arrived in phase 0"
+            )),
+        "{h:#?}"
+    );
+}
+
+/// A deadlock's "waits for" names the threads whose arrivals are missing (the two that exited),
+/// not the consumers that already arrived in the phase and now wait elsewhere.
+#[test]
+fn waits_for_names_the_threads_whose_arrivals_are_missing() {
+    let (code, out) = run(&["verify", "tests/fixtures/causes/exit_missing.phase"]);
+    assert_eq!(code, 1, "{out}");
+    let wait = out
+        .split("waits for:\n")
+        .nth(1)
+        .expect("a wait-for list")
+        .lines()
+        .skip_while(|l| !l.contains("producer[0] (line"))
+        .take_while(|l| !l.contains("consumer[0..1] (line"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        wait.contains("expected from consumer[2..3] (exited at line"),
+        "{wait}"
+    );
+    assert!(!wait.contains("expected from consumer[0..1]"), "{wait}");
+}

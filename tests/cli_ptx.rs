@@ -51,6 +51,20 @@ fn verify_reports_a_ptx_finding_at_its_cuda_line() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("findings in the source"), "{stdout}");
     assert!(stdout.contains("double_buffer.cu:82"), "{stdout}");
+    // The snippets and trace lines are the extracted protocol's, and say so: line 20 of the
+    // protocol is not line 20 of the PTX.
+    assert!(
+        stdout.contains("double_buffer_parity_bug.ptx (extracted protocol):"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("; lines of the extracted protocol):"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("╭─[ptx/tests/fixtures/double_buffer_parity_bug.ptx:"),
+        "{stdout}"
+    );
 }
 
 #[test]

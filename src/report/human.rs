@@ -109,7 +109,12 @@ const THREAD_COLUMN: usize = 24;
 const OP_COLUMN: usize = 40;
 
 fn trace(out: &mut String, file: &SourceFile, f: &Finding, width: usize) {
-    let _ = writeln!(out, "  trace ({}):", f.found_by.trace_title());
+    let lines = if file.name.ends_with(".ptx") {
+        "; lines of the extracted protocol"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "  trace ({}{lines}):", f.found_by.trace_title());
     let wname = f
         .trace
         .iter()
@@ -162,6 +167,16 @@ fn trace(out: &mut String, file: &SourceFile, f: &Finding, width: usize) {
     }
 }
 
+/// The name the snippets are labelled with. A `.ptx` file is checked as the protocol extracted
+/// from it, and the snippets and line numbers are that protocol's, not the PTX's: say so.
+pub fn source_name(file: &SourceFile) -> String {
+    if file.name.ends_with(".ptx") {
+        format!("{} (extracted protocol)", file.name)
+    } else {
+        file.name.clone()
+    }
+}
+
 /// Render one finding's diagnostic, trace and wait-for graph.
 fn finding(
     out: &mut String,
@@ -181,7 +196,7 @@ fn finding(
         .with_links(false);
     let diag = FindingDiagnostic {
         finding: f,
-        source: NamedSource::new(file.name.clone(), file.text.clone()),
+        source: NamedSource::new(source_name(file), file.text.clone()),
     };
     let _ = handler.render_report(out, &diag);
     if !f.trace.is_empty() {

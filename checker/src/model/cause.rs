@@ -531,6 +531,91 @@ fn ahead_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) -> Option<Cau
     })
 }
 
+/// A deadlock's wait-for lists name the threads whose arrivals are missing: the providers of
+/// the barrier less those that already arrived in the phase waited for (the trace shows
+/// them). When none is left although arrivals are missing, the count is higher than the
+/// arrivals of one phase: that is the cause.
+fn refine_waits_for(m: &PhaseModel, w: &Walk, end: &State, f: &mut Finding) -> Option<Cause> {
+    if f.rule.class != Class::Deadlock {
+        return None;
+    }
+    let mut cause = None;
+    for wf in f.waits_for.iter_mut() {
+        let mut threads = Vec::new();
+        let mut target = None;
+        for t in 0..m.nthreads() {
+            let th = &end.threads[t as usize];
+            if th.mode != Mode::Ready {
+                continue;
+            }
+            let Instr::Op {
+                op:
+                    Op::WaitParity { bar, .. } | Op::WaitToken { bar, .. } | Op::ArriveAndWait { bar },
+                span,
+            } = &m.code_of(t).instrs[th.pc as usize]
+            else {
+                continue;
+            };
+            let Some(b) = peek_bar(m, end, t, bar) else {
+                continue;
+            };
+            let prefix = format!(
+                "`{}` phase {}",
+                m.bar_names[b as usize], end.bars[b as usize].phase
+            );
+            if *span == wf.span
+                && wf.waits_on.starts_with(&prefix)
+                && target.is_none_or(|(x, _)| x == b)
+            {
+                threads.push(t);
+                target = Some((b, bar.object));
+            }
+        }
+        let Some((b, obj)) = target else {
+            continue;
+        };
+        let Some(track) = w.tracks.get(&b) else {
+            continue;
+        };
+        let q = end.bars[b as usize].phase;
+        let arrived: Vec<u32> = track
+            .arrivals
+            .iter()
+            .filter(|a| a.phase == q)
+            .map(|a| a.thread)
+            .collect();
+        if arrived.is_empty() || track.dropped {
+            continue;
+        }
+        wf.expected_from = super::stuck::missing_parties(m, end, &threads, obj, &arrived);
+        let pending = end.bars[b as usize].pending;
+        if wf.expected_from.is_empty()
+            && pending > 0
+            && cause.is_none()
+            && let Some((init_span, init_op)) = &track.init
+        {
+            let bar_name = &m.bar_names[b as usize];
+            cause = Some(Cause {
+                headline: format!(
+                    "`{init_op}` makes each phase of `{bar_name}` wait for {}, but only {} ({}) arrive on it, and all of them arrived in phase {q}: it never completes",
+                    plural(track.count, "arrival"),
+                    plural(arrived.len() as i64, "thread"),
+                    few_names(m, &arrived)
+                ),
+                labels: vec![Label {
+                    span: *init_span,
+                    message: format!("counts {} per phase", plural(track.count, "arrival")),
+                }],
+                help: format!(
+                    "initialize `{bar_name}` with the number of arrivals of one phase ({}), or let more threads arrive",
+                    arrived.len()
+                ),
+            });
+        }
+    }
+    cause
+}
+
 /// The barrier of the first arrive statement at or after `pc` in `t`'s code, by `t`'s locals in
 /// `s` (what its write is published through).
 fn next_arrive(m: &PhaseModel, s: &State, t: u32, pc: u32) -> Option<u32> {
@@ -557,7 +642,9 @@ pub fn explain(m: &PhaseModel, init: &State, schedule: &[u32], f: &mut Finding) 
         return;
     }
     let (w, end) = walk(m, init, schedule);
+    let too_high = refine_waits_for(m, &w, &end, f);
     let Some(cause) = count_cause(m, &w)
+        .or(too_high)
         .or_else(|| parity_cause(m, &w, &end, f))
         .or_else(|| early_reader_cause(m, &w))
         .or_else(|| ahead_cause(m, &w, &end, f))
