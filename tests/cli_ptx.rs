@@ -65,6 +65,16 @@ fn verify_reports_a_ptx_finding_at_its_cuda_line() {
         !stdout.contains("╭─[ptx/tests/fixtures/double_buffer_parity_bug.ptx:"),
         "{stdout}"
     );
+    // The replay carries the extraction's options, and runs as printed.
+    let replay = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: phasecheck "))
+        .expect("a replay line");
+    assert!(replay.contains("--block 64,1,1 --arg 2=4"), "{replay}");
+    let args: Vec<&str> = replay.split(' ').collect();
+    let (code, out, err) = phasecheck(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("replayed trace"), "{out}");
 }
 
 #[test]

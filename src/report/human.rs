@@ -234,10 +234,26 @@ fn finding(
 }
 
 pub fn render(file: &SourceFile, program: &Program, report: &Report, color: bool) -> String {
+    render_with_options(file, program, report, color, &[])
+}
+
+/// [`render`], with the options the file was read with (a `.ptx` file's `--block`, `--arg`,
+/// ...) added to each replay command, so that it runs as printed.
+pub fn render_with_options(
+    file: &SourceFile,
+    program: &Program,
+    report: &Report,
+    color: bool,
+    options: &[String],
+) -> String {
     let mut out = String::new();
     let width = width();
     for f in &report.findings {
-        let replay = super::sarif::replay_command(file, program, f);
+        let replay = super::sarif::replay_command(file, program, f).map(|cmd| {
+            options
+                .iter()
+                .fold(cmd, |c, o| format!("{c} {}", super::sarif::shell_word(o)))
+        });
         finding(&mut out, file, f, color, replay.as_deref(), width);
     }
     let verdict = match report.verdict {
