@@ -167,6 +167,12 @@ pub fn check_with_progress(
             }
         }
     }
+    // Root causes, once per reported finding (not per candidate path of the portfolio).
+    for f in &mut findings {
+        let schedule = std::mem::take(&mut f.schedule);
+        model::cause::explain(&m, &raw_init, &schedule.0, f);
+        f.schedule = schedule;
+    }
     findings.extend(lints::run(program));
     findings.sort_by(|a, b| (a.span, a.rule.code).cmp(&(b.span, b.rule.code)));
     stats.elapsed_ms = start.elapsed().as_millis() as u64;
@@ -290,14 +296,12 @@ fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFindi
         .into_iter()
         .find(|g| g.rule.code == f.rule.code && g.span == f.span);
     let regenerated = same.is_some();
-    let mut finding = finish(
-        same.unwrap_or_else(|| f.clone()),
-        model::trace::fold(m, steps),
-        Schedule(schedule),
-    );
-    model::cause::explain(m, init, &finding.schedule.0.clone(), &mut finding);
     Rebuilt {
-        finding,
+        finding: finish(
+            same.unwrap_or_else(|| f.clone()),
+            model::trace::fold(m, steps),
+            Schedule(schedule),
+        ),
         regenerated,
     }
 }
