@@ -98,7 +98,7 @@ pub struct VerifyArgs {
     pub max_states: u64,
     /// The most memory the run may use (bytes, or with a K/M/G suffix): a search that would
     /// need more stops with verdict `inconclusive`.
-    #[arg(long, value_name = "SIZE", default_value = "6G", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = DEFAULT_MAX_MEMORY, value_parser = parse_size)]
     pub max_memory: u64,
     /// Per-thread bound on the trips of one `while` loop.
     #[arg(long, default_value_t = 1_000)]
@@ -110,8 +110,9 @@ pub struct VerifyArgs {
     /// Write the wait-for graph of the first deadlock as Graphviz to FILE.
     #[arg(long, value_name = "FILE")]
     pub dot: Option<PathBuf>,
-    /// Replay a counterexample schedule (as printed with a finding, e.g. `0.0.3.40`) and print
-    /// its trace instead of searching.
+    /// Replay a counterexample schedule (as printed with a finding, e.g. `a11Ou3Hh`: runs of
+    /// one actor; the older dotted form `0.0.3.40` is read too) and print its trace instead of
+    /// searching.
     #[arg(long, value_name = "SCHEDULE")]
     pub replay: Option<String>,
     /// Turn thread-symmetry reduction off (same findings, more states; for cross-checking).
@@ -166,6 +167,11 @@ pub fn parse_time_limit(s: &str) -> Result<TimeLimit, String> {
 /// `--max-time`: `None` is no limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimeLimit(pub Option<std::time::Duration>);
+
+/// `--max-memory` of `verify`, `lint` and `test`: one budget for the whole run. It fits the
+/// smallest standard GitHub-hosted runner (7 GB for everything, the runner itself and the build
+/// included) with room to spare; docs/ci.md.
+pub const DEFAULT_MAX_MEMORY: &str = "4G";
 
 /// `123`, `64K`, `512M`, `6G` (binary units; `B` or `iB` after the letter may be written).
 pub fn parse_size(s: &str) -> Result<u64, String> {
@@ -242,7 +248,7 @@ pub struct LintArgs {
     pub max_loop_trips: Option<u32>,
     /// The most memory the whole run may use (`4G`, `512M`), shared equally by the files
     /// checked at once; a search that would need more than its share is inconclusive (exit 3).
-    #[arg(long, value_name = "SIZE", default_value = "6G", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = DEFAULT_MAX_MEMORY, value_parser = parse_size)]
     pub max_memory: u64,
     /// Files checked at once (default: the number of cores); fewer give each search a larger
     /// share of --max-memory.
@@ -429,7 +435,7 @@ pub struct TestArgs {
     pub max_loop_trips: Option<u32>,
     /// The most memory the whole run may use (`4G`, `512M`), shared equally by the searches
     /// that run at once; a search that would need more than its share is inconclusive.
-    #[arg(long, value_name = "SIZE", default_value = "6G", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = DEFAULT_MAX_MEMORY, value_parser = parse_size)]
     pub max_memory: u64,
     /// Print each line's load-and-check time.
     #[arg(long)]

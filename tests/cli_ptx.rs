@@ -51,6 +51,30 @@ fn verify_reports_a_ptx_finding_at_its_cuda_line() {
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("findings in the source"), "{stdout}");
     assert!(stdout.contains("double_buffer.cu:82"), "{stdout}");
+    // The snippets and trace lines are the extracted protocol's, and say so: line 20 of the
+    // protocol is not line 20 of the PTX.
+    assert!(
+        stdout.contains("double_buffer_parity_bug.ptx (extracted protocol):"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("; lines of the extracted protocol):"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("╭─[ptx/tests/fixtures/double_buffer_parity_bug.ptx:"),
+        "{stdout}"
+    );
+    // The replay carries the extraction's options, and runs as printed.
+    let replay = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay: phasecheck "))
+        .expect("a replay line");
+    assert!(replay.contains("--block 64,1,1 --arg 2=4"), "{replay}");
+    let args: Vec<&str> = replay.split(' ').collect();
+    let (code, out, err) = phasecheck(&args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("replayed trace"), "{out}");
 }
 
 #[test]

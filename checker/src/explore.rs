@@ -499,7 +499,7 @@ where
             {
                 incomplete = Some((
                     format!(
-                        "max-time ({}) reached; raise it with --max-time, or check smaller parameters with --param",
+                        "max-time ({}) reached; raise it with --max-time, or model fewer threads: smaller parameters with --param, or one thread per warp where warps arrive and release as a whole (a block of fewer than 32 threads is a scaled-down model, docs/language.md)",
                         format_duration(budget)
                     ),
                     format!("all interleavings up to depth {last_depth_done} ({states} states)"),

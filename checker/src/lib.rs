@@ -5,6 +5,7 @@
 
 pub mod explore;
 pub mod goal;
+pub mod headline;
 pub mod hunt;
 pub mod lints;
 pub mod memo;
@@ -192,6 +193,12 @@ pub fn check_with_progress(
             }
         }
     }
+    // Root causes, once per reported finding (not per candidate path of the portfolio).
+    for f in &mut findings {
+        let schedule = std::mem::take(&mut f.schedule);
+        model::cause::explain(&m, &raw_init, &schedule.0, f);
+        f.schedule = schedule;
+    }
     findings.extend(lint_findings);
     findings.sort_by(|a, b| (a.span, a.rule.code).cmp(&(b.span, b.rule.code)));
     stats.elapsed_ms = start.elapsed().as_millis() as u64;
@@ -353,6 +360,7 @@ pub fn replay(
 ) -> Result<Replay, String> {
     let m = PhaseModel::new(program, options.max_loop_trips, false);
     let (mut s, init_found, _, stop) = m.initial();
+    let init = s.clone();
     let mut findings: Vec<Finding> = init_found
         .into_iter()
         .map(|f| finish(f, Vec::new(), Schedule::default()))
@@ -381,11 +389,11 @@ pub fn replay(
         let (step, thread, next) = replay_step(&m, &s, a, &mut found);
         steps.push((step, thread));
         let sched = Schedule(schedule.0[..=i].to_vec());
-        findings.extend(
-            found
-                .into_iter()
-                .map(|f| finish(f, Vec::new(), sched.clone())),
-        );
+        findings.extend(found.into_iter().map(|f| {
+            let mut f = finish(f, Vec::new(), sched.clone());
+            model::cause::explain(&m, &init, &sched.0, &mut f);
+            f
+        }));
         match next {
             Step::Next(nx) => s = nx,
             _ => {
@@ -404,11 +412,11 @@ pub fn replay(
     explore::Model::actions(&search, &s, &mut actions);
     let mut found = Vec::new();
     explore::Model::check_state(&search, &s, &actions, &mut found);
-    findings.extend(
-        found
-            .into_iter()
-            .map(|f| finish(f, Vec::new(), schedule.clone())),
-    );
+    findings.extend(found.into_iter().map(|f| {
+        let mut f = finish(f, Vec::new(), schedule.clone());
+        model::cause::explain(&m, &init, &schedule.0, &mut f);
+        f
+    }));
     Ok(Replay {
         trace: model::trace::fold(&m, steps),
         findings,

@@ -176,36 +176,163 @@ pub struct WaitFor {
     pub expected_from: Vec<Party>,
 }
 
-/// A counterexample as scheduling choices: at each step, which enabled actor moved.
-/// Text form: actor indices joined by `.`, e.g. `0.0.3.1`; `phasecheck verify --replay`.
+/// A counterexample as scheduling choices: at each step, which actor moved (a thread's index,
+/// or an asynchronous event's).
+///
+/// Text form (`phasecheck verify --replay`), compact so that a replay line stays short: runs of
+/// one actor, each written as the actor's index in base 26 (upper-case letters for the higher
+/// digits, a lower-case letter for the last: `a` = 0, `z` = 25, `Ba` = 26, `Ou` = 384)
+/// followed by the length of the run in decimal when it is more than 1. `a11Ou3Hh` is actor 0
+/// eleven times, 384 three times, then 189 once. Schedules repeat one actor for many steps in a
+/// row (a thread runs until it blocks or another may interfere), so this is several times
+/// shorter than the list of indices, and as exact. The older form, indices joined by `.`
+/// (`0.0.3.1`), is still read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Schedule(pub Vec<u32>);
 
+/// Write `v` as base-26 letters: higher digits upper-case, the last digit lower-case.
+fn push_actor(out: &mut String, v: u32) {
+    let mut high = Vec::new();
+    let mut rest = v / 26;
+    while rest > 0 {
+        high.push(b'A' + (rest % 26) as u8);
+        rest /= 26;
+    }
+    out.extend(high.iter().rev().map(|&b| b as char));
+    out.push((b'a' + (v % 26) as u8) as char);
+}
+
 impl std::fmt::Display for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (i, c) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(".")?;
+        let mut out = String::new();
+        let mut i = 0;
+        while i < self.0.len() {
+            let v = self.0[i];
+            let run = self.0[i..].iter().take_while(|&&x| x == v).count();
+            push_actor(&mut out, v);
+            if run > 1 {
+                out.push_str(&run.to_string());
             }
-            write!(f, "{c}")?;
+            i += run;
         }
-        Ok(())
+        f.write_str(&out)
     }
+}
+
+/// The compact form: `[A-Z]*[a-z][0-9]*` tokens.
+fn parse_compact(s: &str) -> Result<Vec<u32>, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let too_long = || "a schedule must have fewer than 2^32 steps per actor".to_string();
+    while i < bytes.len() {
+        let start = i;
+        let mut v: u64 = 0;
+        while i < bytes.len() && bytes[i].is_ascii_uppercase() {
+            v = v * 26 + u64::from(bytes[i] - b'A');
+            i += 1;
+            if v > u64::from(u32::MAX) {
+                return Err(format!("`{}` is not an actor index", &s[start..i]));
+            }
+        }
+        if i == bytes.len() || !bytes[i].is_ascii_lowercase() {
+            let bad = s[i..]
+                .chars()
+                .next()
+                .map_or("the end".to_string(), |c| format!("`{c}`"));
+            return Err(format!(
+                "{bad} at byte {i} of the schedule: expected a lower-case letter (an actor, as printed after --replay)"
+            ));
+        }
+        v = v * 26 + u64::from(bytes[i] - b'a');
+        i += 1;
+        let v =
+            u32::try_from(v).map_err(|_| format!("`{}` is not an actor index", &s[start..i]))?;
+        let digits = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        let run: usize = if i == digits {
+            1
+        } else {
+            s[digits..i].parse().map_err(|_| too_long())?
+        };
+        if run == 0 {
+            return Err(format!("`{}`: a run of 0 steps", &s[start..i]));
+        }
+        if out.len() + run > u32::MAX as usize {
+            return Err(too_long());
+        }
+        out.extend(std::iter::repeat_n(v, run));
+    }
+    Ok(out)
 }
 
 impl std::str::FromStr for Schedule {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.trim().is_empty() {
+        let s = s.trim();
+        if s.is_empty() {
             return Ok(Schedule(Vec::new()));
         }
-        s.trim()
-            .split('.')
-            .map(|p| {
-                p.parse::<u32>()
-                    .map_err(|_| format!("`{p}` is not a step number"))
-            })
-            .collect::<Result<_, _>>()
-            .map(Schedule)
+        if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return s
+                .split('.')
+                .map(|p| {
+                    p.parse::<u32>()
+                        .map_err(|_| format!("`{p}` is not a step number"))
+                })
+                .collect::<Result<_, _>>()
+                .map(Schedule);
+        }
+        parse_compact(s).map(Schedule)
+    }
+}
+
+#[cfg(test)]
+mod schedule_tests {
+    use super::Schedule;
+
+    #[test]
+    fn compact_form_round_trips_and_is_short() {
+        let s = Schedule(vec![
+            0, 0, 0, 384, 384, 384, 189, 25, 26, 675, 676, 17_575, 17_576,
+        ]);
+        let text = s.to_string();
+        assert_eq!(text, "a3Ou3HhzBaZzBAaZZzBAAa");
+        assert_eq!(text.parse::<Schedule>(), Ok(s));
+        let long = Schedule((0..2000u32).map(|i| 128 + i / 7).collect());
+        let dotted = long
+            .0
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(".");
+        let compact = long.to_string();
+        assert!(
+            compact.len() * 4 < dotted.len(),
+            "{} vs {}",
+            compact.len(),
+            dotted.len()
+        );
+        assert_eq!(compact.parse::<Schedule>(), Ok(long));
+        let max = Schedule(vec![u32::MAX, u32::MAX]);
+        assert_eq!(max.to_string().parse::<Schedule>(), Ok(max));
+    }
+
+    #[test]
+    fn dotted_form_is_still_read() {
+        assert_eq!(
+            "0.0.3.1".parse::<Schedule>(),
+            Ok(Schedule(vec![0, 0, 3, 1]))
+        );
+        assert_eq!("".parse::<Schedule>(), Ok(Schedule(Vec::new())));
+    }
+
+    #[test]
+    fn bad_text_is_an_error() {
+        for bad in ["x.y", "A", "a0", "3a", "a-b", "ZZZZZZZZa", "é"] {
+            assert!(bad.parse::<Schedule>().is_err(), "{bad}");
+        }
     }
 }

@@ -954,7 +954,7 @@ for i in 0..3 {
     let d = &r.findings[0];
     assert_eq!(
         d.message,
-        "t2 exited without arrive_drop on `bar`, which still counts it: t0..t1 wait on `bar` phase 1 forever (1 arrival missing)"
+        "t2 exited without `arrive_drop` on `bar`, which still counts it: t0..t1 wait on `bar` phase 1 forever (1 arrival missing)"
     );
     // A thread that dropped before its exit is not the cause (here t1 never arrives at all).
     let r = assert_flags(

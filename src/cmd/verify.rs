@@ -202,9 +202,14 @@ pub fn run(args: &VerifyArgs) -> Exit {
             continue;
         }
         status.suspend(|| {
+            let options = if ptx.is_some() {
+                args.ptx.to_args()
+            } else {
+                Vec::new()
+            };
             print!(
                 "{}",
-                report::human::render(&file, &program, &result, color())
+                report::human::render_with_options(&file, &program, &result, color(), &options)
             );
             if let Some(ex) = &ptx {
                 print!("{}", crate::cmd::extract::annotate(&file, ex, &result));

@@ -1,6 +1,7 @@
 //! The same few results rendered in all four lint formats (insta snapshots): a deadlock with
 //! its interleaving and wait-for edges, a race with a second labelled access, a perf warning,
-//! a search that stopped early, a file that failed to load and one that could not be read.
+//! a search that stopped early, a hazard confirmed by a random schedule before the search
+//! ended, a file that failed to load and one that could not be read.
 //!
 //! The findings are built by hand (not by the checker) so that the formats are pinned down
 //! independently of the search.
@@ -122,7 +123,7 @@ pub fn results() -> Vec<FileResult> {
             program: Box::new(program.clone()),
             report: Report {
                 verdict: Verdict::Hazard,
-                findings: vec![deadlock, race, perf],
+                findings: vec![deadlock, race.clone(), perf],
                 stats: Stats {
                     states: 42,
                     transitions: 97,
@@ -137,7 +138,7 @@ pub fn results() -> Vec<FileResult> {
     let inconclusive = FileResult {
         file: big,
         outcome: Outcome::Checked {
-            program: Box::new(program),
+            program: Box::new(program.clone()),
             report: Report {
                 verdict: Verdict::Inconclusive,
                 findings: Vec::new(),
@@ -145,6 +146,37 @@ pub fn results() -> Vec<FileResult> {
                 incomplete: Some(Incomplete {
                     reason: "max-states (1000); raise it with [limits] max-states".into(),
                     covered: "all interleavings up to depth 12".into(),
+                }),
+            },
+        },
+    };
+    // A hazard that a random schedule of the portfolio confirmed before the search ended.
+    let mut confirmed_race = race.clone();
+    confirmed_race.found_by = FoundBy::RandomSchedule;
+    // A folded step of threads that are not contiguous, and a long state: both wrap.
+    let mut spread = step(
+        &(0..8)
+            .map(|i| format!("consumer[{}]", 4 * i))
+            .collect::<Vec<_>>()
+            .join(", "),
+        32,
+        "wait full parity 0",
+        "full: phase 1, pending 1, tx 0; observed by consumer[0], consumer[4], consumer[8], consumer[12], consumer[16]",
+    );
+    spread.repeat = 8;
+    confirmed_race.trace.insert(0, spread);
+    confirmed_race.schedule = Schedule(vec![1, 1, 1, 1, 1, 1, 1, 1, 0]);
+    let confirmed = FileResult {
+        file: SourceFile::new("corpus/wide pipe.phase", PIPE),
+        outcome: Outcome::Checked {
+            program: Box::new(program),
+            report: Report {
+                verdict: Verdict::Hazard,
+                findings: vec![confirmed_race],
+                stats: Stats::default(),
+                incomplete: Some(Incomplete {
+                    reason: "stopped: 40 random schedules confirmed an error; --exhaustive searches every interleaving".into(),
+                    covered: "the exhaustive search's first states, then random schedules".into(),
                 }),
             },
         },
@@ -158,7 +190,7 @@ pub fn results() -> Vec<FileResult> {
         file: SourceFile::new("corpus/gone.phase", ""),
         outcome: Outcome::Unreadable("cannot read it: No such file or directory".into()),
     };
-    vec![checked, inconclusive, load_failed, unreadable]
+    vec![checked, inconclusive, confirmed, load_failed, unreadable]
 }
 
 fn exit(results: &[FileResult]) -> Exit {
@@ -169,6 +201,43 @@ fn exit(results: &[FileResult]) -> Exit {
 fn human_snapshot() {
     let r = results();
     insta::assert_snapshot!(files::human(&r, exit(&r), false));
+}
+
+#[test]
+fn human_lines_fit_the_pipe_width_except_replays() {
+    let r = results();
+    let human = files::human(&r, exit(&r), false);
+    for line in human.lines() {
+        assert!(
+            line.trim_start().starts_with("replay: ")
+                || line.chars().count() <= super::human::PIPE_WIDTH,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    // Nothing was cut: the long thread list and state are there, word for word.
+    let joined = human.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("consumer[24], consumer[28]"), "{human}");
+    assert!(
+        joined.contains("observed by consumer[0], consumer[4]"),
+        "{human}"
+    );
+}
+
+#[test]
+fn wrap_breaks_at_spaces_and_keeps_long_words() {
+    let w = super::human::wrap("  ", "    ", "aa bb cc dddddddddd", 8);
+    assert_eq!(w, "  aa bb\n    cc\n    dddddddddd\n");
+}
+
+#[test]
+fn replay_commands_quote_file_names_for_the_shell() {
+    assert_eq!(super::sarif::shell_word("corpus/a.phase"), "corpus/a.phase");
+    assert_eq!(
+        super::sarif::shell_word("my dir/a.phase"),
+        "'my dir/a.phase'"
+    );
+    assert_eq!(super::sarif::shell_word("it's.phase"), "'it'\\''s.phase'");
 }
 
 #[test]

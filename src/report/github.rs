@@ -5,7 +5,7 @@
 //! `,` in properties.
 
 use super::files::{FileResult, Outcome, Summary};
-use checker::Severity;
+use checker::{Incomplete, Severity, Verdict};
 use protocols::{SourceFile, Span};
 
 fn escape_data(s: &str) -> String {
@@ -46,6 +46,36 @@ fn command(
     )
 }
 
+/// The annotation of a search that stopped at a limit. An inconclusive file fails the job
+/// (exit 3, or worse with other files), so it is an error, not a notice that a reviewer
+/// scrolls past. A search that stopped after it had found a hazard (the breadth-first search,
+/// or a random schedule that confirmed one) has its verdict: the hazard's own annotations are
+/// the errors, and this one only says that the search did not run to the end.
+fn stopped_early(file: &SourceFile, verdict: Verdict, inc: &Incomplete) -> String {
+    match verdict {
+        Verdict::Hazard => command(
+            "notice",
+            file,
+            None,
+            "search stopped after a hazard",
+            &format!(
+                "hazard found; the search stopped early, so other findings may exist: {}; covered: {}",
+                inc.reason, inc.covered
+            ),
+        ),
+        Verdict::Inconclusive | Verdict::Ok => command(
+            "error",
+            file,
+            None,
+            "inconclusive (exit 3)",
+            &format!(
+                "inconclusive: the search stopped early and found no hazard, which is not a proof: {}; covered: {}",
+                inc.reason, inc.covered
+            ),
+        ),
+    }
+}
+
 pub fn render(results: &[FileResult]) -> String {
     let mut out = String::new();
     for r in results {
@@ -67,16 +97,7 @@ pub fn render(results: &[FileResult]) -> String {
                     out.push_str(&command(kind, &r.file, Some(f.span), &title, &message));
                 }
                 if let Some(inc) = &report.incomplete {
-                    out.push_str(&command(
-                        "notice",
-                        &r.file,
-                        None,
-                        "inconclusive",
-                        &format!(
-                            "search stopped early: {}; covered: {}",
-                            inc.reason, inc.covered
-                        ),
-                    ));
+                    out.push_str(&stopped_early(&r.file, report.verdict, inc));
                 }
             }
             Outcome::LoadFailed(errors) => {

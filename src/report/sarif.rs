@@ -108,7 +108,22 @@ fn location(file: &SourceFile, span: Span, message: Option<&str>) -> Value {
     loc
 }
 
-/// The command that replays a finding's interleaving (with the parameter values it ran with).
+/// `word` as one POSIX shell word: as it is when it has only characters no shell treats
+/// specially, else in single quotes.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The command that replays a finding's interleaving (with the parameter values it ran with),
+/// pasteable into a shell.
 pub fn replay_command(file: &SourceFile, program: &Program, f: &Finding) -> Option<String> {
     let overrides: String = program
         .params
@@ -119,7 +134,8 @@ pub fn replay_command(file: &SourceFile, program: &Program, f: &Finding) -> Opti
     (!f.trace.is_empty()).then(|| {
         format!(
             "phasecheck verify {}{overrides} --replay {}",
-            file.name, f.schedule
+            shell_word(&file.name),
+            f.schedule
         )
     })
 }
@@ -145,7 +161,11 @@ fn code_flow(file: &SourceFile, program: &Program, f: &Finding) -> Value {
             None => threads.push((&step.thread, vec![tfl])),
         }
     }
-    let mut message = format!("the {} ({} steps)", f.found_by.trace_title(), f.trace.len());
+    let mut message = format!(
+        "counterexample: {} ({})",
+        f.found_by.trace_title(),
+        super::count(f.trace.len(), "step")
+    );
     if let Some(cmd) = replay_command(file, program, f) {
         message.push_str(&format!("; replay: {cmd}"));
     }

@@ -104,7 +104,8 @@ pub fn apply(
         .map(|s| vec![false; s.rules.len()])
         .collect();
     let mut kept = Vec::with_capacity(findings.len());
-    for f in findings {
+    for mut f in findings {
+        crate::headline::name_statement(file, &mut f);
         let line = file.line_of(f.span);
         let mut suppressed = false;
         for (si, s) in program.suppressions.iter().enumerate() {

@@ -3,6 +3,7 @@
 //! [`exec`], race checks in [`race`], deadlock analysis in [`stuck`], trace rendering in
 //! [`trace`], thread symmetry in [`symmetry`].
 
+pub mod cause;
 pub mod code;
 pub mod exec;
 pub mod race;

@@ -387,3 +387,47 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         }
     }
 }
+
+/// One side of a race, as the root-cause pass (`super::cause`) needs it.
+#[derive(Clone, Debug)]
+pub struct RaceSide {
+    /// The accessing thread (the issuer of an asynchronous copy).
+    pub thread: u32,
+    pub reads: bool,
+    pub writes: bool,
+    /// For an in-flight TMA copy: the barrier it completes its bytes on.
+    pub tma_bar: Option<u32>,
+    /// The statement of the access (instruction index in the thread's kernel).
+    pub pc: u32,
+}
+
+/// The accesses at `span` in state `s` (enabled ones, and kept past ones) that a race finding
+/// at that statement can be about.
+pub fn sides_at(m: &PhaseModel, s: &State, span: Span) -> Vec<RaceSide> {
+    let side = |thread: u32, kind: AccessKind, tma_bar: Option<u32>, pc: u32| RaceSide {
+        thread,
+        reads: matches!(kind, AccessKind::Read | AccessKind::AsyncRead),
+        writes: !matches!(kind, AccessKind::Read | AccessKind::AsyncRead),
+        tma_bar,
+        pc,
+    };
+    let mut out: Vec<RaceSide> = enabled_accesses(m, s)
+        .into_iter()
+        .filter(|a| a.span == span)
+        .map(|a| match a.agent {
+            Agent::Tma(i) => match s.events[i] {
+                Event::Tma { bar, pc, .. } => side(a.thread, a.kind, Some(bar), pc),
+                _ => side(a.thread, a.kind, None, s.threads[a.thread as usize].pc),
+            },
+            _ => side(a.thread, a.kind, None, s.threads[a.thread as usize].pc),
+        })
+        .collect();
+    for u in 0..m.nthreads() {
+        for e in &s.threads[u as usize].acc {
+            if m.code_of(u).instrs[e.pc as usize].span() == span {
+                out.push(side(u, e.kind, None, e.pc));
+            }
+        }
+    }
+    out
+}

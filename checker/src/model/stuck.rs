@@ -67,7 +67,7 @@ struct Blocked {
     missing: String,
     from: Vec<u32>,
     /// The root cause, when it is plain: a thread that left while a barrier still counts it
-    /// (`t5 exited without arrive_drop on `empty[1]`, which still counts it`).
+    /// (``t5 exited without `arrive_drop` on `empty[1]`, which still counts it``).
     cause: Option<String>,
     /// Threads whose `quit` left the phase this thread waits for short, with the stage barrier.
     quitters: Vec<(u32, u32)>,
@@ -299,7 +299,7 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
                     let gone = exited_counted(m, s, &b.from, obj);
                     if !gone.is_empty() {
                         b.cause = Some(format!(
-                            "{} exited without arrive_drop on `{}`, which still counts {}",
+                            "{} exited without `arrive_drop` on `{}`, which still counts {}",
                             fold_names(m, &gone),
                             m.bar_names[bar as usize],
                             if gone.len() == 1 { "it" } else { "them" }
@@ -313,6 +313,63 @@ fn describe(m: &PhaseModel, s: &State, t: u32) -> Blocked {
         }
     }
     b
+}
+
+/// The threads `from` that `threads` wait for (not themselves, unless that is all there is),
+/// grouped by status and place.
+fn group_parties(
+    m: &PhaseModel,
+    s: &State,
+    threads: &[u32],
+    from: &[u32],
+) -> BTreeMap<(u8, Option<Span>), (PartyStatus, Vec<u32>)> {
+    let mut parties: BTreeMap<(u8, Option<Span>), (PartyStatus, Vec<u32>)> = BTreeMap::new();
+    for u in from
+        .iter()
+        .copied()
+        .filter(|u| !threads.contains(u) || from.len() == 1)
+    {
+        let (st, sp) = status(m, s, u);
+        let key = (st as u8, sp);
+        parties.entry(key).or_insert((st, Vec::new())).1.push(u);
+    }
+    parties
+}
+
+fn folded_parties(
+    m: &PhaseModel,
+    s: &State,
+    parties: BTreeMap<(u8, Option<Span>), (PartyStatus, Vec<u32>)>,
+) -> Vec<Party> {
+    parties
+        .into_values()
+        .map(|(st, us)| Party {
+            thread: fold_names(m, &us),
+            status: st,
+            span: status(m, s, us[0]).1,
+        })
+        .collect()
+}
+
+/// The parties of a wait on mbarrier object `obj` by `threads` (blocked in `s`), less the
+/// threads in `arrived` (they already arrived in the phase waited for): the threads whose
+/// arrivals are missing. For the root-cause pass, which knows the arrivals of each phase.
+pub(crate) fn missing_parties(
+    m: &PhaseModel,
+    s: &State,
+    threads: &[u32],
+    obj: ObjectId,
+    arrived: &[u32],
+) -> Vec<Party> {
+    let mut from: Vec<u32> = Vec::new();
+    for &t in threads {
+        for u in providers(m, t, obj, None) {
+            if u != t && !from.contains(&u) && !arrived.contains(&u) {
+                from.push(u);
+            }
+        }
+    }
+    folded_parties(m, s, group_parties(m, s, threads, &from))
 }
 
 /// Report the deadlock of a state with live threads and no enabled action.
@@ -361,29 +418,13 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let mut causes = Vec::new();
     for ((span, on, missing), (threads, from, cause)) in groups {
         causes.push(cause);
-        let mut parties: BTreeMap<(u8, Option<Span>), (PartyStatus, Vec<u32>)> = BTreeMap::new();
-        for u in from
-            .iter()
-            .copied()
-            .filter(|u| !threads.contains(u) || from.len() == 1)
-        {
-            let (st, sp) = status(m, s, u);
-            let key = (st as u8, sp);
-            parties.entry(key).or_insert((st, Vec::new())).1.push(u);
-        }
+        let parties = group_parties(m, s, &threads, &from);
         waits_for.push(WaitFor {
             thread: fold_names(m, &threads),
             span,
             waits_on: on,
             missing,
-            expected_from: parties
-                .into_values()
-                .map(|(st, us)| Party {
-                    thread: fold_names(m, &us),
-                    status: st,
-                    span: status(m, s, us[0]).1,
-                })
-                .collect(),
+            expected_from: folded_parties(m, s, parties),
         });
     }
     // The headline: the root cause first where it is plain (a thread that left while a barrier

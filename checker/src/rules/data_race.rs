@@ -56,6 +56,12 @@ super::declare_rule! {
     /// Order the accesses: wait (acquire) on the barrier the writer arrives on (release) before
     /// reading, and release the buffer only after the last read.
     ///
+    /// Two causes are named in the headline when the trace shows them: a wait whose parity
+    /// selects the phase before the barrier's first (`wait full[s] parity ph ^ 1` with `ph = 0`:
+    /// that phase counts as complete from init, so the reader passes at once, before the copy
+    /// that completes phase 0), and an `init` count lower than the arrivals of one phase (the
+    /// buffer is released after the first few consumers and refilled under the others).
+    ///
     /// `corpus/hazards/data-race/pass.phase` (one line differs):
     ///
     /// ```phase

@@ -15,6 +15,14 @@ super::declare_rule! {
     /// silent wrong results or a hang. It is the signature of missing back-pressure: a producer
     /// without an empty barrier, or a split arrive/wait loop whose wait was dropped.
     ///
+    /// It is also what an `init` count that is too low looks like: `init empty[s], 2` while 8
+    /// warps release each stage completes phase 0 after the first two arrivals, and the third
+    /// warp's arrival lands in phase 1, which nobody observed. When the trace shows that (a
+    /// phase completed with the arrivals of only some of the threads that run one `arrive` in
+    /// that round), the finding's headline says so first, naming the `init`, the count, how
+    /// many threads arrive and which ones came late; the fix is then the count (`init empty[s],
+    /// 8`), not back-pressure.
+    ///
     /// # Example
     ///
     /// `corpus/hazards/unobserved-phase/fail.phase`:

@@ -14,7 +14,10 @@ super::declare_rule! {
     /// than it intended (over-wait): a hang if that completion needs this thread's own later
     /// arrival, otherwise a late wake after the buffers were already refilled. Three behind, it
     /// passes by luck. The root cause is missing back-pressure from this thread, for example a
-    /// release done by one lane for the whole group (`arrive empty, NC`) before the group finished.
+    /// release done by one lane for the whole group (`arrive empty, NC`) before the group finished,
+    /// or an `init` count lower than the arrivals of one phase (each phase completes early, and
+    /// the barrier runs ahead of its waiters); the headline names the `init` when the trace shows
+    /// a phase completed by only some of the threads that arrive at one statement in a round.
     ///
     /// # Example
     ///

@@ -1,0 +1,186 @@
+//! Causes in a wait's parity: a reader that passed the phase before the first, or threads
+//! whose first wait selects a phase one ahead of the one that completed.
+
+use super::walk::{Passed, Walk};
+use super::{Cause, few_names};
+use crate::model::code::Instr;
+use crate::model::exec::peek_bar;
+use crate::model::state::*;
+use crate::model::{PhaseModel, race};
+use crate::report::{Finding, Label};
+use crate::rules::Class;
+use protocols::Span;
+use protocols::ir::Op;
+
+/// A reader whose wait on the barrier its writer completes selected the phase before the
+/// first one.
+pub(super) fn parity_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) -> Option<Cause> {
+    if f.rule.class != Class::Race {
+        return None;
+    }
+    let here = race::sides_at(m, end, f.span);
+    let there: Vec<race::RaceSide> = f
+        .labels
+        .iter()
+        .flat_map(|l| race::sides_at(m, end, l.span))
+        .collect();
+    let pairs = here
+        .iter()
+        .flat_map(|a| there.iter().map(move |b| (a, b)))
+        .chain(there.iter().flat_map(|b| here.iter().map(move |a| (b, a))));
+    for (reader, writer) in pairs {
+        if !reader.reads || !writer.writes || reader.thread == writer.thread {
+            continue;
+        }
+        // The barrier the write is published through: a TMA copy's own barrier, else the
+        // writer's next arrive after the write.
+        let bar = writer
+            .tma_bar
+            .or_else(|| next_arrive(m, end, writer.thread, writer.pc));
+        let Some(bar) = bar else {
+            continue;
+        };
+        let Some(p) = w
+            .passed
+            .iter()
+            .rev()
+            .find(|p| p.thread == reader.thread && p.bar == bar)
+        else {
+            continue;
+        };
+        if !p.before_first {
+            continue;
+        }
+        return Some(parity_text(m, p, Some(writer.thread)));
+    }
+    None
+}
+
+/// Any finding: a thread passed a wait that selected the phase before the first, read a buffer
+/// before its next wait, and the phase that wait should have waited for completed later in the
+/// trace. (A producer passing its first wait on an empty barrier writes, and is not named.)
+pub(super) fn early_reader_cause(m: &PhaseModel, w: &Walk) -> Option<Cause> {
+    for p in w.passed.iter().filter(|p| p.before_first) {
+        let next_wait = w
+            .syncs
+            .iter()
+            .find(|&&(t, i)| t == p.thread && i > p.step)
+            .map_or(usize::MAX, |x| x.1);
+        let read = w
+            .reads
+            .iter()
+            .any(|&(t, i)| t == p.thread && i > p.step && i < next_wait);
+        let completed_later = w
+            .tracks
+            .get(&p.bar)
+            .is_some_and(|t| t.completed.contains(&p.phase));
+        if read && completed_later {
+            return Some(parity_text(m, p, None));
+        }
+    }
+    None
+}
+
+pub(super) fn parity_text(m: &PhaseModel, p: &Passed, writer: Option<u32>) -> Cause {
+    let bar_name = &m.bar_names[p.bar as usize];
+    let reader_name = &m.threads[p.thread as usize].name;
+    let parity = p.phase % 2;
+    let what = match writer {
+        Some(w) => format!("{}'s write completes", m.threads[w as usize].name),
+        None => "carries the data it then reads".to_string(),
+    };
+    Cause {
+        headline: format!(
+            "`{}` selects the phase before the first of `{bar_name}`, which counts as complete from init: {reader_name} passed it at once, before the phase {} that {what}",
+            p.op, p.phase
+        ),
+        labels: vec![Label {
+            span: p.span,
+            message: format!(
+                "parity {}: the phase before phase {}, complete from init",
+                1 - parity,
+                p.phase
+            ),
+        }],
+        help: format!(
+            "wait with the parity of the phase the data arrives in (parity {parity} for phase {}; flip it after each completed wait)",
+            p.phase
+        ),
+    }
+}
+
+/// A deadlock: threads blocked at their first wait on a barrier whose parity selects its current
+/// phase, while the phase before it (which they never observed) has completed: the parity is
+/// one ahead, selecting a phase that is not under way for them.
+pub(super) fn ahead_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) -> Option<Cause> {
+    if f.rule.class != Class::Deadlock {
+        return None;
+    }
+    let mut blocked: Vec<(u32, u32, Span, String)> = Vec::new();
+    for t in 0..m.nthreads() {
+        let th = &end.threads[t as usize];
+        if th.mode != Mode::Ready {
+            continue;
+        }
+        let Instr::Op {
+            op: Op::WaitParity { bar, parity, .. },
+            span,
+        } = &m.code_of(t).instrs[th.pc as usize]
+        else {
+            continue;
+        };
+        let (Some(b), Ok(x)) = (peek_bar(m, end, t, bar), m.eval(parity, t, &th.locals)) else {
+            continue;
+        };
+        let q = end.bars[b as usize].phase;
+        let first = w.tracks.get(&b).map_or(0, |tr| tr.first_phase);
+        let observed =
+            w.passed.iter().any(|p| p.thread == t && p.bar == b) || w.tested.contains(&(t, b));
+        if q > first && x.rem_euclid(2) == i64::from(q % 2) && !observed {
+            let (_, _, _, text, _) = crate::model::trace::describe(m, end, t);
+            blocked.push((t, b, *span, text));
+        }
+    }
+    let (_, b, span, op) = blocked.first()?.clone();
+    let ids: Vec<u32> = blocked
+        .iter()
+        .filter(|x| x.1 == b && x.2 == span)
+        .map(|x| x.0)
+        .collect();
+    let q = end.bars[b as usize].phase;
+    let bar_name = &m.bar_names[b as usize];
+    Some(Cause {
+        headline: format!(
+            "`{op}` selects phase {q} of `{bar_name}`, one ahead: phase {} completed, and {} never observed it (this is their first wait on `{bar_name}`), so they wait for a phase that is not yet under way",
+            q - 1,
+            few_names(m, &ids)
+        ),
+        labels: vec![Label {
+            span,
+            message: format!("parity {}: phase {q}, not phase {}", q % 2, q - 1),
+        }],
+        help: format!(
+            "wait with the parity of the phase the data arrives in (parity {} for phase {}; flip it after each completed wait)",
+            (q - 1) % 2,
+            q - 1
+        ),
+    })
+}
+
+/// The barrier of the first arrive statement at or after `pc` in `t`'s code, by `t`'s locals in
+/// `s` (what its write is published through).
+fn next_arrive(m: &PhaseModel, s: &State, t: u32, pc: u32) -> Option<u32> {
+    m.code_of(t).instrs[pc as usize..]
+        .iter()
+        .find_map(|i| match i {
+            Instr::Op {
+                op:
+                    Op::Arrive { bar, .. }
+                    | Op::ArriveExpectTx { bar, .. }
+                    | Op::ArriveAndWait { bar }
+                    | Op::ArriveDrop { bar, .. },
+                ..
+            } => Some(peek_bar(m, s, t, bar)),
+            _ => None,
+        })?
+}
