@@ -13,6 +13,7 @@ mod emit;
 mod events;
 mod exec;
 mod fit;
+mod inline;
 mod mem;
 pub mod parse;
 mod value;
@@ -290,6 +291,42 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
             None,
         ));
     }
+    // A block smaller than the kernel's `.maxntid` is legal, but a kernel written for its
+    // maximum (ThunderKittens' attention kernel: three consumer warp groups and a producer
+    // one in 512 threads) may wait for threads that do not exist: say which ones are left out.
+    let mut size_note = None;
+    if let Some(m) = func.maxntid
+        && func.reqntid.is_none()
+    {
+        let max = m[0] as u64 * m[1] as u64 * m[2] as u64;
+        if nthreads < max {
+            let (w1, w2) = (nthreads.div_ceil(32), (max - 1) / 32);
+            let warps = if nthreads % 32 != 0 {
+                format!(
+                    "threads {nthreads}..{} (lanes {}..31 of warp {}{})",
+                    max - 1,
+                    nthreads % 32,
+                    nthreads / 32,
+                    if w1 <= w2 {
+                        format!(" and warps {w1}..{w2}")
+                    } else {
+                        String::new()
+                    }
+                )
+            } else if w1 == w2 {
+                format!("warp {w1} (threads {nthreads}..{})", max - 1)
+            } else {
+                format!("warps {w1}..{w2} (threads {nthreads}..{})", max - 1)
+            };
+            size_note = Some(format!(
+                "kernel `{}` is compiled for up to {max} threads per block (.maxntid) and runs \
+                 here with {nthreads}: {warps} are left out; if the kernel gives them a role \
+                 (a producer warp group, say), the threads that wait for them wait forever, \
+                 and the protocol has no statement of theirs",
+                func.name
+            ));
+        }
+    }
     let cluster = opts
         .cluster
         .or(func.reqnctapercluster.map(|c| c[0] * c[1] * c[2]))
@@ -333,6 +370,23 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     let mut ex = exec::Exec::new(&module, func, &cfg).map_err(|e| to_public(e, &files))?;
     let mut traces = ex.run_all().map_err(|e| to_public(e, &files))?;
     let strong_note = drop_strong_only(&mut traces, func);
+    let (resolved, ambiguous) = inline::resolve(&module, func, &traces, &ex.shared);
+    let func = &resolved;
+    let ambiguous_note = (!ambiguous.is_empty()).then(|| {
+        let list: Vec<String> = ambiguous
+            .iter()
+            .map(|(l, cands)| {
+                let c: Vec<String> = cands.iter().map(u32::to_string).collect();
+                format!("PTX line {l} (CUDA lines {})", c.join(" or "))
+            })
+            .collect();
+        format!(
+            "the PTX's `.loc` does not say which of several inlined calls these instructions \
+             are in, and their events do not tell either; each is shown at the last call \
+             written: {}",
+            list.join(", ")
+        )
+    });
     let mut out = emit::build(emit::Input {
         module: &module,
         func,
@@ -344,6 +398,8 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     })
     .map_err(|e| to_public(e, &files))?;
     out.notes.extend(strong_note);
+    out.notes.extend(size_note);
+    out.notes.extend(ambiguous_note);
 
     let mut header = vec![
         format!(
