@@ -174,7 +174,7 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
         Objects::sym_of(shared, off).ok_or_else(|| Error {
             message: format!("shared address {off:#x} is in no shared symbol"),
             line: Some(inp.func.instrs[ev.instr as usize].line),
-            src: inp.func.instrs[ev.instr as usize].src,
+            src: inp.func.instrs[ev.instr as usize].src.map(Box::new),
             help: None,
         })
     };
@@ -317,7 +317,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
     let err = |e: &Event, message: String, help: String| Error {
         message,
         line: Some(func.instrs[e.instr as usize].line),
-        src: func.instrs[e.instr as usize].src,
+        src: func.instrs[e.instr as usize].src.map(Box::new),
         help: Some(help),
     };
     let map_name = |p: Option<(u32, u64)>| -> String {
@@ -1379,7 +1379,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                                           supported"
                                     .into(),
                                 line: Some(ins.line),
-                                src: ins.src,
+                                src: ins.src.map(Box::new),
                                 help: None,
                             });
                         }

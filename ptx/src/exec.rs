@@ -389,7 +389,7 @@ impl<'a> Exec<'a> {
         Error {
             message,
             line: Some(ins.line),
-            src: ins.src,
+            src: ins.src.map(Box::new),
             help,
         }
     }
@@ -467,7 +467,7 @@ impl<'a> Exec<'a> {
                 why.what
             ),
             line: Some(ins.line),
-            src: ins.src,
+            src: ins.src.map(Box::new),
             help: why.fix.as_ref().map(|f| {
                 format!(
                     "give the value with `{f}` (phasecheck never guesses a value a branch or an \

@@ -81,7 +81,8 @@ impl std::error::Error for PtxError {}
 pub(crate) struct Error {
     pub message: String,
     pub line: Option<u32>,
-    pub src: Option<SrcLoc>,
+    /// Boxed: a `SrcLoc` holds several positions, and this error travels in every `Result`.
+    pub src: Option<Box<SrcLoc>>,
     pub help: Option<String>,
 }
 
@@ -100,6 +101,9 @@ pub struct Extracted {
     pub files: HashMap<u32, String>,
     /// The line every instruction is inlined into, if there is one (see [`SrcLoc::shown`]).
     pub trampoline: Option<parse::Pos>,
+    /// The inline stacks of the PTX's `.loc`s (outermost frame first), for
+    /// [`SrcLoc::stack`].
+    pub stacks: Vec<Vec<parse::Frame>>,
 }
 
 impl Extracted {
@@ -117,9 +121,35 @@ impl Extracted {
             ),
         };
         Some(match &o.src {
-            Some(s) => format!("{} ({ptx})", source_text(s, &self.files, self.trampoline)),
+            Some(s) => format!(
+                "{}{} ({ptx})",
+                source_text(s, &self.files, self.trampoline),
+                self.callers(s)
+            ),
             None => ptx,
         })
+    }
+
+    /// `, called at sm90_gemm_tma_warpspecialized.hpp:435, device_kernel.h:123`: the call
+    /// sites outside the shown frame, innermost first, when the shown frame is not the
+    /// outermost one (a lambda's body, a CUTLASS collective, the frame inside a trampoline).
+    fn callers(&self, s: &SrcLoc) -> String {
+        let shown = s.shown(self.trampoline);
+        let Some(frames) = self.stacks.get(s.stack as usize) else {
+            return String::new();
+        };
+        let Some(at) = frames.iter().rposition(|f| f.pos == shown) else {
+            return String::new();
+        };
+        if at == 0 {
+            return String::new();
+        }
+        let sites: Vec<String> = frames[..at]
+            .iter()
+            .rev()
+            .map(|f| format!("{}:{}", file_name(&self.files, f.pos.file), f.pos.line))
+            .collect();
+        format!(", called at {}", sites.join(", "))
     }
 
     /// The CUDA source position (file path as in `.file`, line) of a generated line.
@@ -137,12 +167,7 @@ pub fn source_text(
     files: &HashMap<u32, String>,
     trampoline: Option<parse::Pos>,
 ) -> String {
-    let name = |f: u32| -> String {
-        files
-            .get(&f)
-            .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
-            .unwrap_or_else(|| format!("file{f}"))
-    };
+    let name = |f: u32| file_name(files, f);
     let u = s.shown(trampoline);
     if s.outer.is_some() && s.inner != u {
         let inner = if s.inner.file == u.file {
@@ -154,6 +179,14 @@ pub fn source_text(
     } else {
         format!("{}:{}", name(u.file), u.line)
     }
+}
+
+/// The file name of `.file` entry `f` (without its folders).
+fn file_name(files: &HashMap<u32, String>, f: u32) -> String {
+    files
+        .get(&f)
+        .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+        .unwrap_or_else(|| format!("file{f}"))
 }
 
 fn to_public(e: Error, files: &HashMap<u32, String>) -> PtxError {
@@ -301,7 +334,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         let max = m[0] as u64 * m[1] as u64 * m[2] as u64;
         if nthreads < max {
             let (w1, w2) = (nthreads.div_ceil(32), (max - 1) / 32);
-            let warps = if nthreads % 32 != 0 {
+            let warps = if !nthreads.is_multiple_of(32) {
                 format!(
                     "threads {nthreads}..{} (lanes {}..31 of warp {}{})",
                     max - 1,
@@ -452,6 +485,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         kernel: func.name.clone(),
         files,
         trampoline: out.trampoline,
+        stacks: module.stacks.clone(),
     })
 }
 

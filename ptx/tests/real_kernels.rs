@@ -148,6 +148,14 @@ fn statements_in_a_lambda_are_at_the_lambda_s_lines() {
             "`{stmt}` at {at}, the call is at {call}"
         );
     }
+    // Where a finding is placed in the source names the lambda's call site too.
+    let i = ex
+        .text
+        .lines()
+        .position(|l| l.trim_start().starts_with("tma smem_a"))
+        .expect("the copy") as u32;
+    let d = ex.describe_line(i + 1).expect("a source line");
+    assert!(d.contains(&format!(", called at {cu}:{call} (PTX")), "{d}");
 }
 
 /// Two calls of a helper that inlines another helper, on neighbouring lines (ThunderKittens'
