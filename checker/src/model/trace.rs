@@ -9,13 +9,14 @@ use crate::report::{Actor, TraceStep};
 use protocols::ir::{ObjRef, Op};
 
 /// A thread's name with, when its role index is not its `tid`, where it is in the block:
-/// `sync[127] (tid 128: warp 4, lane 0)`. A role's index counts its own threads, so in a
-/// kernel's 512-thread block the index alone does not say which thread it is.
+/// `sync[127] (tid 128: warp 4 lane 0)` (no comma: a comma makes a name a list of several
+/// threads in the messages). A role's index counts its own threads, so in a kernel's
+/// 512-thread block the index alone does not say which thread it is.
 pub fn thread_label(m: &PhaseModel, t: u32) -> String {
     let th = &m.threads[t as usize];
     if th.role.is_some() && th.role_index != th.tid {
         format!(
-            "{} (tid {}: warp {}, lane {})",
+            "{} (tid {}: warp {} lane {})",
             th.name,
             th.tid,
             th.tid / 32,
