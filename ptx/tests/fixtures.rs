@@ -204,7 +204,9 @@ fn cutlass_gemm_verifies() {
         "arrive_expect_tx smem_bar[k], 32768",
         "tma smem[k] -> smem_bar[k], 16384",
         "role consumer when warp >= 4",
-        "mma smem[k]",
+        // The collective's first k-tile (its own `cute::gemm`, :496) and its loop (:543).
+        "mma smem[0]",
+        "mma smem[1 + k]",
     ] {
         assert!(c.ex.text.contains(want), "no `{want}` in\n{}", c.ex.text);
     }
