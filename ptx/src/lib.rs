@@ -104,6 +104,9 @@ pub struct Extracted {
     /// The inline stacks of the PTX's `.loc`s (outermost frame first), for
     /// [`SrcLoc::stack`].
     pub stacks: Vec<Vec<parse::Frame>>,
+    /// PTX lines whose inlined call the `.loc`s and the events leave open, with the CUDA
+    /// lines of the calls they may be in (`inline::resolve`).
+    pub ambiguous: HashMap<u32, Vec<u32>>,
 }
 
 impl Extracted {
@@ -122,9 +125,10 @@ impl Extracted {
         };
         Some(match &o.src {
             Some(s) => format!(
-                "{}{} ({ptx})",
+                "{}{}{} ({ptx})",
                 source_text(s, &self.files, self.trampoline),
-                self.callers(s)
+                self.callers(s),
+                self.alternatives(&o.ptx_lines, s)
             ),
             None => ptx,
         })
@@ -150,6 +154,29 @@ impl Extracted {
             .map(|f| format!("{}:{}", file_name(&self.files, f.pos.file), f.pos.line))
             .collect();
         format!(", called at {}", sites.join(", "))
+    }
+
+    /// ` (or line 118: the PTX does not say which call)` when the instructions' inlined call
+    /// is left open.
+    fn alternatives(&self, ptx_lines: &[u32], s: &SrcLoc) -> String {
+        let shown = s.shown(self.trampoline).line;
+        let mut other: Vec<u32> = ptx_lines
+            .iter()
+            .filter_map(|l| self.ambiguous.get(l))
+            .flatten()
+            .copied()
+            .filter(|&l| l != shown)
+            .collect();
+        other.sort_unstable();
+        other.dedup();
+        if other.is_empty() {
+            return String::new();
+        }
+        let list: Vec<String> = other.iter().map(u32::to_string).collect();
+        format!(
+            " (or line {}: the PTX does not say which call)",
+            list.join(" or ")
+        )
     }
 
     /// The CUDA source position (file path as in `.file`, line) of a generated line.
@@ -486,6 +513,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         files,
         trampoline: out.trampoline,
         stacks: module.stacks.clone(),
+        ambiguous: ambiguous.into_iter().collect(),
     })
 }
 

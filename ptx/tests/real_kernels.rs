@@ -321,3 +321,45 @@ fn every_fixture_extracts_and_loads() {
         }
     }
 }
+
+/// When neither the `.loc`s nor the events tell which of two calls an instruction is in (no
+/// instruction of either call with a whole chain was run), both lines are named: in a note,
+/// and beside the statement's source line.
+#[test]
+fn an_open_inlined_call_names_both_lines() {
+    let text = ".version 8.0\n.target sm_90a\n.address_size 64\n\
+        .visible .entry k()\n{\n\
+        .reg .b32 %r<4>;\n\
+        .shared .align 8 .b8 bar[8];\n\
+        .loc 1 10 1\n\
+        .loc 2 5 1, function_name $L__a, inlined_at 1 10 1\n\
+        mov.u32 %r1, bar;\n\
+        .loc 1 11 1\n\
+        .loc 2 5 1, function_name $L__a, inlined_at 1 11 1\n\
+        mov.u32 %r2, bar;\n\
+        .loc 3 1 1, function_name $L__b, inlined_at 2 5 1\n\
+        mbarrier.init.shared::cta.b64 [%r1], 1;\n\
+        .loc 1 12 1\n\
+        mbarrier.inval.shared::cta.b64 [%r1];\n\
+        ret;\n}\n\
+        .file 1 \"k.cu\"\n.file 2 \"h.cuh\"\n.file 3 \"asm.cuh\"\n";
+    let ex =
+        ptx::extract(text, "t.ptx", &opts(Some(32), &[], &[])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        ex.notes
+            .iter()
+            .any(|n| n.contains("PTX line 15 (CUDA lines 10 or 11)")),
+        "{:?}",
+        ex.notes
+    );
+    let i = ex
+        .text
+        .lines()
+        .position(|l| l.trim_start().starts_with("init bar"))
+        .expect("the init") as u32;
+    let d = ex.describe_line(i + 1).expect("a source line");
+    assert!(
+        d.starts_with("k.cu:11 (via asm.cuh:1) (or line 10: the PTX does not say which call)"),
+        "{d}"
+    );
+}
