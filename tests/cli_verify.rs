@@ -381,7 +381,11 @@ fn dot_and_replay() {
     assert_eq!(code, 1);
     let g = std::fs::read_to_string(&dot).unwrap();
     assert!(g.starts_with("digraph"), "{g}");
-    assert!(g.contains("consumer[0] (blocked)"), "{g}");
+    // The role index with the thread's place in the block (issue 23, point 5).
+    assert!(
+        g.contains("consumer[0] (tid 1: warp 0 lane 1) (blocked)"),
+        "{g}"
+    );
     // The printed schedule replays to the same deadlock.
     let sched = out
         .lines()

@@ -42,7 +42,11 @@ fn deadlock_wrong_parity() {
         "{}",
         producer.missing
     );
-    assert_eq!(producer.expected_from[0].thread, "consumer[0..1]");
+    // The role's indices with the threads' place in the block (tids 32 and 33).
+    assert_eq!(
+        producer.expected_from[0].thread,
+        "consumer[0..1] (tid 32..33)"
+    );
     assert_eq!(
         producer.expected_from[0].status,
         checker::PartyStatus::Blocked
@@ -885,7 +889,7 @@ role consumer when tid > 0 {
         .unwrap();
     assert!(
         d.message.starts_with(
-            "consumer[1] quit `pipe` while `pipe.consumed[1]` still counts it (quit does not arrive_and_drop): producer[0] waits on `pipe.consumed[1]`"
+            "consumer[1] (tid 2: warp 0 lane 2) quit `pipe` while `pipe.consumed[1]` still counts it (quit does not arrive_and_drop): producer[0] waits on `pipe.consumed[1]`"
         ),
         "{}",
         d.message

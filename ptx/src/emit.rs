@@ -174,7 +174,7 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
         Objects::sym_of(shared, off).ok_or_else(|| Error {
             message: format!("shared address {off:#x} is in no shared symbol"),
             line: Some(inp.func.instrs[ev.instr as usize].line),
-            src: inp.func.instrs[ev.instr as usize].src,
+            src: inp.func.instrs[ev.instr as usize].src.map(Box::new),
             help: None,
         })
     };
@@ -317,7 +317,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
     let err = |e: &Event, message: String, help: String| Error {
         message,
         line: Some(func.instrs[e.instr as usize].line),
-        src: func.instrs[e.instr as usize].src,
+        src: func.instrs[e.instr as usize].src.map(Box::new),
         help: Some(help),
     };
     let map_name = |p: Option<(u32, u64)>| -> String {
@@ -1161,7 +1161,102 @@ fn tid_condition(tids: &[u32], n: u32) -> String {
             };
         }
     }
-    runs.into_iter().map(run).collect::<Vec<_>>().join(" || ")
+    if let Some(c) = warp_lane_product(tids, n) {
+        return c;
+    }
+    or_tree(runs.into_iter().map(run).collect())
+}
+
+/// `terms` joined with `||` as a balanced tree: a long chain `a || b || c || ...` nests one
+/// level per term, and the loader refuses an expression nested more than 64 deep (E0103),
+/// so a role of many thread ranges (ThunderKittens' 512-thread attention kernel had 72)
+/// must not be written as one.
+fn or_tree(terms: Vec<String>) -> String {
+    const FLAT: usize = 8;
+    if terms.len() <= FLAT {
+        return terms.join(" || ");
+    }
+    let right = terms[terms.len() / 2..].to_vec();
+    let mut left = terms;
+    left.truncate(left.len() - right.len());
+    format!("({}) || ({})", or_tree(left), or_tree(right))
+}
+
+/// Ranges of `values` (sorted, distinct) as conditions on `var`, `||`-joined as a tree.
+fn value_runs(var: &str, values: &[u32], top: u32) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &v in values {
+        match runs.last_mut() {
+            Some(r) if r.1 + 1 == v => r.1 = v,
+            _ => runs.push((v, v)),
+        }
+    }
+    or_tree(
+        runs.into_iter()
+            .map(|(a, b)| match (a == b, a == 0, b == top) {
+                (true, _, _) => format!("{var} == {a}"),
+                (false, _, true) => format!("{var} >= {a}"),
+                (false, true, false) => format!("{var} <= {b}"),
+                _ => format!("{var} >= {a} && {var} <= {b}"),
+            })
+            .collect(),
+    )
+}
+
+/// The threads as a set of warps times a set of lanes (`warp <= 11 && lane % 4 == 0`), when
+/// they are one: every listed warp has the same lanes (the last warp of a block that is no
+/// multiple of 32 those of them it has).
+fn warp_lane_product(tids: &[u32], n: u32) -> Option<String> {
+    let mut by_warp: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for &t in tids {
+        by_warp.entry(t / 32).or_default().push(t % 32);
+    }
+    let lanes = by_warp.values().next()?.clone();
+    let last_warp = (n - 1) / 32;
+    for (&w, ls) in &by_warp {
+        let expect: Vec<u32> = lanes.iter().copied().filter(|&l| w * 32 + l < n).collect();
+        if *ls != expect {
+            return None;
+        }
+    }
+    let warps: Vec<u32> = by_warp.keys().copied().collect();
+    if warps.len() < 2 || lanes.len() < 2 {
+        return None;
+    }
+    let warp_c =
+        (warps.len() as u32 != last_warp + 1).then(|| value_runs("warp", &warps, last_warp));
+    // Every `step`-th lane from `first`: `lane % step == first`.
+    let progression = |ls: &[u32]| -> Option<(u32, u32)> {
+        let step = ls.get(1)? - ls[0];
+        (32 % step == 0
+            && ls[0] < step
+            && ls.len() as u32 == 32 / step
+            && ls.windows(2).all(|p| p[1] - p[0] == step))
+        .then_some((step, ls[0]))
+    };
+    let others: Vec<u32> = (0..32).filter(|l| !lanes.contains(l)).collect();
+    let lane_c = if lanes.len() == 32 {
+        None
+    } else if let Some((step, first)) = progression(&lanes) {
+        Some(format!("lane % {step} == {first}"))
+    } else if let Some((step, first)) = progression(&others) {
+        Some(format!("lane % {step} != {first}"))
+    } else {
+        Some(value_runs("lane", &lanes, 31))
+    };
+    let paren = |c: String| {
+        if c.contains("||") {
+            format!("({c})")
+        } else {
+            c
+        }
+    };
+    Some(match (warp_c, lane_c) {
+        (Some(w), Some(l)) => format!("{} && {}", paren(w), paren(l)),
+        (Some(w), None) => w,
+        (None, Some(l)) => l,
+        (None, None) => "tid >= 0".into(),
+    })
 }
 
 // ---- the builder ---------------------------------------------------------------------------
@@ -1284,7 +1379,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
                                           supported"
                                     .into(),
                                 line: Some(ins.line),
-                                src: ins.src,
+                                src: ins.src.map(Box::new),
                                 help: None,
                             });
                         }
@@ -2140,4 +2235,59 @@ fn merge_group_lines(gs: &[&Group]) -> Option<Group> {
         exit_here,
         name: String::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How deep the loader's parser nests `c`: one level per operator of a left-leaning
+    /// chain, one per parenthesis.
+    fn nesting(c: &str) -> usize {
+        let (mut depth, mut max, mut chain) = (0usize, 0usize, vec![0usize]);
+        for tok in c.split_whitespace() {
+            for ch in tok.chars() {
+                match ch {
+                    '(' => {
+                        depth += 1;
+                        chain.push(0);
+                    }
+                    ')' => {
+                        depth -= 1;
+                        chain.pop();
+                    }
+                    _ => {}
+                }
+            }
+            if tok == "||" || tok == "&&" {
+                *chain.last_mut().expect("a level") += 1;
+            }
+            max = max.max(depth + chain.iter().sum::<usize>());
+        }
+        max
+    }
+
+    #[test]
+    fn many_thread_ranges_are_a_balanced_condition() {
+        // Every third thread of 1024: 342 ranges of one thread, no warp-lane product.
+        let tids: Vec<u32> = (0..1024).filter(|t| t % 3 == 0).collect();
+        let c = tid_condition(&tids, 1024);
+        assert_eq!(c.matches("tid ==").count(), 342, "{c}");
+        assert!(nesting(&c) < 40, "nested {} deep: {c}", nesting(&c));
+        // The chain it replaces nests once per range.
+        assert!(nesting(&c.replace(['(', ')'], "")) > 300);
+    }
+
+    #[test]
+    fn lanes_of_warps_are_a_product() {
+        let every_fourth: Vec<u32> = (0..384).filter(|t| t % 4 == 0).collect();
+        assert_eq!(
+            tid_condition(&every_fourth, 512),
+            "warp <= 11 && lane % 4 == 0"
+        );
+        let the_others: Vec<u32> = (0..384).filter(|t| t % 4 != 0).collect();
+        assert_eq!(tid_condition(&the_others, 384), "lane % 4 != 0");
+        let two_lanes: Vec<u32> = (0..512).filter(|t| t % 32 == 3 || t % 32 == 4).collect();
+        assert_eq!(tid_condition(&two_lanes, 512), "lane >= 3 && lane <= 4");
+    }
 }

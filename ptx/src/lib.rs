@@ -13,6 +13,7 @@ mod emit;
 mod events;
 mod exec;
 mod fit;
+mod inline;
 mod mem;
 pub mod parse;
 mod value;
@@ -80,7 +81,8 @@ impl std::error::Error for PtxError {}
 pub(crate) struct Error {
     pub message: String,
     pub line: Option<u32>,
-    pub src: Option<SrcLoc>,
+    /// Boxed: a `SrcLoc` holds several positions, and this error travels in every `Result`.
+    pub src: Option<Box<SrcLoc>>,
     pub help: Option<String>,
 }
 
@@ -99,6 +101,12 @@ pub struct Extracted {
     pub files: HashMap<u32, String>,
     /// The line every instruction is inlined into, if there is one (see [`SrcLoc::shown`]).
     pub trampoline: Option<parse::Pos>,
+    /// The inline stacks of the PTX's `.loc`s (outermost frame first), for
+    /// [`SrcLoc::stack`].
+    pub stacks: Vec<Vec<parse::Frame>>,
+    /// PTX lines whose inlined call the `.loc`s and the events leave open, with the CUDA
+    /// lines of the calls they may be in (`inline::resolve`).
+    pub ambiguous: HashMap<u32, Vec<u32>>,
 }
 
 impl Extracted {
@@ -116,9 +124,59 @@ impl Extracted {
             ),
         };
         Some(match &o.src {
-            Some(s) => format!("{} ({ptx})", source_text(s, &self.files, self.trampoline)),
+            Some(s) => format!(
+                "{}{}{} ({ptx})",
+                source_text(s, &self.files, self.trampoline),
+                self.callers(s),
+                self.alternatives(&o.ptx_lines, s)
+            ),
             None => ptx,
         })
+    }
+
+    /// `, called at sm90_gemm_tma_warpspecialized.hpp:435, device_kernel.h:123`: the call
+    /// sites outside the shown frame, innermost first, when the shown frame is not the
+    /// outermost one (a lambda's body, a CUTLASS collective, the frame inside a trampoline).
+    fn callers(&self, s: &SrcLoc) -> String {
+        let shown = s.shown(self.trampoline);
+        let Some(frames) = self.stacks.get(s.stack as usize) else {
+            return String::new();
+        };
+        let Some(at) = frames.iter().rposition(|f| f.pos == shown) else {
+            return String::new();
+        };
+        if at == 0 {
+            return String::new();
+        }
+        let sites: Vec<String> = frames[..at]
+            .iter()
+            .rev()
+            .map(|f| format!("{}:{}", file_name(&self.files, f.pos.file), f.pos.line))
+            .collect();
+        format!(", called at {}", sites.join(", "))
+    }
+
+    /// ` (or line 118: the PTX does not say which call)` when the instructions' inlined call
+    /// is left open.
+    fn alternatives(&self, ptx_lines: &[u32], s: &SrcLoc) -> String {
+        let shown = s.shown(self.trampoline).line;
+        let mut other: Vec<u32> = ptx_lines
+            .iter()
+            .filter_map(|l| self.ambiguous.get(l))
+            .flatten()
+            .copied()
+            .filter(|&l| l != shown)
+            .collect();
+        other.sort_unstable();
+        other.dedup();
+        if other.is_empty() {
+            return String::new();
+        }
+        let list: Vec<String> = other.iter().map(u32::to_string).collect();
+        format!(
+            " (or line {}: the PTX does not say which call)",
+            list.join(" or ")
+        )
     }
 
     /// The CUDA source position (file path as in `.file`, line) of a generated line.
@@ -136,12 +194,7 @@ pub fn source_text(
     files: &HashMap<u32, String>,
     trampoline: Option<parse::Pos>,
 ) -> String {
-    let name = |f: u32| -> String {
-        files
-            .get(&f)
-            .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
-            .unwrap_or_else(|| format!("file{f}"))
-    };
+    let name = |f: u32| file_name(files, f);
     let u = s.shown(trampoline);
     if s.outer.is_some() && s.inner != u {
         let inner = if s.inner.file == u.file {
@@ -153,6 +206,14 @@ pub fn source_text(
     } else {
         format!("{}:{}", name(u.file), u.line)
     }
+}
+
+/// The file name of `.file` entry `f` (without its folders).
+fn file_name(files: &HashMap<u32, String>, f: u32) -> String {
+    files
+        .get(&f)
+        .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+        .unwrap_or_else(|| format!("file{f}"))
 }
 
 fn to_public(e: Error, files: &HashMap<u32, String>) -> PtxError {
@@ -290,6 +351,42 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
             None,
         ));
     }
+    // A block smaller than the kernel's `.maxntid` is legal, but a kernel written for its
+    // maximum (ThunderKittens' attention kernel: three consumer warp groups and a producer
+    // one in 512 threads) may wait for threads that do not exist: say which ones are left out.
+    let mut size_note = None;
+    if let Some(m) = func.maxntid
+        && func.reqntid.is_none()
+    {
+        let max = m[0] as u64 * m[1] as u64 * m[2] as u64;
+        if nthreads < max {
+            let (w1, w2) = (nthreads.div_ceil(32), (max - 1) / 32);
+            let warps = if !nthreads.is_multiple_of(32) {
+                format!(
+                    "threads {nthreads}..{} (lanes {}..31 of warp {}{})",
+                    max - 1,
+                    nthreads % 32,
+                    nthreads / 32,
+                    if w1 <= w2 {
+                        format!(" and warps {w1}..{w2}")
+                    } else {
+                        String::new()
+                    }
+                )
+            } else if w1 == w2 {
+                format!("warp {w1} (threads {nthreads}..{})", max - 1)
+            } else {
+                format!("warps {w1}..{w2} (threads {nthreads}..{})", max - 1)
+            };
+            size_note = Some(format!(
+                "kernel `{}` is compiled for up to {max} threads per block (.maxntid) and runs \
+                 here with {nthreads}: {warps} are left out; if the kernel gives them a role \
+                 (a producer warp group, say), the threads that wait for them wait forever, \
+                 and the protocol has no statement of theirs",
+                func.name
+            ));
+        }
+    }
     let cluster = opts
         .cluster
         .or(func.reqnctapercluster.map(|c| c[0] * c[1] * c[2]))
@@ -333,6 +430,23 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     let mut ex = exec::Exec::new(&module, func, &cfg).map_err(|e| to_public(e, &files))?;
     let mut traces = ex.run_all().map_err(|e| to_public(e, &files))?;
     let strong_note = drop_strong_only(&mut traces, func);
+    let (resolved, ambiguous) = inline::resolve(&module, func, &traces, &ex.shared);
+    let func = &resolved;
+    let ambiguous_note = (!ambiguous.is_empty()).then(|| {
+        let list: Vec<String> = ambiguous
+            .iter()
+            .map(|(l, cands)| {
+                let c: Vec<String> = cands.iter().map(u32::to_string).collect();
+                format!("PTX line {l} (CUDA lines {})", c.join(" or "))
+            })
+            .collect();
+        format!(
+            "the PTX's `.loc` does not say which of several inlined calls these instructions \
+             are in, and their events do not tell either; each is shown at the last call \
+             written: {}",
+            list.join(", ")
+        )
+    });
     let mut out = emit::build(emit::Input {
         module: &module,
         func,
@@ -344,6 +458,8 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     })
     .map_err(|e| to_public(e, &files))?;
     out.notes.extend(strong_note);
+    out.notes.extend(size_note);
+    out.notes.extend(ambiguous_note);
 
     let mut header = vec![
         format!(
@@ -396,6 +512,8 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         kernel: func.name.clone(),
         files,
         trampoline: out.trampoline,
+        stacks: module.stacks.clone(),
+        ambiguous: ambiguous.into_iter().collect(),
     })
 }
 

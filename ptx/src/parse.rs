@@ -19,6 +19,37 @@ pub struct Module {
     pub symbols: Vec<Symbol>,
     /// `.file N "path"`.
     pub files: HashMap<u32, String>,
+    /// Inline stacks of the `.loc`s ([`SrcLoc::stack`]), outermost frame first.
+    pub stacks: Vec<Vec<Frame>>,
+    /// `.debug_str` labels -> the (mangled) function names they hold.
+    pub func_names: HashMap<String, String>,
+    /// The stacks an ambiguous `.loc` may have ([`SrcLoc::candidates`]).
+    pub candidates: Vec<Vec<u32>>,
+}
+
+impl Module {
+    /// The source location of an instruction whose inline stack is `stack`.
+    pub fn loc_of_stack(&self, stack: u32, candidates: u32) -> SrcLoc {
+        let frames = &self.stacks[stack as usize];
+        let at = |i: usize| frames[i].pos;
+        let outer = (frames.len() > 1).then(|| at(0));
+        let u = user_frame(frames, 0, &self.func_names, &self.files);
+        let u_in = user_frame(
+            frames,
+            1.min(frames.len() - 1),
+            &self.func_names,
+            &self.files,
+        );
+        SrcLoc {
+            inner: at(frames.len() - 1),
+            outer,
+            second: outer.map(|_| at(1)),
+            user: (u > 0).then(|| at(u)),
+            user_in: (u_in > 1).then(|| at(u_in)),
+            stack,
+            candidates,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,23 +98,83 @@ pub struct SrcLoc {
     /// The frame just inside the outermost call (the position in the function called at
     /// `outer`); `inner` when there is one level of inlining.
     pub second: Option<Pos>,
+    /// The user's frame: the outermost position, or, when the call there is to a lambda or
+    /// into a CUTLASS collective, the position inside it (and so on inwards, `user_frame`).
+    /// `None` when that is `outer` itself.
+    pub user: Option<Pos>,
+    /// The same, starting from the frame just inside the outermost call (`second`): used
+    /// when the outermost call is a trampoline.
+    pub user_in: Option<Pos>,
+    /// The whole inline stack, outermost first: an index into [`Module::stacks`].
+    pub stack: u32,
+    /// When the `.loc` does not tell which call it is in (`inlined_at` a position that calls
+    /// at several places have reached): an index into [`Module::candidates`], the stacks it
+    /// may have; else [`NO_CANDIDATES`].
+    pub candidates: u32,
 }
 
+/// [`SrcLoc::candidates`] of a position whose stack is known.
+pub const NO_CANDIDATES: u32 = u32::MAX;
+
 impl SrcLoc {
-    /// The position in the kernel's own body (the outermost call site).
+    /// The position in the user's code: the kernel's own body (the outermost call site), or
+    /// inside the lambda or CUTLASS collective called there.
     pub fn user(&self) -> Pos {
-        self.outer.unwrap_or(self.inner)
+        self.user.or(self.outer).unwrap_or(self.inner)
     }
 
-    /// The position to show: the outermost call site, or, when that is `trampoline` (a line
-    /// every instruction is inlined into, as CUTLASS's `device_kernel` calls the kernel's
-    /// `operator()`), the frame just inside it.
+    /// The position to show: the user's position, or, when the outermost call is
+    /// `trampoline` (a line every instruction is inlined into, as CUTLASS's `device_kernel`
+    /// calls the kernel's `operator()`), the user's position from the frame just inside it.
     pub fn shown(&self, trampoline: Option<Pos>) -> Pos {
         match (self.outer, trampoline) {
-            (Some(o), Some(t)) if o == t => self.second.unwrap_or(self.inner),
+            (Some(o), Some(t)) if o == t => self.user_in.or(self.second).unwrap_or(self.inner),
             _ => self.user(),
         }
     }
+}
+
+/// One frame of an inline stack: a position and the function it is in (the label of its
+/// name in `.debug_str`; `None` for the kernel's own body).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Frame {
+    pub pos: Pos,
+    pub func: Option<String>,
+}
+
+/// Whether a mangled function name is a lambda's `operator()` (Itanium ABI: the closure
+/// type is `Ul<params>E<n>_`, its call operator `cl`).
+pub fn is_lambda(mangled: &str) -> bool {
+    mangled.contains("Ul") && mangled.contains("clE")
+}
+
+/// The frame to show among `frames` (outermost first), starting at `from`: a call to a
+/// lambda is the user's code going on (DeepGEMM's `launch_k_iterations`), and so is a call
+/// into a CUTLASS collective (`.../collective/...`, the mainloop's and the epilogue's own
+/// code, which the kernel's `operator()` only calls); a call to any other helper is where the
+/// user's code is.
+fn user_frame(
+    frames: &[Frame],
+    from: usize,
+    names: &HashMap<String, String>,
+    files: &HashMap<u32, String>,
+) -> usize {
+    let mut i = from;
+    while let Some(next) = frames.get(i + 1) {
+        let lambda = next
+            .func
+            .as_ref()
+            .and_then(|l| names.get(l))
+            .is_some_and(|n| is_lambda(n));
+        let collective = files
+            .get(&next.pos.file)
+            .is_some_and(|f| f.contains("/collective/"));
+        if !(lambda || collective) {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 #[derive(Clone, Debug)]
@@ -513,10 +604,12 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
         functions: Vec::new(),
         symbols: Vec::new(),
         files: HashMap::new(),
+        stacks: Vec::new(),
+        func_names: debug_strings(text),
+        candidates: Vec::new(),
     };
     let mut func: Option<FnBuilder> = None;
-    // Inline positions: a position -> the call site it was last inlined at.
-    let mut inlined: HashMap<Pos, Pos> = HashMap::new();
+    let mut stacks = Stacks::default();
     let mut loc: Option<SrcLoc> = None;
     for item in items {
         match item {
@@ -535,7 +628,7 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
                         }
                     }
                     ".loc" => {
-                        loc = parse_loc(&text, &mut inlined);
+                        loc = parse_loc(&text, &mut stacks);
                         let _ = line;
                     }
                     _ => {}
@@ -630,6 +723,7 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
                         } else {
                             let mut ins = parse_instr(fb, &text, line)?;
                             ins.src = loc;
+                            stacks.chain = None;
                             let idx = fb.f.instrs.len();
                             fb.place_labels(idx);
                             fb.instr_scope
@@ -647,11 +741,84 @@ pub fn parse(text: &str) -> Result<Module, ParseError> {
             message: "the last function has no closing `}`".into(),
         });
     }
+    // The user's frames need the function names, which `.debug_str` at the end of the file
+    // holds.
+    module.stacks = stacks.list;
+    module.candidates = stacks.candidates;
+    let mut functions = std::mem::take(&mut module.functions);
+    for f in &mut functions {
+        for ins in &mut f.instrs {
+            if let Some(s) = &mut ins.src {
+                *s = module.loc_of_stack(s.stack, s.candidates);
+            }
+        }
+    }
+    module.functions = functions;
     Ok(module)
 }
 
-/// `.loc 1 4 3, function_name $L__info_string0, inlined_at 1 27 5`
-fn parse_loc(text: &str, inlined: &mut HashMap<Pos, Pos>) -> Option<SrcLoc> {
+/// The inline stacks met so far.
+#[derive(Default)]
+struct Stacks {
+    list: Vec<Vec<Frame>>,
+    ids: HashMap<Vec<Frame>, u32>,
+    /// A position -> the stack of the last `.loc` at it (whose innermost frame it is).
+    last_at: HashMap<Pos, u32>,
+    /// A position -> every stack a `.loc` at it has had, in order.
+    all_at: HashMap<Pos, Vec<u32>>,
+    candidates: Vec<Vec<u32>>,
+    /// The `.loc` just before, when no instruction came after it: a `.loc` inlined at its
+    /// position is the next link of the chain nvcc writes for one call, not ambiguous.
+    chain: Option<(Pos, u32)>,
+}
+
+impl Stacks {
+    fn intern(&mut self, frames: Vec<Frame>) -> u32 {
+        if let Some(&id) = self.ids.get(&frames) {
+            return id;
+        }
+        let id = self.list.len() as u32;
+        self.list.push(frames.clone());
+        self.ids.insert(frames, id);
+        id
+    }
+}
+
+/// `.section .debug_str { $L__info_string0: .b8 95,90,...,0 ... }`: label -> string.
+fn debug_strings(text: &str) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let Some(start) = text.find(".debug_str") else {
+        return out;
+    };
+    let body = &text[start..];
+    let body = &body[..body.find('}').unwrap_or(body.len())];
+    let mut label: Option<String> = None;
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut flush = |label: &mut Option<String>, bytes: &mut Vec<u8>| {
+        if let Some(l) = label.take() {
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            out.insert(l, String::from_utf8_lossy(&bytes[..end]).into_owned());
+        }
+        bytes.clear();
+    };
+    for line in body.lines() {
+        let line = line.trim();
+        if let Some(l) = line.strip_suffix(':') {
+            flush(&mut label, &mut bytes);
+            label = Some(l.trim().to_string());
+        } else if let Some(list) = line.strip_prefix(".b8") {
+            bytes.extend(list.split(',').filter_map(|b| b.trim().parse::<u8>().ok()));
+        }
+    }
+    flush(&mut label, &mut bytes);
+    out
+}
+
+/// `.loc 1 4 3, function_name $L__info_string0, inlined_at 1 27 5`: position 1:4:3 is in the
+/// function named by the label, inlined at 1:27:5. The stack of the call site is that of the
+/// last `.loc` at 1:27:5 (nvcc writes the chain of call sites before the first instruction of
+/// an inlined call; a later `.loc` names only the innermost call site).
+fn parse_loc(text: &str, stacks: &mut Stacks) -> Option<SrcLoc> {
     let mut parts = text.split(',');
     let head: Vec<u32> = parts
         .next()?
@@ -668,6 +835,7 @@ fn parse_loc(text: &str, inlined: &mut HashMap<Pos, Pos>) -> Option<SrcLoc> {
         col: head.get(2).copied().unwrap_or(0),
     };
     let mut at = None;
+    let mut func = None;
     for p in parts {
         let p = p.trim();
         if let Some(rest) = p.strip_prefix("inlined_at") {
@@ -682,35 +850,61 @@ fn parse_loc(text: &str, inlined: &mut HashMap<Pos, Pos>) -> Option<SrcLoc> {
                     col: v.get(2).copied().unwrap_or(0),
                 });
             }
+        } else if let Some(rest) = p.strip_prefix("function_name") {
+            func = rest.split_whitespace().next().map(str::to_string);
         }
     }
     if inner.line == 0 {
         return None;
     }
-    let mut second = inner;
-    let outer = at.map(|mut o| {
-        inlined.insert(inner, o);
-        // Follow the chain of call sites (bounded: the map may hold cycles for recursive
-        // helpers inlined at themselves).
-        for _ in 0..32 {
-            match inlined.get(&o) {
-                Some(&next) if next != o => {
-                    second = o;
-                    o = next;
-                }
-                _ => break,
-            }
+    let this = Frame { pos: inner, func };
+    let extend = |stacks: &mut Stacks, caller: Option<u32>| {
+        let mut frames = match (caller, at) {
+            (Some(id), _) => stacks.list[id as usize].clone(),
+            // A call site no `.loc` has named: a position of the kernel's own body.
+            (None, Some(o)) => vec![Frame { pos: o, func: None }],
+            (None, None) => Vec::new(),
+        };
+        // A recursive helper inlined at itself would grow the stack without end.
+        frames.truncate(63);
+        frames.push(this.clone());
+        stacks.intern(frames)
+    };
+    let callers: Vec<u32> = at
+        .and_then(|o| stacks.all_at.get(&o))
+        .cloned()
+        .unwrap_or_default();
+    let last = at.and_then(|o| stacks.last_at.get(&o)).copied();
+    let id = extend(stacks, last);
+    // Calls at several places reach the call site (two calls of one helper, each inlining
+    // the same inner helper): the `.loc` names the call site's position only, and nvcc
+    // writes the chain of a call once, so this may be any of them. The executor's events
+    // decide later (`inline::resolve`); the last one is kept meanwhile.
+    let mut candidates = NO_CANDIDATES;
+    let mut ids = vec![id];
+    let chained =
+        matches!((stacks.chain, at), (Some((p, c)), Some(o)) if p == o && Some(c) == last);
+    if callers.len() > 1 && !chained {
+        ids = callers.iter().map(|&c| extend(stacks, Some(c))).collect();
+        candidates = stacks.candidates.len() as u32;
+        stacks.candidates.push(ids.clone());
+    }
+    stacks.last_at.insert(inner, id);
+    stacks.chain = Some((inner, id));
+    let seen = stacks.all_at.entry(inner).or_default();
+    for i in ids {
+        if !seen.contains(&i) {
+            seen.push(i);
         }
-        o
-    });
-    if at.is_none() {
-        // A position of the kernel body itself: it is not inlined anywhere.
-        inlined.remove(&inner);
     }
     Some(SrcLoc {
         inner,
-        outer,
-        second: outer.map(|_| second),
+        outer: None,
+        second: None,
+        user: None,
+        user_in: None,
+        stack: id,
+        candidates,
     })
 }
 
@@ -976,8 +1170,19 @@ fn parse_instr(fb: &FnBuilder, text: &str, line: u32) -> Result<Instr, ParseErro
         guard = Some((id, neg));
         t = rest[end..].trim_start();
     }
-    let op_end = t.find(char::is_whitespace).unwrap_or(t.len());
+    // The opcode is a run of identifier characters, dots and `::` (`shared::cta`); the
+    // operands begin at the first other character, as ptxas reads it: inline assembly built
+    // by string concatenation writes `wgmma...e4m3.e4m3{%f1, ...}` with no blank before `{`.
+    let op_end = t
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == ':'))
+        .unwrap_or(t.len());
     let opcode = &t[..op_end];
+    if opcode.is_empty() {
+        return Err(ParseError {
+            line,
+            message: format!("an instruction without an opcode: `{text}`"),
+        });
+    }
     let parts: Vec<String> = opcode.split('.').map(str::to_string).collect();
     let ops_text = t[op_end..].trim();
     let mut operands = Vec::new();
@@ -1173,20 +1378,43 @@ mod tests {
 
     #[test]
     fn loc_follows_inlined_at() {
-        let mut map = HashMap::new();
+        let mut map = Stacks::default();
         let a = parse_loc(
             ".loc 1 14 23, function_name $x, inlined_at 1 43 7",
             &mut map,
         )
         .unwrap();
-        assert_eq!(a.user().line, 43);
         let b = parse_loc(
             ".loc 2 153 3, function_name $y, inlined_at 1 14 23",
             &mut map,
         )
         .unwrap();
-        assert_eq!(b.user().line, 43);
-        assert_eq!(b.inner.line, 153);
+        let lines = |m: &Stacks, id: u32| -> Vec<u32> {
+            m.list[id as usize].iter().map(|f| f.pos.line).collect()
+        };
+        assert_eq!(lines(&map, a.stack), [43, 14]);
+        assert_eq!(lines(&map, b.stack), [43, 14, 153]);
+        assert_eq!(b.candidates, NO_CANDIDATES);
+        // The same helper called at line 44 too: a later `.loc` inside it, naming only the
+        // helper's position, may be in either call.
+        parse_loc(
+            ".loc 1 14 23, function_name $x, inlined_at 1 44 7",
+            &mut map,
+        )
+        .unwrap();
+        // (Right after it, the `.loc` would be the next link of its chain: not ambiguous.)
+        map.chain = None;
+        let c = parse_loc(
+            ".loc 2 153 3, function_name $y, inlined_at 1 14 23",
+            &mut map,
+        )
+        .unwrap();
+        assert_eq!(lines(&map, c.stack), [44, 14, 153]);
+        let cands: Vec<Vec<u32>> = map.candidates[c.candidates as usize]
+            .iter()
+            .map(|&s| lines(&map, s))
+            .collect();
+        assert_eq!(cands, [vec![43, 14, 153], vec![44, 14, 153]]);
         assert!(parse_loc(".loc 1 0 0", &mut map).is_none());
     }
 }

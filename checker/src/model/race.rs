@@ -45,7 +45,7 @@ struct Enabled {
 impl Enabled {
     /// Described only when a finding is made (this runs in every state).
     fn what(&self, m: &PhaseModel) -> String {
-        let name = &m.threads[self.thread as usize].name;
+        let name = &super::trace::thread_label(m, self.thread);
         let buf = &m.buf_names[self.buf as usize];
         match self.agent {
             Agent::Thread(_) => format!("{name} `{} {buf}`", self.kw),

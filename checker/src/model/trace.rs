@@ -8,13 +8,58 @@ use super::state::*;
 use crate::report::{Actor, TraceStep};
 use protocols::ir::{ObjRef, Op};
 
-/// Names of a set of threads, folded: `consumer[0..127]`, `t1..t31`, or a list.
+/// A thread's name with, when its role index is not its `tid`, where it is in the block:
+/// `sync[127] (tid 128: warp 4 lane 0)` (no comma: a comma makes a name a list of several
+/// threads in the messages). A role's index counts its own threads, so in a kernel's
+/// 512-thread block the index alone does not say which thread it is.
+pub fn thread_label(m: &PhaseModel, t: u32) -> String {
+    let th = &m.threads[t as usize];
+    if th.role.is_some() && th.role_index != th.tid {
+        format!(
+            "{} (tid {}: warp {} lane {})",
+            th.name,
+            th.tid,
+            th.tid / 32,
+            th.tid % 32
+        )
+    } else {
+        th.name.clone()
+    }
+}
+
+/// ` (tid 128..255)` / ` (tid 4..380 by 4)` for a run of a role's threads whose indices are
+/// not their tids; ` (tids 4, 9, ...)` when their tids have no one stride.
+fn tid_span(m: &PhaseModel, run: &[u32]) -> String {
+    let tids: Vec<u32> = run.iter().map(|&t| m.threads[t as usize].tid).collect();
+    let first = &m.threads[run[0] as usize];
+    if first.role_index == first.tid || tids.len() < 2 {
+        return String::new();
+    }
+    let step = tids[1].wrapping_sub(tids[0]);
+    if tids.windows(2).all(|w| w[1].wrapping_sub(w[0]) == step) {
+        let last = tids[tids.len() - 1];
+        return if step == 1 {
+            format!(" (tid {}..{last})", tids[0])
+        } else {
+            format!(" (tid {}..{last} by {step})", tids[0])
+        };
+    }
+    let shown: Vec<String> = tids.iter().take(4).map(u32::to_string).collect();
+    format!(
+        " (tids {}{})",
+        shown.join(", "),
+        if tids.len() > 4 { ", ..." } else { "" }
+    )
+}
+
+/// Names of a set of threads, folded: `consumer[0..127]`, `t1..t31`, or a list; a role's
+/// threads with their tids when the role index is not the tid (`thread_label`).
 pub fn fold_names(m: &PhaseModel, ids: &[u32]) -> String {
     let mut ids = ids.to_vec();
     ids.sort_unstable();
     ids.dedup();
     if ids.len() == 1 {
-        return m.threads[ids[0] as usize].name.clone();
+        return thread_label(m, ids[0]);
     }
     // Group by (prefix, role); fold contiguous indices.
     let mut parts: Vec<String> = Vec::new();
@@ -40,7 +85,7 @@ pub fn fold_names(m: &PhaseModel, ids: &[u32]) -> String {
         }
         let last = &m.threads[ids[j] as usize];
         if i == j {
-            parts.push(a.name.clone());
+            parts.push(thread_label(m, ids[i]));
         } else if let Some(r) = a.role {
             let prefix = a
                 .name
@@ -48,10 +93,11 @@ pub fn fold_names(m: &PhaseModel, ids: &[u32]) -> String {
                 .map(|x| x.0)
                 .unwrap_or("");
             parts.push(format!(
-                "{prefix}{}[{}..{}]",
+                "{prefix}{}[{}..{}]{}",
                 m.program.role(r).name,
                 a.role_index,
-                last.role_index
+                last.role_index,
+                tid_span(m, &ids[i..=j])
             ));
         } else {
             let prefix = a.name.strip_suffix(&format!("t{}", a.tid)).unwrap_or("");
