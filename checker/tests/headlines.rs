@@ -53,11 +53,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("missing-proxy-fence", "fail.phase", "`tma_store c_smem[j]`"),
     ("model-error", "fail.phase", "`init full[s], 1`"),
     ("named-barrier-count", "fail.phase", "`bar_sync 1, 2`"),
-    (
-        "named-barrier-rearrive",
-        "fail.phase",
-        "`bar_sync 1 + wg, 2 * WG`",
-    ),
+    ("named-barrier-rearrive", "fail.phase", "`bar_sync 1, NW`"),
     (
         "parity-not-bit",
         "fail.phase",
@@ -68,6 +64,7 @@ const EXPECTED: &[(&str, &str, &str)] = &[
     ("remote-cta-exited", "fail.phase", "`arrive empty @ 0`"),
     ("remote-op", "fail.phase", "`wait"),
     ("same-value-store", "fail.phase", "`write flag`"),
+    ("proxy-fence-after-sync", "fail.phase", "`tma_store o_smem`"),
     ("stale-phase", "fail.phase", "`wait full parity"),
     ("stale-token", "fail.phase", "`wait bar token"),
     ("syncthreads-would-do", "fail.phase", "`syncthreads`"),
