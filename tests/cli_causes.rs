@@ -87,7 +87,7 @@ fn a_parity_off_by_one_is_said_first() {
         h.iter().any(|l| l.starts_with("deadlock:")
             && l.contains(
                 "`wait full[0] parity 1` selects phase 1 of `full[0]`, one ahead: phase 0 \
-                 completed, and consumer[0..3] never observed it"
+                 completed, and consumer[0..3] (tid 1..4) never observed it"
             )),
         "{h:#?}"
     );
@@ -159,7 +159,7 @@ fn a_count_above_the_arrivals_is_said_first() {
         h.iter().any(|l| l.starts_with("deadlock:")
             && l.contains(
                 "`init empty[0], 6` makes each phase of `empty[0]` wait for 6 arrivals, but only 4 \
-                 threads (consumer[0..3]) arrive on it, and all of them arrived in phase 0"
+                 threads (consumer[0..3] (tid 1..4)) arrive on it, and all of them arrived in phase 0"
             )),
         "{h:#?}"
     );
@@ -177,11 +177,11 @@ fn waits_for_names_the_threads_whose_arrivals_are_missing() {
         .expect("a wait-for list")
         .lines()
         .skip_while(|l| !l.contains("producer[0] (line"))
-        .take_while(|l| !l.contains("consumer[0..1] (line"))
+        .take_while(|l| !l.contains("consumer[0..1] (tid 1..2) (line"))
         .collect::<Vec<_>>()
         .join("\n");
     assert!(
-        wait.contains("expected from consumer[2..3] (exited at line"),
+        wait.contains("expected from consumer[2..3] (tid 3..4) (exited at line"),
         "{wait}"
     );
     assert!(!wait.contains("expected from consumer[0..1]"), "{wait}");

@@ -65,7 +65,7 @@ wait bar parity 0
 }
 
 #[test]
-fn named_barriers_order_and_a_rearrive_is_ub() {
+fn named_barriers_order_and_a_rearrive_counts() {
     let src = "protocol p
 block 2
 buffer data
@@ -75,11 +75,19 @@ if tid == 0 { write data; bar_arrive 1, 2 } else { bar_sync 1, 2; read data }
     // The reader does not wait: the write and the read race.
     let racy = src.replace("bar_sync 1, 2; read data", "read data; bar_sync 1, 2");
     assert_eq!(classes(&racy), [Class::Race].into());
+    // A second arrival of one thread counts (semantics.md §9.1): the two arrivals complete a
+    // use with nobody waiting, and the later sync waits for a use nobody else joins.
     let twice = "protocol p
 block 2
 if tid == 0 { bar_arrive 1, 2; bar_arrive 1, 2 } else { bar_sync 1, 2 }
 ";
-    assert!(classes(twice).contains(&Class::Ub));
+    assert_eq!(classes(twice), [Class::Deadlock].into());
+    // Participants naming different counts stay UB.
+    let mismatch = "protocol p
+block 2
+if tid == 0 { bar_arrive 1, 2 } else { bar_sync 1, 3 }
+";
+    assert!(classes(mismatch).contains(&Class::Ub));
 }
 
 #[test]

@@ -1289,23 +1289,10 @@ mod obstacle_tests {
         use ObstacleClass::*;
         let all = corpus_obstacles();
         assert!(all.len() > 40, "{}", all.len());
-        assert_eq!(
-            classes_of(&all, "named-barrier-rearrive", "named-barrier-rearrive"),
-            [vec![HardwareCollective]]
-        );
-        let nb = all
-            .iter()
-            .find(|(d, _, _, _)| d == "named-barrier-rearrive")
-            .expect("named-barrier-rearrive");
+        // named-barrier-rearrive's hazard is a scaled-down model (one thread per warp, counts
+        // in warps), which `lower` refuses: it has no replay plan.
         assert!(
-            nb.3[0].detail.contains("bar_sync 1 + wg, 2 * WG"),
-            "{}",
-            nb.3[0].detail
-        );
-        assert!(
-            nb.3[0].detail.contains("counts them per warp"),
-            "{}",
-            nb.3[0].detail
+            classes_of(&all, "named-barrier-rearrive", "named-barrier-rearrive").is_empty()
         );
         assert_eq!(
             classes_of(&all, "barrier-divergence", "barrier-divergence"),
