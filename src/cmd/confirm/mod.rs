@@ -1291,9 +1291,7 @@ mod obstacle_tests {
         assert!(all.len() > 40, "{}", all.len());
         // named-barrier-rearrive's hazard is a scaled-down model (one thread per warp, counts
         // in warps), which `lower` refuses: it has no replay plan.
-        assert!(
-            classes_of(&all, "named-barrier-rearrive", "named-barrier-rearrive").is_empty()
-        );
+        assert!(classes_of(&all, "named-barrier-rearrive", "named-barrier-rearrive").is_empty());
         assert_eq!(
             classes_of(&all, "barrier-divergence", "barrier-divergence"),
             [vec![HardwareCollective]]
