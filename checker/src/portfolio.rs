@@ -21,8 +21,10 @@ pub const PAUSE_AT: u64 = 1_000;
 pub const WALK_STEPS_MAX: u32 = 6_144;
 
 /// The longest run the first pause measures to size the walks (steps): a protocol whose run
-/// is longer keeps the fixed caps.
-pub const RUN_LENGTH_MAX: u32 = 1 << 20;
+/// is longer keeps the fixed caps. 131 072 steps is ten times ThunderKittens' 512-thread
+/// attention forward (about 10 000 steps), and bounds what the measuring walk costs when a
+/// walk does not end (a poll loop starved by the random order).
+pub const RUN_LENGTH_MAX: u32 = 1 << 17;
 
 /// Replays one shortening may spend per hit, and steps all of them together.
 const SHORTEN_TRIES: u32 = 32;
