@@ -392,16 +392,7 @@ fn gitignore_is_honoured_and_explicit_files_are_not_filtered() {
 /// Thread 0 arrives on a barrier nobody initialised (UB at the first step); the others store a
 /// release flag a different number of times each and then all write one buffer: a data race
 /// that only a search well past the UB reaches.
-const LATE_RACE: &str = "protocol late_race
-param N = 30
-block 4
-mbarrier b
-global flag
-buffer x
-if tid == 0 { arrive b }
-for i in 0..N + tid { store_release flag scope gpu }
-write x
-";
+const LATE_RACE: &str = include_str!("fixtures/search/late_race.phase");
 
 /// `-A RULE` (and a configuration level `allow`) does not stop the search at an allowed
 /// finding: the race behind the allowed UB is reported. Before, the search stopped 5 000

@@ -264,19 +264,8 @@ fn known_gaps_come_from_phasecheck_toml() {
     let _ = std::fs::remove_dir_all(&root);
 }
 
-/// Thread 0 arrives on a barrier nobody initialised (UB at the first step); the others store a
-/// release flag a different number of times each (steps no reduction merges) and then all
-/// write one buffer (a data race, reached only deep in the search).
-const LATE_RACE: &str = "protocol late_race
-param N = 30
-block 4
-mbarrier b
-global flag
-buffer x
-if tid == 0 { arrive b }
-for i in 0..N + tid { store_release flag scope gpu }
-write x
-";
+/// tests/fixtures/search/late_race.phase: a UB at the first step, a data race only deep in the search.
+const LATE_RACE: &str = include_str!("fixtures/search/late_race.phase");
 
 /// An `expect` line is not failed by a search that stopped after its first error: `test`
 /// searches on until it has found what the line expects (or searched everything). Before, the

@@ -155,16 +155,8 @@ impl<'m, 'p> Exec<'m, 'p> {
             Layout::Bar { base } => {
                 let inst = base + block * o.count() + i;
                 let remote = block != self.m.block_of(t);
-                if remote && !self.live_block(block) {
-                    self.fail(
-                        &rules::remote_cta_exited::RULE,
-                        r.span,
-                        format!(
-                            "{} touches `{}` after every thread of that block finished",
-                            self.name(t),
-                            self.m.bar_names[inst as usize]
-                        ),
-                    );
+                let name = &self.m.bar_names[inst as usize];
+                if self.peer_exited(t, block, r.span, name) {
                     return None;
                 }
                 Some((inst, remote))
@@ -178,6 +170,23 @@ impl<'m, 'p> Exec<'m, 'p> {
                 None
             }
         }
+    }
+
+    /// `block` is a peer of `t`'s block whose threads have all finished: `t`'s use of its
+    /// object `name` is `remote-cta-exited` (semantics.md §1.2 L7), flagged here.
+    fn peer_exited(&mut self, t: u32, block: u32, span: Span, name: &str) -> bool {
+        if block == self.m.block_of(t) || self.live_block(block) {
+            return false;
+        }
+        self.fail(
+            &rules::remote_cta_exited::RULE,
+            span,
+            format!(
+                "{} touches `{name}` after every thread of that block finished",
+                self.name(t)
+            ),
+        );
+        true
     }
 
     /// A barrier of the thread's own block: `init`, `inval`, waits, `arrive_and_wait` and
@@ -204,16 +213,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let x = base + block * o.count() + i;
                 // A peer block's shared memory (`X @ r`: `ld`/`st.shared::cluster` through
                 // `mapa`) exists only while that block runs (semantics.md §1.2 L7).
-                if block != self.m.block_of(t) && !self.live_block(block) {
-                    self.fail(
-                        &rules::remote_cta_exited::RULE,
-                        r.span,
-                        format!(
-                            "{} touches `{}` after every thread of that block finished",
-                            self.name(t),
-                            self.m.buf_names[x as usize]
-                        ),
-                    );
+                if self.peer_exited(t, block, r.span, &self.m.buf_names[x as usize]) {
                     return None;
                 }
                 Some(x)
