@@ -117,28 +117,14 @@ pub(super) fn ahead_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) ->
         return None;
     }
     let mut blocked: Vec<(u32, u32, Span, String)> = Vec::new();
-    for t in 0..m.nthreads() {
-        let th = &end.threads[t as usize];
-        if th.mode != Mode::Ready {
-            continue;
-        }
-        let Instr::Op {
-            op: Op::WaitParity { bar, parity, .. },
-            span,
-        } = &m.code_of(t).instrs[th.pc as usize]
-        else {
-            continue;
-        };
-        let (Some(b), Ok(x)) = (peek_bar(m, end, t, bar), m.eval(parity, t, &th.locals)) else {
-            continue;
-        };
+    for (t, span, b, x) in crate::model::exec::parity_waits(m, end) {
         let q = end.bars[b as usize].phase;
         let first = w.tracks.get(&b).map_or(0, |tr| tr.first_phase);
         let observed =
             w.passed.iter().any(|p| p.thread == t && p.bar == b) || w.tested.contains(&(t, b));
         if q > first && x.rem_euclid(2) == i64::from(q % 2) && !observed {
             let (_, _, _, text, _) = crate::model::trace::describe(m, end, t);
-            blocked.push((t, b, *span, text));
+            blocked.push((t, b, span, text));
         }
     }
     let (_, b, span, op) = blocked.first()?.clone();

@@ -299,30 +299,38 @@ fn named_threads(s: &State) -> Vec<u32> {
     v
 }
 
-/// State-based wait checks: a thread blocked at a parity wait two or more phases behind.
-pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
-    for t in 0..m.nthreads() {
+/// The threads of `s` that stand at a parity wait (not the second half of an
+/// `arrive_and_wait`), each with the wait's span, its barrier instance and its parity value.
+pub fn parity_waits<'a>(
+    m: &'a PhaseModel,
+    s: &'a State,
+) -> impl Iterator<Item = (u32, Span, u32, i64)> + 'a {
+    (0..m.nthreads()).filter_map(move |t| {
         let th = &s.threads[t as usize];
         if th.mode != Mode::Ready {
-            continue;
+            return None;
         }
         let Instr::Op {
             op: Op::WaitParity { bar, parity, .. },
             span,
         } = &m.code_of(t).instrs[th.pc as usize]
         else {
-            continue;
+            return None;
         };
-        let Some(b) = peek_bar(m, s, t, bar) else {
-            continue;
-        };
+        let b = peek_bar(m, s, t, bar)?;
+        let p = m.eval(parity, t, &th.locals).ok()?;
+        Some((t, *span, b, p))
+    })
+}
+
+/// State-based wait checks: a thread blocked at a parity wait two or more phases behind.
+pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
+    for (t, span, b, p) in parity_waits(m, s) {
+        let th = &s.threads[t as usize];
         let bs = &s.bars[b as usize];
         if !bs.valid {
             continue;
         }
-        let Ok(p) = m.eval(parity, t, &th.locals) else {
-            continue;
-        };
         let Some(tr) = th.tracks.iter().find(|x| x.bar == b) else {
             continue;
         };
@@ -340,7 +348,7 @@ pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
             found.push(
                 MFinding::new(
                     &rules::wait_phase_behind::RULE,
-                    *span,
+                    span,
                     format!(
                         "{} waits on `{}` for phase {target} (parity {}) but the barrier is already in phase {cur}: it {}",
                         m.threads[t as usize].name,
