@@ -2,17 +2,10 @@
 //! `nvcc -arch=sm_90a -ptx -lineinfo`, see `fixtures/regen.sh`): extract, load, check, and
 //! find each bug at its CUDA source line.
 
+mod common;
 use checker::{CheckOptions, Verdict};
+use common::*;
 use protocols::SourceFile;
-use std::path::PathBuf;
-
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn read(name: &str) -> String {
-    std::fs::read_to_string(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
 
 fn opts(block: u32, args: &[(&str, i64)]) -> ptx::Options {
     ptx::Options {
@@ -39,15 +32,6 @@ fn check(name: &str, o: &ptx::Options) -> Checked {
     });
     let report = checker::check(&program, &CheckOptions::default());
     Checked { ex, file, report }
-}
-
-/// The 1-based line of `.cu` file `cu` that contains `marker`.
-fn line_of(cu: &str, marker: &str) -> u32 {
-    read(cu)
-        .lines()
-        .position(|l| l.contains(marker))
-        .unwrap_or_else(|| panic!("no `{marker}` in {cu}")) as u32
-        + 1
 }
 
 /// Every CUDA source line an error-level finding names (its statement and its labels).

@@ -4,17 +4,11 @@
 //! calls on neighbouring lines, 512-thread blocks with many role ranges, blocks smaller than
 //! the kernel's `.maxntid`; and that every fixture's extraction loads.
 
+mod common;
 use checker::{CheckOptions, Verdict};
+use common::*;
 use protocols::SourceFile;
-use std::path::{Path, PathBuf};
-
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn read(name: &str) -> String {
-    std::fs::read_to_string(dir().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
+use std::path::Path;
 
 fn opts(block: Option<u32>, args: &[(&str, i64)], assume: &[(String, i64)]) -> ptx::Options {
     ptx::Options {
@@ -36,15 +30,6 @@ fn check(name: &str, o: &ptx::Options) -> (ptx::Extracted, checker::Report) {
         .unwrap_or_else(|e| panic!("{name} does not load: {e:?}\n{}", ex.text));
     let report = checker::check(&program, &CheckOptions::default());
     (ex, report)
-}
-
-/// The 1-based line of `cu` that contains `marker`.
-fn line_of(cu: &str, marker: &str) -> u32 {
-    read(cu)
-        .lines()
-        .position(|l| l.contains(marker))
-        .unwrap_or_else(|| panic!("no `{marker}` in {cu}")) as u32
-        + 1
 }
 
 /// The line of the extracted text that starts with `stmt` (trimmed) and its comment's CUDA line.
