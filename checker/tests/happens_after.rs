@@ -252,18 +252,87 @@ if cta == 0 {
   }
 } else {
   if tid == 0 {
-    wait ready parity 0
+    wait ready parity 0 ACQUIRE
     read x @ 0
     arrive back @ 0 scope cluster
   }
 }
 ";
 
+fn released_to_a_peer(release: &str, acquire: &str) -> String {
+    OBSERVED_THEN_RELEASED_TO_A_PEER
+        .replace("SCOPE", release)
+        .replace("ACQUIRE", acquire)
+}
+
 #[test]
 fn a_cluster_arrive_carries_what_its_thread_observed() {
-    assert_ok(&OBSERVED_THEN_RELEASED_TO_A_PEER.replace("SCOPE", "cluster"));
+    assert_ok(&released_to_a_peer("cluster", "scope cluster"));
+    assert_flags(&released_to_a_peer("cta", "scope cluster"), "data-race");
+}
+
+/// PTX "Morally strong operations": "Both operations are performed with a scope that includes
+/// the thread executing the other operation." A `.acquire.cta` wait does not include the
+/// arriving thread of the peer block, so a `.release.cluster` arrive does not synchronize
+/// with it (litmus `mp_mbarrier_remote_cta_acquire`).
+#[test]
+fn a_cta_scope_wait_does_not_acquire_a_peer_blocks_cluster_release() {
+    assert_flags(&released_to_a_peer("cluster", ""), "data-race");
+}
+
+/// A relay through a thread of another block: kernel `a` releases at gpu, a thread of kernel
+/// `b` acquires it, hands it over in its block with a syncthreads, and another thread of `b`
+/// releases it to kernel `c` (cumulativity: causality order is transitive whatever the scope
+/// of each link, as long as each link is morally strong).
+const RELAY: &str = "protocol p
+block 2
+global data
+global f1
+global f2
+kernel a { if tid == 0 { store data; store_release f1 scope gpu } }
+kernel b {
+  if tid == 0 { load_acquire f1 scope gpu }
+  syncthreads
+  if tid == 1 { store_release f2 scope REL }
+}
+kernel c { if tid == 0 { load_acquire f2 scope gpu; load data } }
+";
+
+#[test]
+fn a_release_reaches_through_a_thread_of_another_kernel() {
+    assert_ok(&RELAY.replace("REL", "gpu"));
+    assert_flags(&RELAY.replace("REL", "cta"), "data-race");
+}
+
+/// The release level belongs to the link, not to the thread: a `.gpu` release of a flag that
+/// nobody acquires does not make a later `.cta` release of another flag reach another kernel
+/// (litmus `mp_release_gpu_elsewhere_then_cta`).
+#[test]
+fn a_wide_release_nobody_acquires_does_not_widen_a_later_narrow_one() {
     assert_flags(
-        &OBSERVED_THEN_RELEASED_TO_A_PEER.replace("SCOPE", "cta"),
+        "protocol p
+block 1
+global data
+global flag
+global other
+kernel producer { store data; store_release other scope gpu; store_release flag scope cta }
+kernel consumer { load_acquire flag scope gpu; load data }
+",
         "data-race",
     );
+}
+
+/// A flag's own release and acquire race when they are not morally strong (PTX "Conflict
+/// and Data-races"), although no data is handed over; morally strong, they do not.
+#[test]
+fn a_flag_released_and_acquired_at_scopes_that_miss_each_other_is_a_race() {
+    let src = "protocol p
+block 1
+cluster 2
+global flag
+if cta == 1 { store_release flag scope REL }
+if cta == 0 { load_acquire flag scope sys }
+";
+    assert_flags(&src.replace("REL", "cta"), "data-race");
+    assert_ok(&src.replace("REL", "cluster"));
 }

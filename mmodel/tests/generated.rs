@@ -180,6 +180,22 @@ fn generated_programs_with_relays_agree() {
     );
 }
 
+/// Random scopes on every link (too narrow, adequate or wider, on either side) with relays:
+/// moral strength per link, cumulativity through threads of other blocks, kernels and domains,
+/// and races on the flags themselves.
+#[test]
+fn generated_programs_with_random_scopes_agree() {
+    let cases = env_u64("MMODEL_GEN_CASES").unwrap_or(300);
+    let t = run(cases, Scopes::Random, false);
+    eprintln!("{}", report(&t));
+    assert!(
+        t.false_races.0 == 0 && t.missed.0 == 0 && t.missed_on_flag.0 == 0 && t.broken.is_empty(),
+        "{}",
+        report(&t)
+    );
+    assert!(t.races > 0 && t.races < t.cases, "{}", report(&t));
+}
+
 #[test]
 #[ignore = "long run: MMODEL_GEN_CASES=10000 cargo test --release -p mmodel --test generated -- --ignored --nocapture"]
 fn generated_programs_agree_long() {

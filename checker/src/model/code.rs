@@ -545,7 +545,13 @@ pub fn reach(code: &Code, nobjects: usize) -> Reach {
             | Op::Load { global: buf }
             | Op::Mma { buf }
             | Op::TmaStore { src: buf } => set(r, bit(buf.object)),
-            Op::StoreRelease { global, .. } => set(s, bit(global.object)),
+            // A flag's release-store is a write of it and a signal; its acquire-load a read
+            // (the flag's own accesses take part in the race check where they can race).
+            Op::StoreRelease { global, .. } => {
+                set(s, bit(global.object));
+                set(w, bit(global.object));
+            }
+            Op::LoadAcquire { global, .. } => set(r, bit(global.object)),
             Op::Init { bar, .. }
             | Op::Inval { bar }
             | Op::Arrive { bar, .. }

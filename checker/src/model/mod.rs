@@ -18,9 +18,10 @@ use crate::rules::Rule;
 use code::{Code, Instr};
 use protocols::Span;
 use protocols::ir::{
-    BinaryOp, Builtin, Expr, ExprKind, ObjectKind, PipelineKind, Program, RoleId, UnaryOp,
+    BinaryOp, Builtin, Expr, ExprKind, ObjectKind, Op, PipelineKind, Program, RoleId, UnaryOp,
 };
 use state::*;
+use std::collections::BTreeMap;
 
 /// A finding of the model, before its trace is rebuilt.
 #[derive(Clone, Debug)]
@@ -125,6 +126,11 @@ pub struct PhaseModel<'p> {
     pub buf_block: Vec<u32>,
     pub buf_async: Vec<bool>,
     pub buf_level: Vec<Level>,
+    /// Per buffer instance: every access of its object anywhere is a `store_release` or
+    /// `load_acquire` with a scope that includes every thread that can reach it, so its
+    /// accesses are pairwise morally strong and never race; else the flag's own accesses are
+    /// kept and checked like data (PTX "Conflict and Data-races").
+    pub flag_strong: Vec<bool>,
     pub nblocks: u32,
     /// Per block: (kernel, cta).
     pub blocks: Vec<(u32, u32)>,
@@ -374,7 +380,7 @@ impl<'p> PhaseModel<'p> {
             d.dedup();
             d.len()
         };
-        let buf_level = buf_block
+        let buf_level: Vec<Level> = buf_block
             .iter()
             .map(|&b| {
                 if b == u32::MAX {
@@ -397,6 +403,32 @@ impl<'p> PhaseModel<'p> {
             })
             .collect();
 
+        // Per object: the narrowest scope of its strong accesses, and whether it has a weak one.
+        let mut strong_min: BTreeMap<u32, (Level, bool)> = BTreeMap::new();
+        for k in &kernels {
+            for i in &k.code.instrs {
+                let Instr::Op { op, .. } = i else { continue };
+                let strong = match op {
+                    Op::StoreRelease { scope, .. } | Op::LoadAcquire { scope, .. } => {
+                        Some(exec::scope_level(*scope))
+                    }
+                    _ => None,
+                };
+                for r in op.object_refs() {
+                    let e = strong_min.entry(r.object.0).or_insert((LVL_SYS, false));
+                    match strong {
+                        Some(l) => e.0 = e.0.min(l),
+                        None => e.1 = true,
+                    }
+                }
+            }
+        }
+        let flag_strong = (0..buf_obj.len())
+            .map(|x| match strong_min.get(&buf_obj[x]) {
+                Some(&(min, weak)) => !weak && min >= buf_level[x],
+                None => true,
+            })
+            .collect();
         let mut model = PhaseModel {
             program,
             kernels,
@@ -408,6 +440,7 @@ impl<'p> PhaseModel<'p> {
             buf_block: buf_block.clone(),
             buf_async,
             buf_level,
+            flag_strong,
             nblocks,
             blocks,
             npipes,
@@ -583,6 +616,24 @@ impl<'p> PhaseModel<'p> {
     pub fn block_of(&self, t: u32) -> u32 {
         let ti = &self.threads[t as usize];
         self.kernels[ti.kernel as usize].first_block + ti.cta
+    }
+
+    /// The narrowest scope that includes a thread of block `a` and one of block `b`: `.cta`
+    /// in one block, `.cluster` in one kernel (a kernel's blocks form one cluster here),
+    /// `.gpu` between kernels of one memory synchronization domain, `.sys` across domains
+    /// (semantics.md §6.5).
+    pub fn block_distance(&self, a: u32, b: u32) -> Level {
+        let (ka, _) = self.blocks[a as usize];
+        let (kb, _) = self.blocks[b as usize];
+        if a == b {
+            LVL_CTA
+        } else if ka == kb {
+            LVL_CLUSTER
+        } else if self.kernels[ka as usize].domain == self.kernels[kb as usize].domain {
+            LVL_GPU
+        } else {
+            LVL_SYS
+        }
     }
 
     pub fn code_of(&self, t: u32) -> &Code {

@@ -40,6 +40,15 @@ struct Enabled {
     kw: &'static str,
     /// The value a `write X value N` stores.
     value: Option<i64>,
+    /// A flag's `store_release` / `load_acquire`: its scope ([`LVL_NONE`]: weak).
+    strong: Level,
+}
+
+/// Two accesses of threads `u` and `v` with these strengths are morally strong: both strong,
+/// each with a scope that includes the other thread (PTX "Morally strong operations").
+fn morally_strong(m: &PhaseModel, u: u32, su: Level, v: u32, sv: Level) -> bool {
+    let d = required_level(m, u, v);
+    su != LVL_NONE && sv != LVL_NONE && d <= su && d <= sv
 }
 
 impl Enabled {
@@ -63,15 +72,7 @@ pub fn required_level(m: &PhaseModel, u: u32, v: u32) -> Level {
     if u == v {
         return LVL_NONE;
     }
-    let a = &m.threads[u as usize];
-    let b = &m.threads[v as usize];
-    if a.kernel == b.kernel {
-        if a.cta == b.cta { LVL_CTA } else { LVL_CLUSTER }
-    } else if m.kernels[a.kernel as usize].domain == m.kernels[b.kernel as usize].domain {
-        LVL_GPU
-    } else {
-        LVL_SYS
-    }
+    m.block_distance(m.block_of(u), m.block_of(v))
 }
 
 fn kind_word(k: AccessKind) -> &'static str {
@@ -91,8 +92,18 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
         if th.mode == Mode::Ready
             && let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize]
         {
+            let strong = match op {
+                Op::StoreRelease { scope, .. } | Op::LoadAcquire { scope, .. } => {
+                    super::exec::scope_level(*scope)
+                }
+                _ => LVL_NONE,
+            };
             let acc = match op {
                 Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
+                // A flag's own accesses, where they can race (`PhaseModel::flag_strong`); an
+                // acquire only once a release is there to read (it spins until then).
+                Op::StoreRelease { global, .. } => Some((global, AccessKind::Write)),
+                Op::LoadAcquire { global, .. } => Some((global, AccessKind::Read)),
                 Op::Write { buf, part, .. } => Some((
                     buf,
                     if *part {
@@ -107,6 +118,9 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
             };
             if let Some((r, kind)) = acc
                 && let Some(x) = peek_bar(m, s, t, r)
+                && (strong == LVL_NONE
+                    || (!m.flag_strong[x as usize]
+                        && (kind == AccessKind::Write || s.released[x as usize])))
             {
                 v.push(Enabled {
                     agent: Agent::Thread(t),
@@ -119,6 +133,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                         Op::Write { value, .. } => *value,
                         _ => None,
                     },
+                    strong,
                 });
             }
         }
@@ -131,6 +146,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 span: m.code_of(t).instrs[c.pc as usize].span(),
                 kw: "cp_async",
                 value: None,
+                strong: LVL_NONE,
             });
         }
         for &(x, _, pc) in &th.bulk {
@@ -142,6 +158,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 span: m.code_of(t).instrs[pc as usize].span(),
                 kw: "tma_store",
                 value: None,
+                strong: LVL_NONE,
             });
         }
     }
@@ -158,6 +175,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 span: m.code_of(issuer).instrs[pc as usize].span(),
                 kw: "tma",
                 value: None,
+                strong: LVL_NONE,
             });
         }
     }
@@ -221,7 +239,11 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     // 1. Co-enabled conflicting accesses.
     for (i, a) in acc.iter().enumerate() {
         for b in &acc[i + 1..] {
-            if a.buf != b.buf || a.agent == b.agent || !a.kind.conflicts(b.kind) {
+            if a.buf != b.buf
+                || a.agent == b.agent
+                || !a.kind.conflicts(b.kind)
+                || morally_strong(m, a.thread, a.strong, b.thread, b.strong)
+            {
                 continue;
             }
             let (first, second) = if a.span <= b.span { (a, b) } else { (b, a) };
@@ -278,11 +300,9 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
             } else {
                 required_level(m, u, a.thread)
             };
-            let unordered = match need {
-                LVL_NONE => false,
-                LVL_CTA => !e.ordered_before(a.thread),
-                _ => e.level < need,
-            };
+            let unordered = need != LVL_NONE
+                && !e.ordered_before(a.thread)
+                && !morally_strong(m, u, e.strong, a.thread, a.strong);
             let e_span = m.code_of(u).instrs[e.pc as usize].span();
             let e_what = || {
                 format!(
@@ -323,10 +343,13 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                         m.threads[u as usize].name,
                         m.threads[a.thread as usize].name
                     )
-                } else if e.level == LVL_NONE {
+                } else if e.pubs.is_empty() {
                     "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access".to_string()
                 } else {
-                    "it was released only at a scope too narrow for this accessor (cta vs cluster, or gpu across memory domains)".to_string()
+                    format!(
+                        "no chain of morally strong release → acquire links reaches {} from it: {} acquired no release that published it, or a release or acquire on the way has a scope too narrow to include the other thread (cta vs cluster, cluster vs gpu, gpu across memory domains)",
+                        m.threads[a.thread as usize].name, m.threads[a.thread as usize].name
+                    )
                 };
                 let finding = MFinding::new(
                     &rules::data_race::RULE,

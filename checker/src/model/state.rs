@@ -78,24 +78,26 @@ pub const LVL_CLUSTER: Level = 2;
 pub const LVL_GPU: Level = 3;
 pub const LVL_SYS: Level = 4;
 
-/// A past access of a thread that later accesses may still race with: some thread of its
-/// block that may still make a conflicting access is not ordered after it yet ([`Access::seen`]),
-/// it has not been released far enough for an accessor in another block ([`Access::level`]),
-/// or (generic accesses to buffers that the async proxy also touches) no `fence_proxy_async`
-/// followed it yet.
+/// A past access of a thread that later accesses may still race with: some thread that may
+/// still make a conflicting access (in its block, or in another block, kernel or domain that
+/// can reach the buffer) is not ordered after it yet ([`Access::seen`]), or (generic accesses
+/// to buffers that the async proxy also touches) no `fence_proxy_async` followed it yet.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Access {
     pub buf: u32,
     pub kind: AccessKind,
-    /// Highest release scope this thread executed since the access (what accessors in other
-    /// blocks, kernels and domains need).
-    pub level: Level,
     /// Proxy fence: [`FENCE_NONE`], [`FENCE_OWN`] or [`FENCE_RELEASED`].
     pub fence: u8,
+    /// A strong access (a flag's `store_release` / `load_acquire`): its scope; [`LVL_NONE`]
+    /// for a weak one. Two strong accesses whose scopes include each other's thread are
+    /// morally strong and never race (PTX "Conflict and Data-races").
+    pub strong: Level,
     /// The statement that made it (instruction index in the thread's kernel).
     pub pc: u32,
-    /// The other threads of the block that happen after it: those that acquired a release of
-    /// the accessing thread, or of a thread already in this set, made after the access.
+    /// The other threads that happen after it: those that acquired, with a morally strong
+    /// acquire, a release of the accessing thread or of a thread already in this set, made
+    /// after the access (PTX causality order is transitive whatever the scope of each link;
+    /// each link must be morally strong). Threads of other blocks and kernels too.
     pub seen: ThreadSet,
     /// The threads in `seen` that ran `fence_proxy_async` after they were ordered after the
     /// access (a generic access to a buffer the async proxy also touches): their later async
@@ -129,12 +131,12 @@ impl Access {
     /// Everything about the access but the names of the threads ordered after it (only how
     /// many there are): what a renaming of threads leaves unchanged.
     #[allow(clippy::type_complexity)]
-    pub fn name_free(&self) -> (u32, AccessKind, Level, u8, u32, u32, u32, &[Pub]) {
+    pub fn name_free(&self) -> (u32, AccessKind, u8, Level, u32, u32, u32, &[Pub]) {
         (
             self.buf,
             self.kind,
-            self.level,
             self.fence,
+            self.strong,
             self.pc,
             self.seen.len(),
             self.fenced_by.len(),
@@ -148,37 +150,49 @@ impl Access {
     }
 
     /// Everything `self` says about later accesses, `other` says too: it is ordered before no
-    /// more threads, released and fenced no further, and published nowhere that `other` is not.
+    /// more threads, fenced no further, and published nowhere that `other` is not.
     pub fn subsumes(&self, other: &Access) -> bool {
         self.buf == other.buf
             && self.kind == other.kind
-            && self.level <= other.level
+            && self.strong == other.strong
             && self.fence <= other.fence
             && self.seen.is_subset(&other.seen)
             && self.fenced_by.is_subset(&other.fenced_by)
-            && self.pubs.iter().all(|p| {
-                other
-                    .pubs
-                    .iter()
-                    .any(|q| q.obj == p.obj && (q.done || !p.done))
-            })
+            && self
+                .pubs
+                .iter()
+                .all(|p| other.pubs.iter().any(|q| q.covers(p)))
     }
 
-    /// Record a release of a thread that knows this access into `obj` (`done`: the release is
-    /// already visible to every later acquire of `obj`). Returns whether anything changed.
-    pub fn publish(&mut self, obj: SyncObj, done: bool) -> bool {
-        match self.pubs.binary_search_by_key(&obj, |p| p.obj) {
-            Ok(i) => {
-                if done && !self.pubs[i].done {
-                    self.pubs[i].done = true;
-                    true
-                } else {
-                    false
-                }
-            }
-            Err(i) => {
-                self.pubs.insert(i, Pub { obj, done });
-                true
+    /// Is this access published into `obj` by a release that an acquire can see?
+    pub fn published_in(&self, obj: SyncObj) -> bool {
+        self.pubs.iter().any(|p| p.obj == obj && p.done)
+    }
+
+    /// Record a release `p` of a thread that knows this access. Returns whether anything
+    /// changed: a publication that an existing one covers adds nothing, and one that the new
+    /// one covers goes.
+    pub fn publish(&mut self, p: Pub) -> bool {
+        if self.pubs.iter().any(|q| q.covers(&p)) {
+            return false;
+        }
+        self.pubs.retain(|q| !p.covers(q));
+        let i = self.pubs.binary_search(&p).unwrap_or_else(|i| i);
+        self.pubs.insert(i, p);
+        true
+    }
+
+    /// The releases into `obj` became visible (its phase completed).
+    pub fn complete(&mut self, obj: SyncObj) {
+        let mut changed = false;
+        for p in self.pubs.iter_mut().filter(|p| p.obj == obj && !p.done) {
+            p.done = true;
+            changed = true;
+        }
+        if changed {
+            let pubs = std::mem::take(&mut self.pubs);
+            for p in pubs {
+                self.publish(p);
             }
         }
     }
@@ -202,10 +216,26 @@ pub enum SyncObj {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Pub {
     pub obj: SyncObj,
+    /// The block of the releasing thread: an acquire synchronizes with the release only if
+    /// both scopes include the other thread (PTX "Morally strong operations"), which depends
+    /// on where the two threads are.
+    pub from: u32,
+    /// The release's scope.
+    pub scope: Level,
     /// The release is visible to acquires: the mbarrier phase or cluster-barrier phase it went
     /// into completed (a flag's release is visible at once; a named barrier's pending releases
     /// are handed over when its use completes).
     pub done: bool,
+}
+
+impl Pub {
+    /// Every acquire that synchronizes with `other` synchronizes with `self` too.
+    pub fn covers(&self, other: &Pub) -> bool {
+        self.obj == other.obj
+            && self.from == other.from
+            && self.scope >= other.scope
+            && (self.done || !other.done)
+    }
 }
 
 /// A set of threads (global indices) as a bitset with no trailing zero words, so that equal sets

@@ -273,8 +273,8 @@ mod tests {
         Access {
             buf: x,
             kind: AccessKind::Write,
-            level: LVL_NONE,
             fence: FENCE_NONE,
+            strong: LVL_NONE,
             pc: 0,
             seen: set,
             fenced_by: ThreadSet::default(),

@@ -291,61 +291,37 @@ impl<'m, 'p> Exec<'m, 'p> {
         self.prune_tracks(t);
     }
 
-    /// `t` executed a release of scope `level`.
-    ///
-    /// Releases are cumulative (semantics.md §6.1, "Cumulativity"): besides `t`'s own kept
-    /// accesses, every kept access of another thread that `t` already happens after (`t` is in
-    /// its `seen`) is released at `level` too. A write handed to thread 0 by a `syncthreads`
-    /// and then released by thread 0 at gpu scope reaches the other block's acquirer.
-    pub fn release(&mut self, t: u32, level: Level) {
-        if level > LVL_CTA {
-            // Within the block, `seen` already orders the access before whoever acquires from
-            // `t`; only the scope that other blocks, kernels and domains weigh changes here.
-            // Only accesses of `t`'s own block: `seen` may also name a thread of another block
-            // that acquired a release too narrow to reach it (a `.cta` flag across blocks),
-            // which is no synchronization (litmus `wrc_first_link_cta_across_ctas`).
-            let block = self.m.block_of(t);
-            for u in 0..self.state.threads.len() {
-                if u == t as usize
-                    || self.m.block_of(u as u32) != block
-                    || !self.state.threads[u]
-                        .acc
-                        .iter()
-                        .any(|a| a.level < level && a.ordered_before(t))
-                {
-                    continue;
-                }
-                for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
-                    if a.level < level && a.ordered_before(t) {
-                        a.level = level;
-                    }
-                }
-            }
-        }
+    /// `t` executed a release (of any scope): its own generic accesses fenced with
+    /// `fence_proxy_async` before it now reach other threads' async accesses through it. Where
+    /// the release's kept accesses go, and to whom, is `publish` and `acquire`.
+    pub fn release(&mut self, t: u32) {
         let th = Shared::make_mut(&mut self.state.threads[t as usize]);
         for a in th.acc.iter_mut() {
-            a.level = a.level.max(level);
-            if a.fence == FENCE_OWN && level > LVL_NONE {
+            if a.fence == FENCE_OWN {
                 a.fence = FENCE_RELEASED;
             }
         }
         // A proxy fence of the issuer after a cp.async reaches the copy's readers through the
         // issuer's releases after it (semantics.md §6.3).
-        if level > LVL_NONE {
-            for c in th.cp.iter_mut() {
-                if c.fence == FENCE_OWN {
-                    c.fence = FENCE_RELEASED;
-                }
+        for c in th.cp.iter_mut() {
+            if c.fence == FENCE_OWN {
+                c.fence = FENCE_RELEASED;
             }
         }
     }
 
     fn record_access(&mut self, t: u32, buf: u32, kind: AccessKind, pc: u32) {
+        self.record_strong_access(t, buf, kind, pc, LVL_NONE);
+    }
+
+    /// Keep an access of `t`; `strong`: the scope of a flag's `store_release` /
+    /// `load_acquire` ([`LVL_NONE`] for a weak access).
+    fn record_strong_access(&mut self, t: u32, buf: u32, kind: AccessKind, pc: u32, strong: Level) {
         let a = Access {
             buf,
             kind,
-            level: LVL_NONE,
             fence: FENCE_NONE,
+            strong,
             pc,
             seen: ThreadSet::default(),
             fenced_by: ThreadSet::default(),
@@ -354,14 +330,14 @@ impl<'m, 'p> Exec<'m, 'p> {
         self.keep_access(t, a);
     }
 
-    /// A copy of `t` completed: keep its write with the release level and proxy fence the copy
-    /// already has, published where `pubs` says.
-    fn keep_copy(&mut self, t: u32, c: &CpWrite, level: Level, pubs: Vec<Pub>) {
+    /// A copy of `t` completed: keep its write with the proxy fence the copy already has,
+    /// published where `pubs` says.
+    fn keep_copy(&mut self, t: u32, c: &CpWrite, pubs: Vec<Pub>) {
         let a = Access {
             buf: c.buf,
             kind: AccessKind::Write,
-            level,
             fence: c.fence,
+            strong: LVL_NONE,
             pc: c.pc,
             seen: ThreadSet::default(),
             fenced_by: ThreadSet::default(),
@@ -591,18 +567,17 @@ impl<'m, 'p> Exec<'m, 'p> {
                 // went through the generic proxy: an async-proxy reader still needs the
                 // issuer's proxy fence (semantics.md §6.3).
                 for c in done {
-                    let level = self.m.buf_level[c.buf as usize];
                     let mut pubs = self.cp_pubs(thread, c.seq);
-                    if let Err(i) = pubs.binary_search_by_key(&SyncObj::Bar(bar), |p| p.obj) {
-                        pubs.insert(
-                            i,
-                            Pub {
-                                obj: SyncObj::Bar(bar),
-                                done: false,
-                            },
-                        );
+                    let own = Pub {
+                        obj: SyncObj::Bar(bar),
+                        from: self.m.block_of(thread),
+                        scope: LVL_CTA,
+                        done: false,
+                    };
+                    if let Err(i) = pubs.binary_search(&own) {
+                        pubs.insert(i, own);
                     }
-                    self.keep_copy(thread, &c, level, pubs);
+                    self.keep_copy(thread, &c, pubs);
                 }
                 if !self.check_valid(None, bar, span, "(a cp.async arrive-on) arrives on") {
                     return;
@@ -817,7 +792,8 @@ impl<'m, 'p> Exec<'m, 'p> {
     /// because of a completion this thread already observed is `stale-phase`, unless the thread
     /// did nothing but waits and tests since then (polling two barriers, then waiting on each,
     /// re-confirms a phase: semantics.md §2.8).
-    fn observe(&mut self, t: u32, bar: u32, span: Span, stale_check: bool) {
+    /// `scope`: the wait's `.acquire` scope.
+    fn observe(&mut self, t: u32, bar: u32, span: Span, stale_check: bool, scope: Level) {
         let b = self.state.bars[bar as usize];
         let observed = i64::from(b.phase) - 1;
         let tr = *self.track(t, bar);
@@ -843,7 +819,7 @@ impl<'m, 'p> Exec<'m, 'p> {
         if b.phase > 0 {
             self.state.bars[bar as usize].consumed = true;
         }
-        self.acquire(t, SyncObj::Bar(bar));
+        self.acquire(t, SyncObj::Bar(bar), scope);
         self.waited(t);
     }
 
@@ -1054,13 +1030,13 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.try_complete(b);
                 Done::Next
             }
-            Op::WaitParity { bar, parity, .. } => {
+            Op::WaitParity { bar, parity, scope } => {
                 let b = tryo!(self.local_bar(t, bar, span, "wait"));
                 let p = tryo!(self.eval(t, parity));
                 ensure!(self.check_valid(Some(t), b, span, "waits on"));
                 self.check_vis(t, b, false, span);
                 debug_assert!(parity_passes(&self.state.bars[b as usize], p));
-                self.observe(t, b, span, true);
+                self.observe(t, b, span, true, scope_level(*scope));
                 Done::Next
             }
             Op::TestWait {
@@ -1074,13 +1050,13 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.check_vis(t, b, false, span);
                 let pass = parity_passes(&self.state.bars[b as usize], p);
                 if pass {
-                    self.observe(t, b, span, false);
+                    self.observe(t, b, span, false, LVL_CTA);
                 }
                 Shared::make_mut(&mut self.state.threads[t as usize]).locals[result.0 as usize] =
                     i64::from(pass);
                 Done::Next
             }
-            Op::WaitToken { bar, token, .. } => {
+            Op::WaitToken { bar, token, scope } => {
                 let b = tryo!(self.local_bar(t, bar, span, "wait"));
                 ensure!(self.check_valid(Some(t), b, span, "waits on"));
                 let tok = self.state.threads[t as usize].locals[token.0 as usize];
@@ -1089,7 +1065,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     TokenWait::Pass => {
                         let bs = &mut self.state.bars[b as usize];
                         bs.consumed = true;
-                        self.acquire(t, SyncObj::Bar(b));
+                        self.acquire(t, SyncObj::Bar(b), scope_level(*scope));
                         self.waited(t);
                         Done::Next
                     }
@@ -1115,22 +1091,22 @@ impl<'m, 'p> Exec<'m, 'p> {
                     // Second half: the phase completed.
                     Shared::make_mut(&mut self.state.threads[t as usize]).aw = None;
                     self.state.bars[b as usize].consumed = true;
-                    self.acquire(t, SyncObj::Bar(b));
+                    self.acquire(t, SyncObj::Bar(b), LVL_CTA);
                     self.waited(t);
                     return Done::Next;
                 }
                 self.check_vis(t, b, false, span);
                 let phase = self.state.bars[b as usize].phase;
-                self.release(t, LVL_CTA);
-                self.publish(t, SyncObj::Bar(b), false);
+                self.release(t);
+                self.publish(t, SyncObj::Bar(b), LVL_CTA, false);
                 ensure!(self.arrive_on(Some(t), b, 1, span));
                 Shared::make_mut(&mut self.state.threads[t as usize]).aw = Some((b, phase));
                 Done::Stay
             }
             Op::SyncThreads => {
-                self.release(t, LVL_CTA);
+                self.release(t);
                 let slot = self.m.block_of(t) * 16;
-                self.publish(t, SyncObj::Named(slot), false);
+                self.publish(t, SyncObj::Named(slot), LVL_CTA, false);
                 Shared::make_mut(&mut self.state.threads[t as usize]).mode =
                     Mode::Sync(SyncKind::Named { id: 0 });
                 let block = self.m.block_of(t);
@@ -1220,8 +1196,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                 // unintended extra arrival shows as what it causes (a use that completes
                 // without someone, whose later sync then starves: `deadlock`).
                 self.state.named[slot].count = c as u16;
-                self.release(t, LVL_CTA);
-                self.publish(t, SyncObj::Named(slot as u32), false);
+                self.release(t);
+                self.publish(t, SyncObj::Named(slot as u32), LVL_CTA, false);
                 if blocking {
                     Shared::make_mut(&mut self.state.threads[t as usize]).mode =
                         Mode::Sync(SyncKind::Named { id: idv });
@@ -1243,8 +1219,8 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::ClusterSync | Op::ClusterArrive => {
                 let k = self.m.threads[t as usize].kernel;
                 let phase = self.state.cluster_phase[k as usize];
-                self.release(t, LVL_CLUSTER);
-                self.publish(t, SyncObj::Cluster(k), false);
+                self.release(t);
+                self.publish(t, SyncObj::Cluster(k), LVL_CLUSTER, false);
                 let th = Shared::make_mut(&mut self.state.threads[t as usize]);
                 th.cluster_token = Some(phase);
                 if matches!(op, Op::ClusterSync) {
@@ -1259,7 +1235,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             Op::ClusterWait => {
                 Shared::make_mut(&mut self.state.threads[t as usize]).cluster_token = None;
                 let k = self.m.threads[t as usize].kernel;
-                self.acquire(t, SyncObj::Cluster(k));
+                self.acquire(t, SyncObj::Cluster(k), LVL_CLUSTER);
                 self.waited(t);
                 Done::Next
             }
@@ -1286,19 +1262,33 @@ impl<'m, 'p> Exec<'m, 'p> {
             }
             Op::StoreRelease { global, scope } => {
                 let x = tryo!(self.buf(t, global));
-                self.release(t, scope_level(*scope));
-                self.publish(t, SyncObj::Flag(x), true);
+                // The flag's own accesses race unless morally strong (`flag_strong`: every
+                // access of it is, and then none is kept).
+                if !self.m.flag_strong[x as usize] {
+                    self.record_strong_access(t, x, AccessKind::Write, pc, scope_level(*scope));
+                }
+                self.release(t);
+                self.publish_flag(t, SyncObj::Flag(x), scope_level(*scope));
                 self.state.released[x as usize] = true;
                 Done::Next
             }
-            Op::LoadAcquire { global, .. } => {
+            Op::LoadAcquire { global, scope } => {
                 let x = tryo!(self.buf(t, global));
-                self.acquire(t, SyncObj::Flag(x));
+                self.acquire(t, SyncObj::Flag(x), scope_level(*scope));
+                if !self.m.flag_strong[x as usize] {
+                    self.record_strong_access(t, x, AccessKind::Read, pc, scope_level(*scope));
+                }
                 self.waited(t);
                 Done::Next
             }
-            Op::Fence { scope } => {
-                self.release(t, scope_level(*scope));
+            Op::Fence { .. } => {
+                // `fence.acq_rel` synchronizes only as the head of a release pattern or the
+                // tail of an acquire pattern, whose write and read must be morally strong
+                // anyway (PTX "Release and Acquire Patterns"); `store_release` and
+                // `load_acquire` are themselves such patterns, so a fence adds no
+                // synchronization here (as in the memory-model oracle). It still carries the
+                // thread's proxy fences.
+                self.release(t);
                 Done::Next
             }
             Op::FenceProxyAsync => {
@@ -1435,7 +1425,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     let ps = *self.pipe_state(t, p.id);
                     let b = bars + ps.head % stages;
                     ensure!(self.check_valid(Some(t), b, span, "acquires"));
-                    self.observe(t, b, span, false);
+                    self.observe(t, b, span, false, LVL_CTA);
                 }
                 Done::Next
             }
@@ -1449,8 +1439,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                         ensure!(self.check_valid(Some(t), b, span, "commits to"));
                         ensure!(self.cp_arrive(t, b, false, span));
                         let phase = self.state.bars[b as usize].phase;
-                        self.release(t, LVL_CTA);
-                        self.publish(t, SyncObj::Bar(b), false);
+                        self.release(t);
+                        self.publish(t, SyncObj::Bar(b), LVL_CTA, false);
                         ensure!(self.arrive_on(Some(t), b, 1, span));
                         self.note_arrive(t, b, phase);
                         let ps = self.pipe_state(t, p.id);
@@ -1475,7 +1465,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         let ps = *self.pipe_state(t, p.id);
                         let b = bars + stages + ps.tail % stages;
                         ensure!(self.check_valid(Some(t), b, span, "waits on"));
-                        self.observe(t, b, span, false);
+                        self.observe(t, b, span, false, LVL_CTA);
                     }
                     None => {
                         let ps = *self.pipe_state(t, p.id);
@@ -1499,8 +1489,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                     let b = bars + ps.tail % stages;
                     ensure!(self.check_valid(Some(t), b, span, "releases"));
                     let phase = self.state.bars[b as usize].phase;
-                    self.release(t, LVL_CTA);
-                    self.publish(t, SyncObj::Bar(b), false);
+                    self.release(t);
+                    self.publish(t, SyncObj::Bar(b), LVL_CTA, false);
                     ensure!(self.arrive_on(Some(t), b, 1, span));
                     self.note_arrive(t, b, phase);
                     let ps = self.pipe_state(t, p.id);
@@ -1558,8 +1548,8 @@ impl<'m, 'p> Exec<'m, 'p> {
         if remote && level < LVL_CLUSTER {
             return;
         }
-        self.release(t, level);
-        self.publish(t, SyncObj::Bar(bar), false);
+        self.release(t);
+        self.publish(t, SyncObj::Bar(bar), level, false);
     }
 
     fn note_arrive(&mut self, t: u32, bar: u32, phase: u32) {

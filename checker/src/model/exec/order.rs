@@ -32,18 +32,33 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// `t` releases into `obj`: the kept accesses it knows are published there. `done`: the
-    /// release is visible to acquires at once (a flag's `store_release`).
-    pub(super) fn publish(&mut self, t: u32, obj: SyncObj, done: bool) {
+    /// `t` releases into `obj` at scope `scope`: the kept accesses it knows are published
+    /// there. `done`: the release is visible to acquires at once (a flag's `store_release`).
+    pub(super) fn publish(&mut self, t: u32, obj: SyncObj, scope: Level, done: bool) {
+        let p = Pub {
+            obj,
+            from: self.m.block_of(t),
+            scope,
+            done,
+        };
         self.update_kept(
-            |u, a| {
-                (u == t as usize || a.ordered_before(t))
-                    && !a.pubs.iter().any(|p| p.obj == obj && (p.done || !done))
-            },
+            |u, a| (u == t as usize || a.ordered_before(t)) && !a.pubs.iter().any(|q| q.covers(&p)),
             |_, a| {
-                a.publish(obj, done);
+                a.publish(p);
             },
         );
+    }
+
+    /// `t` stores a release into flag `obj`: an acquire that reads this value synchronizes with
+    /// this release only, not with the earlier stores it overwrote (PTX "Release and Acquire
+    /// Patterns": the acquire observes the write it reads), so the earlier publications into
+    /// the flag go, and the kept accesses `t` knows are published at `scope`.
+    pub(super) fn publish_flag(&mut self, t: u32, obj: SyncObj, scope: Level) {
+        self.update_kept(
+            |_, a| a.pubs.iter().any(|q| q.obj == obj),
+            |_, a| a.pubs.retain(|q| q.obj != obj),
+        );
+        self.publish(t, obj, scope, true);
     }
 
     /// A phase of `obj` (an mbarrier, the cluster barrier) completed: the releases into it
@@ -51,21 +66,29 @@ impl Exec<'_, '_> {
     pub(super) fn complete_pubs(&mut self, obj: SyncObj) {
         self.update_kept(
             |_, a| a.pubs.iter().any(|p| p.obj == obj && !p.done),
-            |_, a| {
-                a.publish(obj, true);
-            },
+            |_, a| a.complete(obj),
         );
     }
 
-    /// `t` acquires from `obj` (a wait that returned): it happens after every kept access
-    /// published there by a completed release.
-    pub(super) fn acquire(&mut self, t: u32, obj: SyncObj) {
+    /// `t` acquires from `obj` at scope `scope` (a wait that returned): it happens after every
+    /// kept access published there by a completed release that is morally strong with it.
+    /// PTX "Morally strong operations": "Two operations are said to be morally strong relative
+    /// to each other if they satisfy all of the following conditions: ... Both operations are
+    /// performed with a scope that includes the thread executing the other operation" (for an
+    /// mbarrier, the object is in the waiter's CTA; the arrive chain on it is one atomic
+    /// object, so only the arrive's and the wait's scopes are weighed, as the memory-model
+    /// oracle does).
+    pub(super) fn acquire(&mut self, t: u32, obj: SyncObj, scope: Level) {
+        let m = self.m;
+        let here = m.block_of(t);
+        let strong = |p: &Pub| {
+            p.obj == obj && p.done && {
+                let d = m.block_distance(p.from, here);
+                d <= p.scope && d <= scope
+            }
+        };
         self.update_kept(
-            |u, a| {
-                u != t as usize
-                    && !a.ordered_before(t)
-                    && a.pubs.iter().any(|p| p.obj == obj && p.done)
-            },
+            |u, a| u != t as usize && !a.ordered_before(t) && a.pubs.iter().any(strong),
             |_, a| {
                 a.seen.insert(t);
             },
@@ -144,6 +167,7 @@ impl Exec<'_, '_> {
         // by their copies in flight, per buffer instance, only where the reach leaves none out.
         let mut by_reach: BTreeMap<(u32, u32, bool, bool), ThreadSet> = BTreeMap::new();
         let mut by_copies: BTreeMap<(u32, u32, bool), ThreadSet> = BTreeMap::new();
+        let mut by_far: BTreeMap<(u32, bool), ThreadSet> = BTreeMap::new();
         let in_flight = !self.state.events.is_empty()
             || self
                 .state
@@ -169,8 +193,14 @@ impl Exec<'_, '_> {
                             .entry((block, a.buf, write))
                             .or_insert_with(|| self.copies_in_flight(block, a.buf, write))
                             .any_outside(&a.seen, u));
+                // Accessors in other blocks, kernels and domains: ordered after it only by
+                // acquiring a release that reaches them (`acquire`).
                 let lvl = self.m.buf_level[a.buf as usize];
-                let far = lvl > LVL_CTA && a.level < lvl;
+                let far = lvl > LVL_CTA
+                    && by_far
+                        .entry((a.buf, write))
+                        .or_insert_with(|| self.may_reach_conflict_anywhere(a.buf, write))
+                        .any_outside(&a.seen, u);
                 let proxy = a.fence != FENCE_RELEASED
                     && !a.kind.is_async()
                     && self.m.buf_async[a.buf as usize];
@@ -210,6 +240,27 @@ impl Exec<'_, '_> {
                 && (code::has(&reach.writes[pc], obj, same_block)
                     || (write && code::has(&reach.reads[pc], obj, same_block)))
             {
+                out.insert(y);
+            }
+        }
+        out
+    }
+
+    /// The live threads of every block that can reach buffer instance `x` (a global: every
+    /// block of every kernel; a block's shared memory: the blocks of its cluster) whose code
+    /// can still reach an access that conflicts with a kept one.
+    fn may_reach_conflict_anywhere(&self, x: u32, write: bool) -> ThreadSet {
+        let owner = self.m.buf_block[x as usize];
+        let mut out = ThreadSet::default();
+        for block in 0..self.m.blocks.len() as u32 {
+            if owner != u32::MAX
+                && self.m.blocks[block as usize].0 != self.m.blocks[owner as usize].0
+            {
+                continue;
+            }
+            let reach = self.may_reach_conflict(block, x, write);
+            let copies = self.copies_in_flight(block, x, write);
+            for y in reach.iter().chain(copies.iter()) {
                 out.insert(y);
             }
         }

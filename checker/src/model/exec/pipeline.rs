@@ -223,7 +223,7 @@ impl Exec<'_, '_> {
             .retain(|c| i64::from(c.group) + n.max(0) >= committed);
         for c in done {
             let pubs = self.cp_pubs(t, c.seq);
-            self.keep_copy(t, &c, LVL_NONE, pubs);
+            self.keep_copy(t, &c, pubs);
         }
     }
 
@@ -240,6 +240,8 @@ impl Exec<'_, '_> {
                     thread, bar, upto, ..
                 } if thread == t && seq < upto => Some(Pub {
                     obj: SyncObj::Bar(bar),
+                    from: self.m.block_of(t),
+                    scope: LVL_CTA,
                     done: false,
                 }),
                 _ => None,

@@ -448,7 +448,7 @@ fn pipe_alone(
     {
         return false;
     }
-    let kept_quiet = || kept_quiet(m, s, t, f);
+    let kept_quiet = || kept_quiet(s, t, f);
     match (op, pr.block) {
         // A quit reads nothing of the stage barriers (the phases it leaves short are judged
         // at a deadlock, from the thread's own ring state, which the order of the others'
@@ -573,7 +573,7 @@ fn arrive_n_alone(
     let bs = &s.bars[b as usize];
     // The release of the arrive settles this thread's kept accesses: nobody may still access
     // those buffers (else the race flags would depend on the order).
-    let kept_quiet = kept_quiet(m, s, t, f);
+    let kept_quiet = kept_quiet(s, t, f);
     let base = bs.valid
         && vis_ok(bs, t, false)
         && !targeted(s, b)
@@ -648,7 +648,7 @@ fn named_alone(
     // thread pending on it (a re-arrival, whose verdict depends on the completion).
     let same_count = (cur.count == 0 && present == 0 || i64::from(cur.count) == c)
         && f.named_count[slot as usize].is_none_or(|x| x == c);
-    let kept_quiet = kept_quiet(m, s, t, f);
+    let kept_quiet = kept_quiet(s, t, f);
     let total = i64::from(present) + 1 + i64::from(f.named_arrivals[slot as usize]);
     same_count && th.named_arrived & (1 << idv) == 0 && kept_quiet && total <= c
 }
@@ -686,7 +686,7 @@ fn whole_block_alone(m: &PhaseModel, s: &State, t: u32, idv: i64, f: &footprint:
         && th.named_arrived & (1 << idv) == 0
         && present + 1 < live
         && present + 1 + f.named_arrivals[slot] as usize <= live
-        && kept_quiet(m, s, t, f)
+        && kept_quiet(s, t, f)
 }
 
 /// Is the landing of in-flight TMA copy `i` (async write of `x`, transaction bytes on `b`)
@@ -735,36 +735,22 @@ fn safe_landing(
 /// verdicts would depend on the order). Another thread's part write conflicts with everything
 /// but a part write; a kept read conflicts only with writes (the others' reads of it, generic
 /// or async, are no conflict, and the proxy-fence check pairs a kept generic access only with
-/// async ones, which for a read are writes: TMA landings). A release changes the release
-/// level, which only accessors in other blocks weigh, and a proxy fence of the thread (own →
-/// released); its publications change no verdict until another thread acquires them, which
-/// depends on the barrier, not on this step's order.
-///
-/// Releases are cumulative (`Exec::release`): a release of `t` wider than the block also
-/// raises the kept accesses of other threads of its block that `t` happens after, so those
-/// weigh too.
-fn kept_quiet(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool {
+/// async ones, which for a read are writes: TMA landings). A release changes only the
+/// thread's own proxy fences (own → released); its publications, its own and those of the
+/// accesses of other threads that it happens after, change no verdict until another thread
+/// acquires them, which depends on the barrier, not on this step's order.
+fn kept_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
     let th = &s.threads[t as usize];
-    let settled = |a: &Access, own: bool| {
-        let lvl = m.buf_level[a.buf as usize];
-        let changes = (lvl > LVL_CTA && a.level < lvl) || (own && a.fence == FENCE_OWN);
+    let settled = |a: &Access| {
         let others = f.buf[a.buf as usize];
-        !changes
+        a.fence != FENCE_OWN
             || match a.kind {
                 AccessKind::Read | AccessKind::AsyncRead => others & footprint::X_WRITES == 0,
                 AccessKind::PartWrite => others & !footprint::X_PART == 0,
                 _ => others == 0,
             }
     };
-    th.acc.iter().all(|a| settled(a, true))
-        && s.threads.iter().enumerate().all(|(u, other)| {
-            u == t as usize
-                || m.block_of(u as u32) != m.block_of(t)
-                || other
-                    .acc
-                    .iter()
-                    .all(|a| !a.ordered_before(t) || settled(a, false))
-        })
+    th.acc.iter().all(settled)
         && th
             .cp
             .iter()

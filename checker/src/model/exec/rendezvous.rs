@@ -170,7 +170,7 @@ impl Exec<'_, '_> {
                 _ => th.pc += 1,
             }
             th.mode = Mode::Ready;
-            self.release(u, LVL_CTA);
+            self.release(u);
             self.waited(u);
             self.work.push(u);
         }
@@ -203,7 +203,7 @@ impl Exec<'_, '_> {
                 th.mode = Mode::Ready;
                 th.cluster_token = None;
                 th.pc += 1;
-                self.acquire(t, SyncObj::Cluster(kernel));
+                self.acquire(t, SyncObj::Cluster(kernel), LVL_CLUSTER);
                 self.waited(t);
                 self.work.push(t);
             }
