@@ -97,8 +97,22 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §4.2 P2, P6, P7; libcu++ docs `pipeline/quit.html`, source `cuda/pipeline`
-    /// (`quit`, `pipeline_shared_state`); CUDA Programming Guide, *Pipelines > Early Exit*.
+    /// Not an ISA rule: it rests on libcu++'s contract for `cuda::pipeline::quit` and on how
+    /// libcu++ implements it. libcu++ documentation, *cuda::pipeline::quit* (`pipeline/quit.html`):
+    ///
+    /// > "Quits the current thread’s participation in the collective ownership of the corresponding
+    /// > cuda::pipeline_shared_state."
+    ///
+    /// > "After the completion of a call to cuda::pipeline::quit, no other operations other than
+    /// > cuda::pipeline::~pipeline may called by the current thread."
+    ///
+    /// The reading the rule qualifies, CUDA Programming Guide (the restructured guide,
+    /// `04-special-topics/pipelines.html`), §4.10.5 *Early Exit*:
+    ///
+    /// > "The remaining participating threads can proceed normally with subsequent operations."
+    ///
+    /// Also: semantics.md §4.2 P2, P6, P7; libcu++ source `cuda/pipeline` (`quit`,
+    /// `pipeline_shared_state`).
     code: "PC216",
     name: "after-quit",
     class: Ub,

@@ -87,9 +87,21 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.1 R-RANGE, §2.1, §2.3, §2.10, §3.2 B2; PTX ISA, *Contents of the mbarrier
-    /// object* (table *Mbarrier counts for different layouts*), *mbarrier.init*; CUTLASS
-    /// `sm90_pipeline.hpp` (PipelineTmaAsync empty barrier count).
+    /// PTX ISA 9.1, §9.7.13.15.9 *mbarrier.init*:
+    ///
+    /// > "The value of operand count must be in the range as specified in Contents of the mbarrier
+    /// > object."
+    ///
+    /// PTX ISA 9.1, §9.7.13.15.15 *cp.async.mbarrier.arrive*:
+    ///
+    /// > "The pending count of the mbarrier object after the increment should not exceed the limit
+    /// > as mentioned in Contents of the mbarrier object. Otherwise, the behavior is undefined."
+    ///
+    /// The table of §9.7.13.15.2 *Contents of the mbarrier object* gives the expected arrival count
+    /// the range 1 to 2^20 - 1 and the pending arrival count 0 to 2^20 - 1.
+    ///
+    /// Also: semantics.md §1.1 R-RANGE, §2.1, §2.3, §2.10, §3.2 B2; CUTLASS `sm90_pipeline.hpp`
+    /// (PipelineTmaAsync empty barrier count).
     code: "PC204",
     name: "count-range",
     class: Ub,
