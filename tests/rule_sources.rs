@@ -143,9 +143,7 @@ fn every_rule_text_quotes_its_source_and_semantics_md_quotes_it_too() {
 #[test]
 fn semantics_md_lists_every_rule_with_its_basis() {
     let semantics = semantics();
-    let start = semantics
-        .find("### 0.3 ")
-        .expect("semantics.md has a §0.3");
+    let start = semantics.find("### 0.3 ").expect("semantics.md has a §0.3");
     let end = semantics[start..].find("\n---").unwrap() + start;
     let table = &semantics[start..end];
     for rule in checker::rules::ALL {
@@ -169,14 +167,18 @@ fn semantics_md_lists_every_rule_with_its_basis() {
 #[test]
 fn the_source_check_rejects_bad_sources() {
     let semantics = "text\n\n> \"The sentence, as quoted.\"\n";
-    let good = "# What\n\nx\n\n# Source\n\nPTX ISA 9.1, §1 *T*:\n\n> \"The sentence,\n> as quoted.\"\n";
+    let good =
+        "# What\n\nx\n\n# Source\n\nPTX ISA 9.1, §1 *T*:\n\n> \"The sentence,\n> as quoted.\"\n";
     assert_eq!(check_rule_text(good, semantics), Ok(()));
     let not_isa = "# Source\n\nNot an ISA rule: a convention.\n";
     assert_eq!(check_rule_text(&format!("x\n{not_isa}"), semantics), Ok(()));
 
     let cases = [
         ("x\n# Source\n\nsemantics.md §1.\n", "quotes no PTX ISA"),
-        ("x\n# Why\n\nPTX ISA:\n\n> \"The sentence, as quoted.\"\n", "no `# Source`"),
+        (
+            "x\n# Why\n\nPTX ISA:\n\n> \"The sentence, as quoted.\"\n",
+            "no `# Source`",
+        ),
         (
             "x\n# Source\n\nPTX ISA 9.1:\n\n> The sentence, as quoted.\n",
             "not in quotation marks",
