@@ -19,8 +19,9 @@ super::declare_rule! {
     /// reference count: it does not `arrive_and_drop` on the stage barriers, which still count it,
     /// so a thread that quits while others carry on leaves later phases one arrival short (a hang
     /// once someone waits for one of them); if it is the last reference holder it invalidates
-    /// barriers that others still use. The Programming Guide's "the others can proceed normally"
-    /// holds only for a thread-scope pipeline or a thread whose later arrivals nobody needs.
+    /// barriers that others still use. The Programming Guide's "The remaining participating
+    /// threads can proceed normally" holds only for a thread-scope pipeline or a thread whose
+    /// later arrivals nobody needs.
     ///
     /// # Example
     ///

@@ -9,9 +9,9 @@ super::declare_rule! {
     ///
     /// # Why
     ///
-    /// The mbarrier keeps its counts in 20-bit fields (v0 layout). PTX states the range for
-    /// `mbarrier.init` and `cp.async.mbarrier.arrive` and calls leaving it undefined; C++ and
-    /// libcu++ assert `1 <= count`. A count of 0 is the frequent one: counts computed by integer
+    /// The mbarrier keeps its counts in 20-bit fields (v0 layout). PTX says the count of
+    /// `mbarrier.init` and `mbarrier.arrive` must be in range and calls leaving it undefined for
+    /// `cp.async.mbarrier.arrive`; C++ and libcu++ assert `1 <= count`. A count of 0 is the frequent one: counts computed by integer
     /// division (one arrival per warpgroup: `consumers / 128`) truncate to 0 for small
     /// configurations. Counts of 2^20 and more come from confusing bytes and arrivals.
     ///

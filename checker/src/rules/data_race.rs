@@ -115,6 +115,12 @@ super::declare_rule! {
     /// > ensure not only writes issued from thread 2 itself are visible to thread 3, but also
     /// > writes from other threads that are visible to thread 2. This is known as cumulativity."
     ///
+    /// CUDA C++ Programming Guide 13.1, §6.2.7.2 *Isolating Traffic with Domains*:
+    ///
+    /// > "When using domains, code must abide by the rule that **ordering or synchronization
+    /// > between distinct domains on the same GPU requires system-scope fencing**. Within a
+    /// > domain, device-scope fencing remains sufficient."
+    ///
     /// Also: semantics.md §6.1, §6.2, §4.1, §6.5; PTX ISA §8.8 *Release and Acquire Patterns*,
     /// *mbarrier.test_wait / mbarrier.try_wait* (acquire), *cp.async.wait_group*; CUDA Programming
     /// Guide, *Memory Synchronization Domains*.

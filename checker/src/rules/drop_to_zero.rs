@@ -7,10 +7,11 @@ super::declare_rule! {
     ///
     /// # Why
     ///
-    /// `mbarrier.arrive_drop` lowers the expected count of every later phase; PTX makes it
-    /// undefined when that count reaches 0 (C++ `arrive_and_drop` only requires the count before
-    /// the drop to be positive, so code that is legal C++ on a software barrier is undefined on a
-    /// shared-memory barrier). It happens when the whole block leaves a loop with
+    /// `mbarrier.arrive_drop` lowers the expected count of every later phase, and PTX's table of
+    /// counts makes 1 the least expected count: a drop to 0 leaves the range, which the checker
+    /// reads as undefined (C++ `arrive_and_drop` only requires the count before the drop to be
+    /// positive, so code that is legal C++ on a software barrier is not on a shared-memory
+    /// barrier). It happens when the whole block leaves a loop with
     /// `arrive_and_drop`.
     ///
     /// # Example

@@ -11,9 +11,9 @@ super::declare_rule! {
     ///
     /// PTX supports only the arrive-like operations on a barrier in another block's shared memory;
     /// waits, tests, init and inval must use the `.shared::cta` address of the executing block's
-    /// own barrier ("not supported" on `.shared::cluster`). A remote arrive also cannot return a
-    /// token, so remote parties cannot use tokens. Waiting on the issuing block's barrier instead
-    /// of one's own is the usual mistake in multicast code.
+    /// own barrier (its table says "Not supported" on `.shared::cluster`). A remote arrive also
+    /// cannot return a token, so remote parties cannot use tokens. Waiting on the issuing block's
+    /// barrier instead of one's own is the usual mistake in multicast code.
     ///
     /// # Example
     ///
