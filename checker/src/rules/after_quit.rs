@@ -99,7 +99,8 @@ super::declare_rule! {
     /// # Source
     ///
     /// Not an ISA rule: it rests on libcu++'s contract for `cuda::pipeline::quit` and on how
-    /// libcu++ implements it. libcu++ documentation, *cuda::pipeline::quit* (`pipeline/quit.html`):
+    /// libcu++ implements it. libcu++ documentation, *cuda::pipeline::quit* (`pipeline/quit.html`;
+    /// "may called" is the page's own wording):
     ///
     /// > "Quits the current thread’s participation in the collective ownership of the corresponding
     /// > cuda::pipeline_shared_state."
