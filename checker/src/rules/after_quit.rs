@@ -19,8 +19,9 @@ super::declare_rule! {
     /// reference count: it does not `arrive_and_drop` on the stage barriers, which still count it,
     /// so a thread that quits while others carry on leaves later phases one arrival short (a hang
     /// once someone waits for one of them); if it is the last reference holder it invalidates
-    /// barriers that others still use. The Programming Guide's "the others can proceed normally"
-    /// holds only for a thread-scope pipeline or a thread whose later arrivals nobody needs.
+    /// barriers that others still use. The Programming Guide's "The remaining participating
+    /// threads can proceed normally" holds only for a thread-scope pipeline or a thread whose
+    /// later arrivals nobody needs.
     ///
     /// # Example
     ///
@@ -97,8 +98,23 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §4.2 P2, P6, P7; libcu++ docs `pipeline/quit.html`, source `cuda/pipeline`
-    /// (`quit`, `pipeline_shared_state`); CUDA Programming Guide, *Pipelines > Early Exit*.
+    /// Not an ISA rule: it rests on libcu++'s contract for `cuda::pipeline::quit` and on how
+    /// libcu++ implements it. libcu++ documentation, *cuda::pipeline::quit* (`pipeline/quit.html`;
+    /// "may called" is the page's own wording):
+    ///
+    /// > "Quits the current thread’s participation in the collective ownership of the corresponding
+    /// > cuda::pipeline_shared_state."
+    ///
+    /// > "After the completion of a call to cuda::pipeline::quit, no other operations other than
+    /// > cuda::pipeline::~pipeline may called by the current thread."
+    ///
+    /// The reading the rule qualifies, CUDA Programming Guide (the restructured guide,
+    /// `04-special-topics/pipelines.html`), §4.10.5 *Early Exit*:
+    ///
+    /// > "The remaining participating threads can proceed normally with subsequent operations."
+    ///
+    /// Also: semantics.md §4.2 P2, P6, P7; libcu++ source `cuda/pipeline` (`quit`,
+    /// `pipeline_shared_state`).
     code: "PC216",
     name: "after-quit",
     class: Ub,

@@ -74,9 +74,22 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §2.3 ("Arrive when pending is zero"), W2, W7; PTX ISA, *mbarrier.arrive* (count
-    /// must not exceed the pending count); CUTLASS `sm90_pipeline.hpp`
-    /// (PipelineTmaAsync::producer_acquire, `is_leader`).
+    /// PTX ISA 9.1, §9.7.13.15.7 *Arrive-on operation on mbarrier object*:
+    ///
+    /// > "Signals the arrival of the executing thread OR completion of the asynchronous instruction
+    /// > which signals the arrive-on operation initiated by the executing thread on the mbarrier
+    /// > object. As a result of this, the pending arrival count is decremented by count."
+    ///
+    /// PTX ISA 9.1, §9.7.13.15.13 *mbarrier.arrive*:
+    ///
+    /// > "The value of the operand `count` must be in the range as specified in Contents of the
+    /// > mbarrier object."
+    ///
+    /// The table of §9.7.13.15.2 *Contents of the mbarrier object* gives the pending arrival count
+    /// the minimum value 0.
+    ///
+    /// Also: semantics.md §2.3 ("Arrive on a phase with nothing pending"), W2, W7; CUTLASS
+    /// `sm90_pipeline.hpp` (PipelineTmaAsync::producer_acquire, `is_leader`).
     code: "PC206",
     name: "arrive-on-zero-pending",
     class: Ub,

@@ -77,8 +77,24 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md W8, §9.1 ("Whole warps"); PTX ISA, *bar.sync / barrier* (`.aligned`); CUDA
-    /// Programming Guide, `__syncthreads()`.
+    /// PTX ISA 9.1, §9.7.13.1 *bar, barrier*:
+    ///
+    /// > "Instruction `barrier{.cta}` has optional `.aligned` modifier. When specified, it
+    /// > indicates that all threads in CTA will execute the same `barrier{.cta}` instruction. In
+    /// > conditionally executed code, an aligned `barrier{.cta}` instruction should only be used if
+    /// > it is known that all threads in CTA evaluate the condition identically, otherwise behavior
+    /// > is undefined."
+    ///
+    /// > "`bar{.cta}.sync` is equivalent to `barrier{.cta}.sync.aligned`."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §10.6 *Synchronization Functions*:
+    ///
+    /// > "`__syncthreads()` is allowed in conditional code but only if the conditional evaluates
+    /// > identically across the entire thread block, otherwise the code execution is likely to hang
+    /// > or produce unintended side effects."
+    ///
+    /// Also: semantics.md W8, §9.1 ("Whole warps", "Aligned waits of one use at different
+    /// instructions").
     code: "PC211",
     name: "barrier-divergence",
     class: Ub,

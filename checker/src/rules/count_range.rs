@@ -9,9 +9,9 @@ super::declare_rule! {
     ///
     /// # Why
     ///
-    /// The mbarrier keeps its counts in 20-bit fields (v0 layout). PTX states the range for
-    /// `mbarrier.init` and `cp.async.mbarrier.arrive` and calls leaving it undefined; C++ and
-    /// libcu++ assert `1 <= count`. A count of 0 is the frequent one: counts computed by integer
+    /// The mbarrier keeps its counts in 20-bit fields (v0 layout). PTX says the count of
+    /// `mbarrier.init` and `mbarrier.arrive` must be in range and calls leaving it undefined for
+    /// `cp.async.mbarrier.arrive`; C++ and libcu++ assert `1 <= count`. A count of 0 is the frequent one: counts computed by integer
     /// division (one arrival per warpgroup: `consumers / 128`) truncate to 0 for small
     /// configurations. Counts of 2^20 and more come from confusing bytes and arrivals.
     ///
@@ -87,9 +87,21 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.1 R-RANGE, §2.1, §2.3, §2.10, §3.2 B2; PTX ISA, *Contents of the mbarrier
-    /// object* (table *Mbarrier counts for different layouts*), *mbarrier.init*; CUTLASS
-    /// `sm90_pipeline.hpp` (PipelineTmaAsync empty barrier count).
+    /// PTX ISA 9.1, §9.7.13.15.9 *mbarrier.init*:
+    ///
+    /// > "The value of operand count must be in the range as specified in Contents of the mbarrier
+    /// > object."
+    ///
+    /// PTX ISA 9.1, §9.7.13.15.15 *cp.async.mbarrier.arrive*:
+    ///
+    /// > "The pending count of the mbarrier object after the increment should not exceed the limit
+    /// > as mentioned in Contents of the mbarrier object. Otherwise, the behavior is undefined."
+    ///
+    /// The table of §9.7.13.15.2 *Contents of the mbarrier object* gives the expected arrival count
+    /// the range 1 to 2^20 - 1 and the pending arrival count 0 to 2^20 - 1.
+    ///
+    /// Also: semantics.md §1.1 R-RANGE, §2.1, §2.3, §2.10, §3.2 B2; CUTLASS `sm90_pipeline.hpp`
+    /// (PipelineTmaAsync empty barrier count).
     code: "PC204",
     name: "count-range",
     class: Ub,

@@ -95,16 +95,34 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// PTX ISA, *Data races*: "Two conflicting memory operations are said to be in a data-race
-    /// if they are not related in causality order and they are not morally strong." PTX ISA,
-    /// *Causality Order*: "The transitivity of base causality order accounts for the
-    /// 'cumulativity' of synchronizing operations." CUDA
-    /// Programming Guide, *Memory Fence Interference*: a system-scope release "needs to ensure
-    /// not only writes issued from thread 2 itself are visible to thread 3, but also writes from
-    /// other threads that are visible to thread 2. This is known as cumulativity."
+    /// PTX ISA 9.1, §8.7.1 *Conflict and Data-races*:
     ///
-    /// semantics.md §6.1, §6.2, §4.1, §6.5; PTX ISA §8.7.1 (*Data race*), §8.8 (*Release and
-    /// Acquire Patterns*), *mbarrier.try_wait* (acquire), *cp.async.wait_group*; CUDA Programming
+    /// > "Two overlapping memory operations are said to conflict when at least one of them is a
+    /// > write."
+    ///
+    /// > "Two conflicting memory operations are said to be in a data-race if they are not related
+    /// > in causality order and they are not morally strong."
+    ///
+    /// PTX ISA 9.1, §8.9.5 *Causality Order* (its footnote):
+    ///
+    /// > "The transitivity of base causality order accounts for the “cumulativity” of synchronizing
+    /// > operations."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §6.2.7.1 *Memory Fence Interference*, of a system-scope
+    /// release that follows a device-scope hand-off:
+    ///
+    /// > "The system-scope ordering provided by release and acquire of `b`, therefore, needs to
+    /// > ensure not only writes issued from thread 2 itself are visible to thread 3, but also
+    /// > writes from other threads that are visible to thread 2. This is known as cumulativity."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §6.2.7.2 *Isolating Traffic with Domains*:
+    ///
+    /// > "When using domains, code must abide by the rule that **ordering or synchronization
+    /// > between distinct domains on the same GPU requires system-scope fencing**. Within a
+    /// > domain, device-scope fencing remains sufficient."
+    ///
+    /// Also: semantics.md §6.1, §6.2, §4.1, §6.5; PTX ISA §8.8 *Release and Acquire Patterns*,
+    /// *mbarrier.test_wait / mbarrier.try_wait* (acquire), *cp.async.wait_group*; CUDA Programming
     /// Guide, *Memory Synchronization Domains*.
     code: "PC300",
     name: "data-race",

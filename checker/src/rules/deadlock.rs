@@ -90,8 +90,26 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §0.1 (DL), §2.5, §3.2 B8, §8 item 5; CUDA Programming Guide, *Asynchronous
-    /// Barriers > Early Exit*; PTX ISA, *mbarrier.arrive_drop*.
+    /// PTX ISA 9.1, §9.7.13.15.6 *Phase Completion of the mbarrier object*:
+    ///
+    /// > "An mbarrier object completes the current phase when all of the following conditions are
+    /// > met:
+    /// > - The count of the pending arrivals has reached zero.
+    /// > - The tx-count has reached zero."
+    ///
+    /// PTX ISA 9.1, §9.7.13.15.14 *mbarrier.arrive_drop*:
+    ///
+    /// > "A thread that wants to either exit or opt out of participating in the arrive-on operation
+    /// > can use `mbarrier.arrive_drop` to drop itself from the `mbarrier`."
+    ///
+    /// PTX ISA 9.1, §9.7.13.1 *bar, barrier*:
+    ///
+    /// > "In addition to signaling its arrival at the barrier, the `barrier{.cta}.red` and
+    /// > `barrier{.cta}.sync` instructions causes executing thread to wait for non-exited threads
+    /// > of all other warps participating in the barrier to arrive."
+    ///
+    /// Also: semantics.md §0.1 (DL), §2.5, §3.2 B8, §8 item 5; CUDA Programming Guide,
+    /// *Asynchronous Barriers > Early Exit*.
     code: "PC100",
     name: "deadlock",
     class: Deadlock,

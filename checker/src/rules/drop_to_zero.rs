@@ -7,10 +7,11 @@ super::declare_rule! {
     ///
     /// # Why
     ///
-    /// `mbarrier.arrive_drop` lowers the expected count of every later phase; PTX makes it
-    /// undefined when that count reaches 0 (C++ `arrive_and_drop` only requires the count before
-    /// the drop to be positive, so code that is legal C++ on a software barrier is undefined on a
-    /// shared-memory barrier). It happens when the whole block leaves a loop with
+    /// `mbarrier.arrive_drop` lowers the expected count of every later phase, and PTX's table of
+    /// counts makes 1 the least expected count: a drop to 0 leaves the range, which the checker
+    /// reads as undefined (C++ `arrive_and_drop` only requires the count before the drop to be
+    /// positive, so code that is legal C++ on a software barrier is not on a shared-memory
+    /// barrier). It happens when the whole block leaves a loop with
     /// `arrive_and_drop`.
     ///
     /// # Example
@@ -76,8 +77,19 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §2.5, §3.2 B8; PTX ISA, *mbarrier.arrive_drop*; C++ [thread.barrier.class]
-    /// `arrive_and_drop`.
+    /// PTX ISA 9.1, §9.7.13.15.14 *mbarrier.arrive_drop*:
+    ///
+    /// > "Decrements the expected arrival count of the mbarrier object by the value specified by
+    /// > the 32-bit integer operand `count`."
+    ///
+    /// > "The decrement done in the expected arrivals count of the mbarrier object will be for all
+    /// > the subsequent phases of the mbarrier object."
+    ///
+    /// The table of §9.7.13.15.2 *Contents of the mbarrier object* gives the expected arrival count
+    /// the minimum value 1. The *mbarrier.arrive_drop* page of 9.1 names no consequence of reaching
+    /// 0 itself; the rule reads leaving the range as undefined (semantics.md §1.1 R-RANGE).
+    ///
+    /// Also: semantics.md §2.5, §3.2 B8; C++ [thread.barrier.class] `arrive_and_drop`.
     code: "PC208",
     name: "drop-to-zero",
     class: Ub,

@@ -73,8 +73,19 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §2.6 R-EXPECT; PTX ISA, *mbarrier.expect_tx*, *expect-tx operation*; libcu++
-    /// docs `barrier/barrier_expect_tx.html`.
+    /// PTX ISA 9.1, §9.7.13.15.5 *Tracking asynchronous operations by the mbarrier object*:
+    ///
+    /// > "The tx-count of an mbarrier object must be set to the total amount of asynchronous memory
+    /// > operations, in units as specified by the asynchronous operations, to be tracked by the
+    /// > current phase."
+    ///
+    /// PTX ISA 9.1, §9.7.13.15.5.1 *expect-tx operation*:
+    ///
+    /// > "This sets the current phase of the mbarrier object to expect and track the completion of
+    /// > additional asynchronous transactions."
+    ///
+    /// Also: semantics.md §2.6 R-EXPECT; PTX ISA, *mbarrier.expect_tx*; libcu++ docs
+    /// `barrier/barrier_expect_tx.html`.
     code: "PC303",
     name: "expect-after-completion",
     class: Race,

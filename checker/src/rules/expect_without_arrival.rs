@@ -74,8 +74,22 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.3 (expect_tx does not trigger completion), §2.6 R-EXPECT, §3.2 B11; PTX ISA,
-    /// *mbarrier.expect_tx*, *Phase Completion*; libcu++ docs `barrier/barrier_expect_tx.html`.
+    /// PTX ISA 9.1, §9.7.13.15.5.1 *expect-tx operation* (the whole definition, which has no
+    /// completion step):
+    ///
+    /// > "The expect-tx operation, with an `expectCount` argument, increases the tx-count of an
+    /// > mbarrier object by the value specified by `expectCount`. This sets the current phase of
+    /// > the mbarrier object to expect and track the completion of additional asynchronous
+    /// > transactions."
+    ///
+    /// whereas an arrive-on (PTX ISA 9.1, §9.7.13.15.7) and a complete-tx (§9.7.13.15.5.2) each end
+    /// with the step:
+    ///
+    /// > "If the current phase has been completed then the mbarrier transitions to the next phase."
+    ///
+    /// Also: semantics.md §1.3 (expect_tx does not trigger completion), §2.6 R-EXPECT, §3.2 B11;
+    /// PTX ISA, *Phase Completion of the mbarrier object*; libcu++ docs
+    /// `barrier/barrier_expect_tx.html`.
     code: "PC217",
     name: "expect-without-arrival",
     class: Ub,

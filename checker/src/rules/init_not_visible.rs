@@ -79,9 +79,25 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §6.4 R-INITVIS, §2.12, §3.2 B1; CUDA Programming Guide, *Asynchronous Barriers
-    /// > Initialization*; PTX ISA, *mbarrier.init*, *membar/fence* (`fence.mbarrier_init`); CUTLASS
-    /// `cutlass/arch/barrier.h` (`fence_barrier_init`).
+    /// PTX ISA 9.1, §9.7.13.15.3 *Lifecycle of the mbarrier object*:
+    ///
+    /// > "The mbarrier object must be initialized prior to use."
+    ///
+    /// PTX ISA 9.1, §9.7.13.4 *membar / fence*:
+    ///
+    /// > "When `.op_restrict` is `.mbarrier_init`, the synchronizing effect of the fence only
+    /// > applies to the prior `mbarrier.init` operations executed by the same thread on mbarrier
+    /// > objects in `.shared::cta` state space."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §10.26.3 *Bootstrap Initialization, Expected Arrival Count,
+    /// and Participation*:
+    ///
+    /// > "This poses a bootstrapping challenge in that threads must synchronize before
+    /// > participating in the `cuda::barrier`, but threads are creating a `cuda::barrier` in order
+    /// > to synchronize."
+    ///
+    /// Also: semantics.md §6.4 R-INITVIS, §2.12, §3.2 B1; CUTLASS `cutlass/arch/barrier.h`
+    /// (`fence_barrier_init`).
     code: "PC201",
     name: "init-not-visible",
     class: Ub,

@@ -71,7 +71,12 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.2 (model for inval), L1; PTX ISA, *mbarrier.inval*.
+    /// PTX ISA 9.1, §9.7.13.15.10 *mbarrier.inval*:
+    ///
+    /// > "Performing any mbarrier operation except `mbarrier.init` on a memory location that does
+    /// > not contain a valid mbarrier object, results in undefined behaviour."
+    ///
+    /// Also: semantics.md §1.2 (model for inval), L1.
     code: "PC203",
     name: "inval-in-use",
     class: Ub,

@@ -77,9 +77,21 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §6.3; PTX ISA §8.6 (*Proxies*), *membar/fence* (`fence.proxy.async`),
-    /// *cp.async.bulk* (*Async Proxy*); CUTLASS `sm90_epilogue_tma_warpspecialized.hpp`
-    /// (`fence_view_async_shared(); synchronize();`).
+    /// PTX ISA 9.1, §8.6 *Proxies*:
+    ///
+    /// > "A proxy fence is required to synchronize memory operations across different proxies."
+    ///
+    /// PTX ISA 9.1, §9.7.9.25.2 *Async Proxy*:
+    ///
+    /// > "Accessing the same memory location across multiple proxies needs a cross-proxy fence. For
+    /// > the async proxy, `fence.proxy.async` should be used to synchronize memory between generic
+    /// > proxy and the async proxy."
+    ///
+    /// > "The completion of a `cp{.reduce}.async.bulk` operation is followed by an implicit
+    /// > generic-async proxy fence."
+    ///
+    /// Also: semantics.md §6.3; PTX ISA, *membar / fence* (`fence.proxy.async`); CUTLASS
+    /// `sm90_epilogue_tma_warpspecialized.hpp` (`fence_view_async_shared(); synchronize();`).
     code: "PC301",
     name: "missing-proxy-fence",
     class: Race,

@@ -3,7 +3,11 @@
 //! Each rule module declares its rule with [`declare_rule!`]; the module's doc comment on the
 //! rule is its `phasecheck explain` text, its SARIF help and its section of docs/rules.md. A
 //! doc has the sections `What`, `Why`, `Example` (a failing protocol), `Fix` (the passing twin)
-//! and `Source` (semantics.md and the primary sources). Codes are stable: never renumber.
+//! and `Source`: the sentences the rule rests on, quoted word for word in `> "..."` blocks, each
+//! after a line naming its document, version and section (`PTX ISA 9.1, §9.7.13.15.10
+//! *mbarrier.inval*:`), or a line `Not an ISA rule: ...` naming what it rests on instead; then
+//! the other references. docs/semantics.md quotes the same sentences (tests/rule_sources.rs
+//! checks both). Codes are stable: never renumber.
 
 use serde::Serialize;
 

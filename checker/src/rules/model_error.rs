@@ -63,8 +63,12 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// language.md §3.1 (indexing out of range is an error reported at the offending statement),
-    /// §3.2 (division by zero is an error at run time of the model); semantics.md §0.1.
+    /// Not an ISA rule: it rests on the `.phase` language's own semantics (language.md §3.1:
+    /// indexing out of range is an error reported at the offending statement; §3.2: division by
+    /// zero is an error at run time of the model) and semantics.md §0.1. For a named barrier's id
+    /// the ISA gives the range, PTX ISA 9.1, §9.7.13.1 *bar, barrier*:
+    ///
+    /// > "Each CTA instance has sixteen barriers numbered `0..15`."
     code: "PC218",
     name: "model-error",
     class: Ub,

@@ -69,9 +69,14 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// PTX ISA, *bar.sync / bar.arrive / barrier* (a thread count must be a multiple of the warp
-    /// size; the instruction marks the arrival of the executing thread's warp); semantics.md
-    /// §9.1 ("Whole warps"); language.md §3.3.4 (`bar_sync`, `bar_arrive`).
+    /// PTX ISA 9.1, §9.7.13.1 *bar, barrier*:
+    ///
+    /// > "When specifying a thread count, the value must be a multiple of the warp size."
+    ///
+    /// > "`barrier{.cta}` instruction causes executing thread to wait for all non-exited threads
+    /// > from its warp and marks warps’ arrival at barrier."
+    ///
+    /// Also: semantics.md §9.1 ("Whole warps"); language.md §3.3.4 (`bar_sync`, `bar_arrive`).
     code: "PC219",
     name: "named-barrier-count",
     class: Ub,

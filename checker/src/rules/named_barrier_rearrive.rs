@@ -79,13 +79,25 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// PTX ISA, *barrier{.cta}*: "Operand b specifies the number of threads participating in
-    /// the barrier"; "barrier{.cta} instruction causes executing thread to wait for all
-    /// non-exited threads from its warp and marks warps' arrival at barrier" (each instruction
-    /// is one arrival of the warp, so a warp's second instruction is a second arrival: "care
-    /// must be taken to keep a warp from executing more barrier instructions than intended").
-    /// flash-attention `hopper/epilogue_fwd.hpp` (`CollectiveEpilogueFwd::store`); semantics.md
-    /// §9.1; language.md §3.3.4 (`bar_sync`, `bar_arrive`).
+    /// PTX ISA 9.1, §9.7.13.1 *bar, barrier*:
+    ///
+    /// > "Operand `b` specifies the number of threads participating in the barrier."
+    ///
+    /// > "Different warps may execute different forms of the `barrier{.cta}` instruction using the
+    /// > same barrier name and thread count."
+    ///
+    /// The ISA names one thread count per barrier name and says nothing of participants that give
+    /// different ones. On re-arrival, which this rule does not report, the same section:
+    ///
+    /// > "`barrier{.cta}` instruction causes executing thread to wait for all non-exited threads
+    /// > from its warp and marks warps’ arrival at barrier."
+    ///
+    /// > "Care must be taken to keep a warp from executing more `barrier{.cta}` instructions than
+    /// > intended (`barrier{.cta}.arrive` followed by any other `barrier{.cta}` instruction to the
+    /// > same barrier) prior to the reset of the barrier."
+    ///
+    /// Also: flash-attention `hopper/epilogue_fwd.hpp` (`CollectiveEpilogueFwd::store`);
+    /// semantics.md §9.1, §11; language.md §3.3.4 (`bar_sync`, `bar_arrive`).
     code: "PC212",
     name: "named-barrier-rearrive",
     class: Ub,

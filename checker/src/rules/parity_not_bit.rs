@@ -99,8 +99,13 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §2.8; language.md §3.3 (only the low bit of the parity counts); PTX ISA,
-    /// *mbarrier.test_wait/try_wait* (`phaseParity`); TileLang mbarrier guide (seed 003).
+    /// PTX ISA 9.1, §9.7.13.15.16 *mbarrier.test_wait / mbarrier.try_wait*:
+    ///
+    /// > "An even phase has integer parity 0 and an odd phase has integer parity of 1. So the valid
+    /// > values of `phaseParity` operand are 0 and 1."
+    ///
+    /// Also: semantics.md §2.8; language.md §3.3 (only the low bit of the parity counts); TileLang
+    /// mbarrier guide (seed 003).
     code: "PC404",
     name: "parity-not-bit",
     class: Perf,

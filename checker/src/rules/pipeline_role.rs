@@ -87,8 +87,24 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §4.2 P1, P3; libcu++ docs `pipeline/producer_acquire.html`,
-    /// `pipeline/consumer_wait.html`, `make_pipeline.html`.
+    /// Not an ISA rule: it rests on libcu++'s preconditions. libcu++ documentation,
+    /// *cuda::pipeline::producer_acquire* (`pipeline/producer_acquire.html`; `producer_commit.html`
+    /// says the same):
+    ///
+    /// > "If the calling thread is a consumer thread, the behavior is undefined."
+    ///
+    /// libcu++ documentation, *cuda::pipeline::consumer_wait* (`pipeline/consumer_wait.html`;
+    /// `consumer_release.html` says the same):
+    ///
+    /// > "If the calling thread is a producer thread, the behavior is undefined."
+    ///
+    /// CUDA Programming Guide (the restructured guide, `04-special-topics/pipelines.html`), §4.10.1
+    /// *Initialization*:
+    ///
+    /// > "In a partitioned pipeline, each participating thread is either a producer or a consumer
+    /// > and its role cannot change during the lifetime of the pipeline object."
+    ///
+    /// Also: semantics.md §4.2 P1, P3; libcu++ docs `make_pipeline.html`.
     code: "PC215",
     name: "pipeline-role",
     class: Ub,

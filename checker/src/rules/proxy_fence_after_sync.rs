@@ -81,10 +81,30 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// PTX ISA, *Memory Consistency Model*, *Causality Order* (*Proxy-preserved base causality
-    /// order*, quoted above); *membar/fence* (`fence.proxy.async`); semantics.md §6.3 ("Where
-    /// the fence may stand"); gpu.md "Proxy fences" (the H200 run, with date and command);
-    /// HazyResearch/ThunderKittens `kernels/attn/h100/h100.cu` and the TMA store wrapper.
+    /// PTX ISA 9.1, §8.9.5 *Causality Order*, *Proxy-preserved base causality order* (the one case
+    /// that names a fence):
+    ///
+    /// > "X and Y are aliases and there is an alias proxy fence along the base causality path from
+    /// > X to Y."
+    ///
+    /// PTX ISA 9.1, §9.7.13.4 *membar / fence*:
+    ///
+    /// > "A uni-directional proxy ordering from the from-proxykind to the to-proxykind establishes
+    /// > ordering between a prior memory access performed via the from-proxykind and a subsequent
+    /// > memory access performed via the to-proxykind."
+    ///
+    /// PTX ISA 9.4 or later, §9.7.15.4 *membar / fence* (a paragraph that 9.1 does not have; read
+    /// in a copy of the newer text):
+    ///
+    /// > "Bi-directional proxy fences do not directly synchronize with other fences in the sense
+    /// > that fences with .release or .acquire semantics do. Instead, bi-directional proxy fences
+    /// > take effect within a single thread and therefore do not have a .scope qualifier. Their
+    /// > cross-proxy synchronizing effect composes with other forms of synchronization according to
+    /// > the rules of the Memory Consistency Model."
+    ///
+    /// Also: semantics.md §6.3 ("Where the fence may stand"); gpu.md "Proxy fences" (the H200 run,
+    /// with date and command); HazyResearch/ThunderKittens `kernels/attn/h100/h100.cu` and the TMA
+    /// store wrapper.
     code: "PC406",
     name: "proxy-fence-after-sync",
     class: Perf,

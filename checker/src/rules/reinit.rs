@@ -75,7 +75,14 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.2 L2, L4, §3.2 B1; PTX ISA, *mbarrier.init*, *mbarrier.inval*.
+    /// PTX ISA 9.1, §9.7.13.15.9 *mbarrier.init*:
+    ///
+    /// > "The behavior of performing an `mbarrier.init` operation on a memory location containing a
+    /// > valid mbarrier object is undefined; invalidate the mbarrier object using `mbarrier.inval`
+    /// > first, before repurposing the memory location for any other purpose, including another
+    /// > mbarrier object."
+    ///
+    /// Also: semantics.md §1.2 L2, L4, §3.2 B1.
     code: "PC202",
     name: "reinit",
     class: Ub,

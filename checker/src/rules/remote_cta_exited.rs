@@ -90,11 +90,23 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.2 L7, §5.2 (`producer_tail`); PTX ISA §2.2.2 *Cluster of Cooperative Thread
-    /// Arrays*; CUDA Programming Guide, *Distributed Shared Memory*; CUTLASS `sm90_pipeline.hpp`
+    /// PTX ISA 9.1, §2.2.2 *Cluster of Cooperative Thread Arrays*:
+    ///
+    /// > "The executing CTA has to make sure that the shared memory of the peer CTA exists before
+    /// > communicating with it via shared memory and the peer CTA hasn’t exited before completing
+    /// > the shared memory operation."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §6.2.5 *Distributed Shared Memory*:
+    ///
+    /// > "The user also needs to ensure that all distributed shared memory operations happen before
+    /// > the exit of a thread block, e.g., if a remote thread block is trying to read a given
+    /// > thread block’s shared memory, user needs to ensure that the shared memory read by remote
+    /// > thread block is completed before it can exit."
+    ///
+    /// Also: semantics.md §1.2 L7, §5.2 (`producer_tail`); CUTLASS `sm90_pipeline.hpp`
     /// (`producer_tail`), `sm90_mma_tma_gmma_ss_warpspecialized.hpp` (`load_tail`);
-    /// triton-lang/triton issue #11730 and PR #11731 (`corpus/production/
-    /// triton_multicta_scalar_atomic.phase`).
+    /// triton-lang/triton issue #11730 and PR #11731
+    /// (`corpus/production/triton_multicta_scalar_atomic.phase`).
     code: "PC213",
     name: "remote-cta-exited",
     class: Ub,

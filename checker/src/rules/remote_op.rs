@@ -11,9 +11,9 @@ super::declare_rule! {
     ///
     /// PTX supports only the arrive-like operations on a barrier in another block's shared memory;
     /// waits, tests, init and inval must use the `.shared::cta` address of the executing block's
-    /// own barrier ("not supported" on `.shared::cluster`). A remote arrive also cannot return a
-    /// token, so remote parties cannot use tokens. Waiting on the issuing block's barrier instead
-    /// of one's own is the usual mistake in multicast code.
+    /// own barrier (its table says "Not supported" on `.shared::cluster`). A remote arrive also
+    /// cannot return a token, so remote parties cannot use tokens. Waiting on the issuing block's
+    /// barrier instead of one's own is the usual mistake in multicast code.
     ///
     /// # Example
     ///
@@ -78,8 +78,20 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.2 L5, L6, §2.3; PTX ISA, *mbarrier* (table *mbarrier support with shared
-    /// memory*), *mbarrier.test_wait/try_wait*.
+    /// PTX ISA 9.1, §9.7.13.15 *mbarrier*:
+    ///
+    /// > "One-way synchronization of threads across CTAs of a cluster. As noted in mbarrier support
+    /// > with shared memory, threads can perform only arrive operations but not `*_wait` on an
+    /// > mbarrier located in `shared::cluster` space."
+    ///
+    /// The table of §9.7.13.15.8 *mbarrier support with shared memory* marks the operations other
+    /// than `mbarrier.arrive`, `mbarrier.expect_tx` and `mbarrier.complete_tx` "Not supported" on
+    /// `.shared::cluster`. PTX ISA 9.1, §9.7.13.15.13 *mbarrier.arrive*:
+    ///
+    /// > "`mbarrier.arrive` operation on an mbarrier object located in `.shared::cluster` but not
+    /// > in `.shared::cta` cannot return a value."
+    ///
+    /// Also: semantics.md §1.2 L5, L6, §2.3.
     code: "PC214",
     name: "remote-op",
     class: Ub,

@@ -76,11 +76,26 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §6.1 ("Same-value stores"); PTX ISA, *Memory Consistency Model* (*Data
-    /// races*: the definition; *Memory operations*, *Coherence*: a read returns the value of
-    /// some write, in one order per location); D. Lustig, S. Sahasrabuddhe, O. Giroux, *A
-    /// Formal Analysis of the NVIDIA PTX Memory Consistency Model*, ASPLOS 2019 (PTX, unlike
-    /// C++, gives racy programs defined semantics).
+    /// PTX ISA 9.1, §8 *Memory Consistency Model*:
+    ///
+    /// > "In the absence of any constraint, each read operation returns the value committed by some
+    /// > write operation to the same memory location, including the initial write to that memory
+    /// > location."
+    ///
+    /// PTX ISA 9.1, §8.7.2 *Limitations on Mixed-size Data-races*:
+    ///
+    /// > "The axioms in the memory consistency model do not apply if a PTX program contains one or
+    /// > more mixed-size data-races. But these axioms are sufficient to describe the behavior of a
+    /// > PTX program with only uniform-size data-races."
+    ///
+    /// PTX ISA 9.1, §8.7.1 *Conflict and Data-races*:
+    ///
+    /// > "Two conflicting memory operations are said to be in a data-race if they are not related
+    /// > in causality order and they are not morally strong."
+    ///
+    /// Also: semantics.md §6.1 ("Same-value stores"); D. Lustig, S. Sahasrabuddhe, O. Giroux, *A
+    /// Formal Analysis of the NVIDIA PTX Memory Consistency Model*, ASPLOS 2019 (PTX, unlike C++,
+    /// gives racy programs defined semantics).
     code: "PC405",
     name: "same-value-store",
     class: Perf,

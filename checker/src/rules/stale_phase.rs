@@ -101,8 +101,17 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §2.8 (parity form, aliasing table, re-waiting), §0.1 (`stale-phase`); PTX ISA,
-    /// *mbarrier.test_wait/try_wait* (`.parity`); CUTLASS `sm90_pipeline.hpp` (`PipelineState`).
+    /// PTX ISA 9.1, §9.7.13.15.16 *mbarrier.test_wait / mbarrier.try_wait*:
+    ///
+    /// > "The `.parity` variant of the instructions test for the completion of the phase indicated
+    /// > by the operand `phaseParity`, which is the integer parity of either the current phase or
+    /// > the immediately preceding phase of the mbarrier object."
+    ///
+    /// > "Note: the use of the `.parity` variants of the instructions requires tracking the phase
+    /// > of an mbarrier object throughout its lifetime."
+    ///
+    /// Also: semantics.md §2.8 (parity form, aliasing table, re-waiting), §0.1 (`stale-phase`);
+    /// CUTLASS `sm90_pipeline.hpp` (`PipelineState`).
     code: "PC302",
     name: "stale-phase",
     class: Race,

@@ -72,9 +72,26 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §2.8 (token form), §3.2 B5; C++ [thread.barrier.class] `wait` precondition;
-    /// CUDA Programming Guide, *Asynchronous Barriers > A Barrier's Phase*; PTX ISA,
-    /// *mbarrier.test_wait/try_wait*.
+    /// PTX ISA 9.1, §9.7.13.15.16 *mbarrier.test_wait / mbarrier.try_wait*, of the phase a wait
+    /// tests:
+    ///
+    /// > "Specified by the 64-bit unsigned integer operand `state`, which was returned by an
+    /// > `mbarrier.arrive` instruction on the same mbarrier object during the current or the
+    /// > immediately preceding phase."
+    ///
+    /// PTX ISA 9.1, §9.7.13.15.13 *mbarrier.arrive*:
+    ///
+    /// > "Contents of the `state` operand are implementation specific."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §10.26.4 *A Barrier’s Phase: Arrival, Countdown,
+    /// Completion, and Reset*:
+    ///
+    /// > "`bar.wait()` must only be called using a `token` object of the current phase or the
+    /// > immediately preceding phase. For any other values of the `token` object, the behavior is
+    /// > undefined."
+    ///
+    /// Also: semantics.md §2.8 (token form), §3.2 B5; C++ [thread.barrier.class] `wait`
+    /// precondition.
     code: "PC209",
     name: "stale-token",
     class: Ub,

@@ -71,8 +71,14 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §0.1 (PERF); CUDA Programming Guide, *Asynchronous Barriers* (to synchronise a
-    /// whole block or warp, `__syncthreads()` and `__syncwarp()` perform better).
+    /// Not an ISA rule: a cost lint resting on the Programming Guide's advice. CUDA C++ Programming
+    /// Guide 13.1, §10.26.3 *Bootstrap Initialization, Expected Arrival Count, and Participation*:
+    ///
+    /// > "If the intention of the user is to synchronize a full thread block or a full warp we
+    /// > recommend using `__syncthreads()` and `__syncwarp(mask)` respectively for performance
+    /// > reasons."
+    ///
+    /// Also: semantics.md §0.1 (PERF).
     code: "PC403",
     name: "syncthreads-would-do",
     class: Perf,

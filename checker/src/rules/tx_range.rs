@@ -74,8 +74,18 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.1 R-RANGE, §2.4, §2.6, §3.2 B10, B11; PTX ISA, *Contents of the mbarrier
-    /// object*, *mbarrier.expect_tx*; libcu++ `barrier_arrive_tx.h`, `barrier_expect_tx.h`.
+    /// PTX ISA 9.1, §9.7.13.15.2 *Contents of the mbarrier object*:
+    ///
+    /// > "Count of pending asynchronous memory operations (or transactions) tracked by the current
+    /// > phase of the mbarrier object. This is also referred to as tx-count."
+    ///
+    /// > "The valid range of each of the counts is as shown below:"
+    ///
+    /// Its table gives the tx-count the range -(2^20 - 1) to 2^20 - 1. PTX names no consequence of
+    /// leaving it; the rule reads it as undefined (semantics.md §1.1 R-RANGE).
+    ///
+    /// Also: semantics.md §2.4, §2.6, §3.2 B10, B11; PTX ISA, *mbarrier.expect_tx*; libcu++
+    /// `barrier_arrive_tx.h`, `barrier_expect_tx.h`.
     code: "PC205",
     name: "tx-range",
     class: Ub,

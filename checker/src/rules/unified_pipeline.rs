@@ -72,8 +72,16 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §4.2; CUDA Programming Guide, *Pipelines > Unified vs Partitioned* (prefer the
-    /// thread-local pipeline).
+    /// Not an ISA rule: a cost lint resting on the Programming Guide's advice. CUDA Programming
+    /// Guide (the restructured guide, `04-special-topics/pipelines.html`), §4.10.1
+    /// *Initialization*:
+    ///
+    /// > "To support partitioning, a shared `cuda::pipeline` incurs additional overheads, including
+    /// > using a set of shared memory barriers per stage for synchronization. These are used even
+    /// > when the pipeline is unified and could use `__syncthreads()` instead. Thus, it is
+    /// > preferable to use thread-local pipelines which avoid these overheads when possible."
+    ///
+    /// Also: semantics.md §4.2.
     code: "PC401",
     name: "unified-pipeline",
     class: Perf,

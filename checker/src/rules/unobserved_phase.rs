@@ -80,9 +80,20 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.4 R-CONSUME, §3.2 B4, B6; PTX ISA, *mbarrier* (*Phase of the mbarrier
-    /// object* / *Primary phase*); CUDA Programming Guide, *Asynchronous Barriers > A Barrier's
-    /// Phase*.
+    /// PTX ISA 9.1, §9.7.13.15.4 *Phase of the mbarrier object*:
+    ///
+    /// > "For each phase of the mbarrier object, at least one test_wait or try_wait operation must
+    /// > be performed which returns `True` for `waitComplete` before an arrive-on operation in the
+    /// > subsequent phase."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §10.26.4 *A Barrier’s Phase: Arrival, Countdown,
+    /// Completion, and Reset*:
+    ///
+    /// > "After barrier initialization, if a thread’s call to `bar.arrive()` causes the countdown
+    /// > to reach zero then a call to `bar.wait(std::move(token))` must happen before the barrier
+    /// > can be reused for a subsequent call to `bar.arrive()`."
+    ///
+    /// Also: semantics.md §1.4 R-CONSUME, §3.2 B4, B6.
     code: "PC207",
     name: "unobserved-phase",
     class: Ub,

@@ -53,7 +53,8 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// phasecheck's own convention (docs/ci.md, *Suppressions*); not a GPU rule.
+    /// Not an ISA rule: phasecheck's own convention for suppressions (docs/ci.md, *Suppressions*),
+    /// after ruff's `RUF100` and clippy's `unfulfilled_lint_expectations`; not a GPU rule.
     code: "PC490",
     name: "unused-suppression",
     class: Perf,

@@ -75,9 +75,18 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §1.2 L1, §3.2 B1; PTX ISA, *mbarrier* (*Lifecycle*), *mbarrier.init*,
-    /// *mbarrier.inval*; libcu++ `barrier_block_scope.h` (init is mandatory for `__shared__`
-    /// barriers).
+    /// PTX ISA 9.1, §9.7.13.15 *mbarrier*:
+    ///
+    /// > "Performing any mbarrier operation except `mbarrier.init` on an uninitialized mbarrier
+    /// > object results in undefined behavior."
+    ///
+    /// PTX ISA 9.1, §9.7.13.15.10 *mbarrier.inval*:
+    ///
+    /// > "Performing any mbarrier operation except `mbarrier.init` on a memory location that does
+    /// > not contain a valid mbarrier object, results in undefined behaviour."
+    ///
+    /// Also: semantics.md §1.2 L1, §3.2 B1; PTX ISA, *Lifecycle of the mbarrier object*; libcu++
+    /// `barrier_block_scope.h` (init is mandatory for `__shared__` barriers).
     code: "PC200",
     name: "use-before-init",
     class: Ub,

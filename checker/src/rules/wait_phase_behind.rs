@@ -101,8 +101,13 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §2.8 (aliasing table, T = P-2), §1.4, W2; PTX ISA,
-    /// *mbarrier.test_wait/try_wait*.
+    /// PTX ISA 9.1, §9.7.13.15.16 *mbarrier.test_wait / mbarrier.try_wait*:
+    ///
+    /// > "The test_wait and try_wait operations are valid only for :
+    /// > - the current incomplete phase, for which `waitComplete` returns `False`.
+    /// > - the immediately preceding phase, for which `waitComplete` returns `True`."
+    ///
+    /// Also: semantics.md §2.8 (aliasing table, T = P-2), §1.4, W2.
     code: "PC210",
     name: "wait-phase-behind",
     class: Ub,

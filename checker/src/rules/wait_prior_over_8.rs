@@ -65,8 +65,17 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §4.1; libcu++ `cuda/pipeline` (`pipeline_consumer_wait_prior`, the cap at 8);
-    /// PTX ISA, *cp.async.wait_group*.
+    /// PTX ISA 9.1, §9.7.9.25.3.3 *cp.async.wait_group / cp.async.wait_all*, what the wait waits
+    /// for:
+    ///
+    /// > "`cp.async.wait_group` instruction will cause executing thread to wait till only `N` or
+    /// > fewer of the most recent cp.async-groups are pending and all the prior cp.async-groups
+    /// > committed by the executing threads are complete."
+    ///
+    /// The cap at 8 is libcu++'s, not the ISA's: libcu++ `cuda/pipeline`
+    /// (`pipeline_consumer_wait_prior`) passes `min(N, 8)` to it.
+    ///
+    /// Also: semantics.md §4.1.
     code: "PC402",
     name: "wait-prior-over-8",
     class: Perf,

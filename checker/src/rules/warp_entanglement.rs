@@ -73,8 +73,27 @@ super::declare_rule! {
     ///
     /// # Source
     ///
-    /// semantics.md §4.3, W1, W6; CUDA Programming Guide, *Asynchronous Barriers > Warp
-    /// Entanglement* and *Pipelines > Warp Entanglement*.
+    /// Not an ISA rule: a cost lint resting on the Programming Guide. CUDA C++ Programming Guide
+    /// 13.1, §10.27.6.5 *Warp Entanglement - Arrive-On*:
+    ///
+    /// > "Warp-divergence affects the number of times an `arrive_on(bar)` operation updates the
+    /// > barrier. If the invoking warp is fully converged, then the barrier is updated once. If the
+    /// > invoking warp is fully diverged, then 32 individual updates are applied to the barrier."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §10.27.6.3 *Warp Entanglement - Commit*:
+    ///
+    /// > "The commit operation is coalesced such that the sequence is incremented once for all
+    /// > converged threads that invoke the commit operation. If the warp is fully converged, the
+    /// > sequence is incremented by one; if the warp is fully diverged, the sequence is incremented
+    /// > by 32."
+    ///
+    /// CUDA C++ Programming Guide 13.1, §10.27.6.6 *Keep Commit and Arrive-On Operations
+    /// Converged*:
+    ///
+    /// > "When code preceding these operations diverges threads, then the warp should be
+    /// > re-converged, via `__syncwarp` before invoking commit or arrive-on operations."
+    ///
+    /// Also: semantics.md §4.3, W1, W6; CUDA Programming Guide, *Pipelines > Warp Entanglement*.
     code: "PC400",
     name: "warp-entanglement",
     class: Perf,
