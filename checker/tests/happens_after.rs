@@ -271,8 +271,8 @@ fn a_cluster_arrive_carries_what_its_thread_observed() {
     assert_flags(&released_to_a_peer("cta", "scope cluster"), "data-race");
 }
 
-/// PTX "Morally strong operations": "Both operations are performed with a scope that includes
-/// the thread executing the other operation." A `.acquire.cta` wait does not include the
+/// PTX "Morally strong operations": "each operation is strong and specifies a scope that
+/// includes the thread executing the other operation." A `.acquire.cta` wait does not include the
 /// arriving thread of the peer block, so a `.release.cluster` arrive does not synchronize
 /// with it (litmus `mp_mbarrier_remote_cta_acquire`).
 #[test]

@@ -73,11 +73,11 @@ impl Exec<'_, '_> {
     /// `t` acquires from `obj` at scope `scope` (a wait that returned): it happens after every
     /// kept access published there by a completed release that is morally strong with it.
     /// PTX "Morally strong operations": "Two operations are said to be morally strong relative
-    /// to each other if they satisfy all of the following conditions: ... Both operations are
-    /// performed with a scope that includes the thread executing the other operation" (for an
-    /// mbarrier, the object is in the waiter's CTA; the arrive chain on it is one atomic
-    /// object, so only the arrive's and the wait's scopes are weighed, as the memory-model
-    /// oracle does).
+    /// to each other if they satisfy all of the following conditions: ... each operation is
+    /// strong and specifies a scope that includes the thread executing the other operation"
+    /// (for an mbarrier, the object is in the waiter's CTA; the arrive chain on it is one
+    /// atomic object, so only the arrive's and the wait's scopes are weighed, as the
+    /// memory-model oracle does).
     pub(super) fn acquire(&mut self, t: u32, obj: SyncObj, scope: Level) {
         let m = self.m;
         let here = m.block_of(t);
