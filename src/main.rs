@@ -17,7 +17,24 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Die of SIGPIPE when the reader of standard output goes away (`phasecheck verify ... | head`),
+/// as other command-line tools do, instead of panicking in `println!` on the broken pipe: Rust
+/// ignores SIGPIPE by default, so every write would fail with EPIPE.
+#[cfg(unix)]
+fn die_quietly_on_closed_stdout() {
+    // SAFETY: called first thing in `main`, before any other thread exists; setting a signal's
+    // disposition to SIG_DFL installs no handler code, so there is nothing to be unsafe about
+    // beyond the FFI call itself.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn die_quietly_on_closed_stdout() {}
+
 fn main() -> ExitCode {
+    die_quietly_on_closed_stdout();
     let cli = cli::Cli::parse();
     let code = match cli.command {
         cli::Command::Verify(args) => cmd::verify::run(&args),

@@ -461,3 +461,33 @@ fn dot_without_a_deadlock_says_so() {
     let err = err.replace(dot.to_str().unwrap(), "FILE.dot");
     insta::assert_snapshot!("verify_dot_without_deadlock", err);
 }
+
+/// A reader that goes away (`phasecheck verify ... | head -1`) ends the run quietly by SIGPIPE,
+/// as other command-line tools do; it used to panic in `println!` (exit 101, a backtrace on
+/// standard error).
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let p = write("closed_stdout.phase", DEADLOCK);
+    let mut child = bin()
+        .arg("verify")
+        .arg(&p)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the report is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        // SIGPIPE is 13 on Linux and the BSDs; exit code 1 (the verdict) if the report fitted
+        // into the pipe before it closed.
+        out.status.signal() == Some(13) || out.status.code() == Some(1),
+        "{:?}: {stderr}",
+        out.status
+    );
+}
