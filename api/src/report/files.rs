@@ -1,6 +1,6 @@
 //! The result of `phasecheck lint`: one entry per file, the value every lint format renders.
 
-use crate::cli::Exit;
+use crate::args::Exit;
 use checker::{Report, Severity, Verdict};
 use protocols::ir::Program;
 use protocols::{LoadErrors, SourceFile};

@@ -17,8 +17,8 @@ mod gpu;
 pub mod operators;
 mod report;
 
+use crate::args::{Exit, Format, MutateArgs, TimeLimit};
 use crate::budget::Budget;
-use crate::cli::{Exit, Format, MutateArgs, TimeLimit};
 use crate::config;
 use crate::expectations;
 use crate::status::Status;

@@ -9,7 +9,7 @@
 //! [`GpuOutcome`] as JSON.
 
 use super::{GpuState, MutantResult, Prepared, Verdict4};
-use crate::cli::{Exit, Format, MutateArgs};
+use crate::args::{Exit, Format, MutateArgs};
 use crate::cmd::confirm::report::{FindingResult, Outcome};
 use crate::cmd::confirm::{self, ReplayFailed, Replayer};
 use crate::cmd::fuzz::{self, FuzzError, FuzzPlan, FuzzSummary, NotRun, WatchdogReport};

@@ -7,8 +7,8 @@
 //! wins) -> verdict. Exit: 2 bad input or configuration, else 1 errors (or warnings with
 //! `-D warnings`), else 3 inconclusive, else 0.
 
+use crate::args::{Exit, LintArgs, LintFormat};
 use crate::budget::Budget;
-use crate::cli::{Exit, LintArgs, LintFormat};
 use crate::config::{self, Config, Level, Limits, Target};
 use crate::report::files::{self, FileResult, Outcome, Summary};
 use crate::status::Status;

@@ -2,7 +2,7 @@
 //! docs/ci.md "phasecheck mutate" documents it; tests/cli_mutate.rs pins its shape).
 
 use super::{BadFile, Checked, FileRun, GpuState, MutantResult, Verdict4};
-use crate::cli::{Exit, MutateArgs};
+use crate::args::{Exit, MutateArgs};
 use serde_json::{Value, json};
 use std::fmt::Write;
 

@@ -1,7 +1,7 @@
 //! `phasecheck verify PATH...`: load, check, report (folders: every `.phase` file below).
 
+use crate::args::{Exit, Format, VerifyArgs};
 use crate::budget::Budget;
-use crate::cli::{Exit, Format, VerifyArgs};
 use crate::report;
 use crate::report::files::{self, FileResult, Outcome};
 use crate::status::Status;

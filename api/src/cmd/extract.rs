@@ -1,7 +1,7 @@
 //! `phasecheck extract KERNEL.ptx --block X[,Y,Z] ...`: a kernel's PTX as a `.phase` protocol
 //! (crate `ptx`, docs/ptx.md), and the `.ptx` handling of `verify` (the same options).
 
-use crate::cli::{Exit, parse_param};
+use crate::args::{Exit, parse_param};
 use checker::Report;
 use clap::Args;
 use protocols::SourceFile;
@@ -136,7 +136,7 @@ pub fn run(args: &ExtractArgs) -> Exit {
 
 /// For `verify`: a `.ptx` file becomes the text of its extracted protocol (reported under the
 /// `.ptx` name); other files pass through.
-pub fn for_verify(
+pub(crate) fn for_verify(
     file: SourceFile,
     path: &Path,
     a: &PtxArgs,

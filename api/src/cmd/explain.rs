@@ -1,6 +1,6 @@
 //! `phasecheck explain RULE`: a rule's full doc, by name or code.
 
-use crate::cli::{Exit, ExplainArgs};
+use crate::args::{Exit, ExplainArgs};
 use checker::Rule;
 
 /// A rule's doc as Markdown: the doc comment with rustdoc's one leading space removed.

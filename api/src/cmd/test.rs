@@ -4,8 +4,8 @@
 //! The judging logic is shared with the corpus test (tests/corpus.rs): see
 //! `crate::expectations`.
 
+use crate::args::{Exit, TestArgs};
 use crate::budget::Budget;
-use crate::cli::{Exit, TestArgs};
 use crate::config;
 use crate::expectations::{self, Case, KnownGaps, Status as CaseStatus};
 use crate::status::Status;

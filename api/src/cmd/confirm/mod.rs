@@ -13,7 +13,7 @@ mod obstacle;
 mod plan;
 pub(crate) mod report;
 
-use crate::cli::{ConfirmArgs, Exit, Format, GpuArgs};
+use crate::args::{ConfirmArgs, Exit, Format, GpuArgs};
 use crate::cmd::fuzz::{self, Accumulator};
 use crate::cmd::lower::report_lower_error;
 use aim::AimedFuzz;
@@ -885,7 +885,7 @@ mod tests {
 
     /// The error-level findings of a corpus file, its program and its confirm-mode lowering.
     pub(super) fn findings(path: &str) -> (Program, Lowered, Vec<Finding>) {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(path);
         let text = std::fs::read_to_string(&path).expect("corpus file");
         findings_of(SourceFile::new(path.display().to_string(), text))
     }
@@ -914,7 +914,7 @@ mod tests {
     /// several kernels (what `confirm` and `mutate --gpu` report for it without a GPU).
     #[test]
     fn a_file_of_several_kernels_is_not_lowered_for_its_replay() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
             .join("corpus/domains/memsync_domains.phase");
         let text = std::fs::read_to_string(&path).expect("corpus file");
         let file = SourceFile::new("memsync_domains.phase", text);
@@ -1084,7 +1084,7 @@ mod tests {
             let file = SourceFile::new(
                 path,
                 std::fs::read_to_string(
-                    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path),
+                    std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(path),
                 )
                 .unwrap(),
             );
@@ -1111,8 +1111,10 @@ mod tests {
         let (program, lowered, errors) = findings(path);
         let file = SourceFile::new(
             path,
-            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
-                .unwrap(),
+            std::fs::read_to_string(
+                std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(path),
+            )
+            .unwrap(),
         );
         let f = errors
             .iter()
@@ -1227,7 +1229,8 @@ mod obstacle_tests {
     /// Every corpus hazard's error findings with their obstacles, as
     /// `dir: rule -> [classes]`, for the files that lower in confirm mode.
     fn corpus_obstacles() -> Vec<(String, String, Vec<ObstacleClass>, Vec<Obstacle>)> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/hazards");
+        let root =
+            std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join("corpus/hazards");
         let mut dirs: Vec<_> = std::fs::read_dir(&root)
             .expect("corpus/hazards")
             .flatten()

@@ -259,7 +259,7 @@ impl Config {
             }
             Some(RawSize::Bytes(n)) => Some(n),
             Some(RawSize::Text(t)) => Some(
-                crate::cli::parse_size(&t)
+                crate::args::parse_size(&t)
                     .map_err(|e| err(format!("key `limits.max-memory`: {e}")))?,
             ),
         };

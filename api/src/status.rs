@@ -45,7 +45,7 @@ impl Mode {
                 return Err(format!("{INTERVAL_VAR} is not UTF-8"));
             }
             Ok(v) => {
-                crate::cli::parse_time_limit(&v)
+                crate::args::parse_time_limit(&v)
                     .map_err(|e| format!("{INTERVAL_VAR}: {e}"))?
                     .0
             }

@@ -2,7 +2,7 @@
 
 use super::aim::AimedFuzz;
 use super::obstacle::Obstacle;
-use crate::cli::Format;
+use crate::args::Format;
 use crate::cmd::fuzz;
 use checker::Finding;
 use protocols::SourceFile;

@@ -2,7 +2,7 @@
 //! each) with fresh seeds until the time is up; report hangs per statement, stale reads per
 //! buffer and statement, throughput, and the first seed that showed each hazard.
 
-use crate::cli::{Exit, Format, FuzzArgs, GpuArgs};
+use crate::args::{Exit, Format, FuzzArgs, GpuArgs};
 use crate::cmd::lower::report_lower_error;
 use gpu_harness::decode::{
     BarrierState, EventKind, LaunchResult, OutLayout, Positions, Stamp, thread_ranges,
@@ -1244,7 +1244,7 @@ mod tests {
     /// (statement ids run across kernels), without a GPU.
     #[test]
     fn several_kernels_decode_per_kernel_statement() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
             .join("corpus/domains/memsync_domains.phase");
         let file = SourceFile::new(
             "memsync_domains.phase",

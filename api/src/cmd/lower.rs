@@ -1,6 +1,6 @@
 //! `phasecheck lower FILE [-o kernel.cu]`: the protocol as a CUDA C++ stress kernel.
 
-use crate::cli::{Exit, LowerArgs};
+use crate::args::{Exit, LowerArgs};
 use crate::report;
 use gpu_harness::lower::{self, LowerOptions, Mode};
 use protocols::SourceFile;

@@ -9,7 +9,7 @@ pub mod json;
 pub mod load_errors;
 pub mod sarif;
 
-use crate::cli::Exit;
+use crate::args::Exit;
 use checker::{Report, Severity, Verdict};
 
 /// `1 file`, `2 files`, `0 errors`.

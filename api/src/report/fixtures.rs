@@ -7,7 +7,7 @@
 //! independently of the search.
 
 use super::files::{self, FileResult, Outcome, Summary};
-use crate::cli::Exit;
+use crate::args::Exit;
 use checker::rules;
 use checker::{
     Actor, Finding, FoundBy, Incomplete, Label, Party, PartyStatus, Report, Schedule, Severity,

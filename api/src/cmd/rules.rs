@@ -1,6 +1,6 @@
 //! `phasecheck rules`: the rule catalogue as a table, JSON, or the Markdown of docs/rules.md.
 
-use crate::cli::{Exit, RulesArgs, RulesFormat};
+use crate::args::{Exit, RulesArgs, RulesFormat};
 use checker::Rule;
 use serde_json::json;
 

@@ -1,0 +1,14 @@
+//! `phasecheck_api`: the commands of `phasecheck` as a library. The `phasecheck` binary and the
+//! Python package (`python/`) are thin faces over it.
+//!
+//! Each command has a module under [`cmd`] whose `run` takes that command's options
+//! ([`args`]) and prints what the command line prints; the typed functions at the root
+//! ([`verify`], [`verify_ptx`], [`lint`], ...) return report values instead.
+
+pub mod args;
+pub mod budget;
+pub mod cmd;
+pub mod config;
+pub mod expectations;
+pub mod report;
+pub mod status;
