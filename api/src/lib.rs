@@ -7,8 +7,11 @@
 
 pub mod args;
 pub mod budget;
+mod checks;
 pub mod cmd;
 pub mod config;
 pub mod expectations;
 pub mod report;
 pub mod status;
+
+pub use checks::{Checked, Error, VerifyOptions, extract, lint, verify, verify_ptx, verify_text};

@@ -257,10 +257,44 @@ fn bad(msg: impl std::fmt::Display) -> Exit {
     Exit::BadInput
 }
 
+/// What `lint` found: every file's result (in the order of the files) and the exit code.
+pub struct Linted {
+    pub results: Vec<FileResult>,
+    pub exit: Exit,
+}
+
 pub fn run(args: &LintArgs) -> Exit {
+    let Linted { results, exit } = match check(args) {
+        Ok(l) => l,
+        Err(e) => return bad(e),
+    };
+    let text = match args.format {
+        LintFormat::Human => files::human(&results, exit, args.output.is_none() && use_color()),
+        LintFormat::Json => pretty(&files::json(&results, exit)),
+        LintFormat::Sarif => pretty(&crate::report::sarif::render(&results, exit as u8)),
+        LintFormat::Github => crate::report::github::render(&results),
+    };
+    match &args.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, text) {
+                return bad(format!("cannot write {}: {e}", path.display()));
+            }
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error of the lint.
+            let _ = stdout.write_all(text.as_bytes());
+        }
+    }
+    exit
+}
+
+/// Find the files, check them in parallel; the error is a usage or configuration error (the
+/// message to print after `error: `). A file that does not load is a result, not an error.
+pub fn check(args: &LintArgs) -> Result<Linted, String> {
     let cli = match cli_levels(args) {
         Ok(c) => c,
-        Err(e) => return bad(e),
+        Err(e) => return Err(e.to_string()),
     };
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
@@ -269,23 +303,23 @@ pub fn run(args: &LintArgs) -> Exit {
     };
     let files = match collect_files(&paths) {
         Ok(f) => f,
-        Err(e) => return bad(e),
+        Err(e) => return Err(e.to_string()),
     };
     if files.is_empty() {
         let shown: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
-        return bad(format!("no .phase files under {}", shown.join(", ")));
+        return Err(format!("no .phase files under {}", shown.join(", ")));
     }
     // Configuration: one file for all (`--config`), or the nearest one per file.
     let forced = match &args.config {
         Some(p) => match Config::load(p) {
             Ok(c) => Some(Arc::new(c)),
-            Err(e) => return bad(e),
+            Err(e) => return Err(e.to_string()),
         },
         None => None,
     };
     let mode = match crate::status::Mode::from_env() {
         Ok(m) => m,
-        Err(e) => return bad(e),
+        Err(e) => return Err(e.to_string()),
     };
     let workers = args
         .jobs
@@ -314,7 +348,7 @@ pub fn run(args: &LintArgs) -> Exit {
         } else {
             match finder.for_file(&path) {
                 Ok(c) => c,
-                Err(e) => return bad(e),
+                Err(e) => return Err(e.to_string()),
             }
         };
         jobs.push(Job {
@@ -334,7 +368,7 @@ pub fn run(args: &LintArgs) -> Exit {
             .iter()
             .any(|j| std::fs::read_to_string(&j.path).is_ok_and(|t| declares_param(&t, name)));
         if !used {
-            return bad(format!(
+            return Err(format!(
                 "--param {name}: no checked file declares `param {name}`"
             ));
         }
@@ -343,25 +377,7 @@ pub fn run(args: &LintArgs) -> Exit {
     drop(jobs);
     drop(status);
     let exit = Summary::of(&results).exit(cli.deny_warnings);
-    let text = match args.format {
-        LintFormat::Human => files::human(&results, exit, args.output.is_none() && use_color()),
-        LintFormat::Json => pretty(&files::json(&results, exit)),
-        LintFormat::Sarif => pretty(&crate::report::sarif::render(&results, exit as u8)),
-        LintFormat::Github => crate::report::github::render(&results),
-    };
-    match &args.output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, text) {
-                return bad(format!("cannot write {}: {e}", path.display()));
-            }
-        }
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error of the lint.
-            let _ = stdout.write_all(text.as_bytes());
-        }
-    }
-    exit
+    Ok(Linted { results, exit })
 }
 
 /// `f` over `items` on `workers` threads of their own; results in the order of `items`.

@@ -7,6 +7,7 @@ use crate::report::files::{self, FileResult, Outcome};
 use crate::status::Status;
 use checker::{CheckOptions, Schedule};
 use protocols::SourceFile;
+use protocols::ir::Program;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -168,16 +169,14 @@ pub fn run(args: &VerifyArgs) -> Exit {
             }
         } else {
             let search = status.search(file.name.clone(), options.max_memory_bytes);
-            // Suppressed findings do not stop the search (`checker::goal`).
-            let options = checker::CheckOptions {
-                goal: checker::lints::suppress::goal(&program, &file),
-                ..options.clone()
-            };
-            let mut result =
-                checker::check_with_progress(&program, &options, Some(&|p| search.update(p)));
+            let result = check_program(
+                &program,
+                &file,
+                &options,
+                &budget,
+                Some(&|p| search.update(p)),
+            );
             drop(search);
-            budget.explain(&mut result, options.max_memory_bytes);
-            checker::lints::suppress::apply_to_report(&program, &file, &mut result);
             result
         };
         if let Some(dot) = &args.dot
@@ -240,6 +239,26 @@ pub fn run(args: &VerifyArgs) -> Exit {
         );
     }
     worst
+}
+
+/// The search of `verify` on a loaded program: inline suppressions applied (suppressed
+/// findings do not stop the search, `checker::goal`), a memory stop explained against the
+/// budget.
+pub(crate) fn check_program(
+    program: &Program,
+    file: &SourceFile,
+    options: &CheckOptions,
+    budget: &Budget,
+    progress: Option<&dyn Fn(&checker::Progress)>,
+) -> checker::Report {
+    let options = CheckOptions {
+        goal: checker::lints::suppress::goal(program, file),
+        ..options.clone()
+    };
+    let mut result = checker::check_with_progress(program, &options, progress);
+    budget.explain(&mut result, options.max_memory_bytes);
+    checker::lints::suppress::apply_to_report(program, file, &mut result);
+    result
 }
 
 fn unreadable(name: String, message: String) -> FileResult {
