@@ -1,7 +1,7 @@
 //! Checking `expect` lines (language.md §7) against checker reports.
 //!
-//! One place for the logic that both `phasecheck test` (src/cmd/test.rs) and the corpus test
-//! (tests/corpus.rs, which includes this file with `#[path]`) use: find `.phase` files, load a
+//! One place for the logic that both `phasecheck test` (api/src/cmd/test.rs) and the corpus test
+//! (tests/corpus.rs, through `phasecheck_api::expectations`) use: find `.phase` files, load a
 //! file once per `expect` line with that line's parameter overrides, check it, judge the report
 //! against the line, and match failures against a known-gaps list.
 //!
@@ -306,7 +306,6 @@ pub fn quiet_panics() {
 
 /// Check a program; a panic in the checker becomes an error message (one bad case must not
 /// take the whole suite down).
-#[allow(dead_code)] // tests/corpus.rs
 pub fn check_caught(
     file: &SourceFile,
     program: &protocols::ir::Program,
@@ -361,7 +360,6 @@ pub trait Watch: Sync {
 }
 
 /// Searches run as they are.
-#[allow(dead_code)] // tests/corpus.rs
 pub struct Unwatched;
 impl Watch for Unwatched {}
 
@@ -467,7 +465,6 @@ pub fn merge_results(results: &mut [FileResult], more: Vec<FileResult>) {
 }
 
 /// Check many files on `jobs` threads; results come back in the order of `targets`.
-#[allow(dead_code)] // tests/corpus.rs
 pub fn check_files(
     targets: &[Target],
     options: &CheckOptions,
