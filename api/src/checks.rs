@@ -7,7 +7,7 @@ use crate::budget::Budget;
 use crate::cmd::extract::PtxArgs;
 use crate::report;
 use crate::report::files::{FileResult, Outcome, Summary};
-use checker::{CheckOptions, Report, Verdict};
+use checker::{CheckOptions, Report};
 use protocols::SourceFile;
 use std::path::Path;
 use std::time::Duration;
@@ -88,21 +88,19 @@ impl Checked {
         })
     }
 
-    /// The verdict over all files: `error` when any file has an error-level finding or did
-    /// not load, else `inconclusive` when any search stopped at a limit, else `ok`.
+    /// The verdict over all files, in the checker's words: `hazard` when any file has an
+    /// error-level finding, else `inconclusive` when any search stopped at a limit, else
+    /// `ok`; `bad-input` before all when a file (of `lint`) could not be read or loaded.
     pub fn verdict(&self) -> &'static str {
         let s = Summary::of(&self.results);
-        if s.bad_input > 0 || s.errors > 0 {
-            "error"
+        if s.bad_input > 0 {
+            "bad-input"
+        } else if s.errors > 0 {
+            "hazard"
         } else if s.inconclusive > 0 {
             "inconclusive"
-        } else if self.results.iter().all(|r| match &r.outcome {
-            Outcome::Checked { report, .. } => report.verdict == Verdict::Ok,
-            _ => false,
-        }) {
-            "ok"
         } else {
-            "error"
+            "ok"
         }
     }
 
@@ -170,7 +168,7 @@ fn check_source(file: SourceFile, options: &VerifyOptions) -> Result<Checked, Er
 /// }
 /// ";
 /// let checked = verify_text("race.phase", text, &VerifyOptions::default()).unwrap();
-/// assert_eq!(checked.verdict(), "error");
+/// assert_eq!(checked.verdict(), "hazard");
 /// let report = checked.report().unwrap();
 /// assert_eq!(report.findings[0].rule.name, "data-race");
 /// // With the wait before the read, the race is gone.
@@ -232,7 +230,7 @@ pub fn extract(name: &str, ptx_text: &str, options: &PtxArgs) -> Result<ptx::Ext
 /// let args = Cli::parse_from(["lint", "--no-config", dir]).lint;
 /// let checked = lint(&args).unwrap();
 /// assert_eq!(checked.results.len(), 2);
-/// assert_eq!(checked.verdict(), "error");
+/// assert_eq!(checked.verdict(), "hazard");
 /// assert_eq!(checked.to_sarif()["version"], "2.1.0");
 /// ```
 pub fn lint(args: &LintArgs) -> Result<Checked, Error> {

@@ -15,3 +15,11 @@ pub mod report;
 pub mod status;
 
 pub use checks::{Checked, Error, VerifyOptions, extract, lint, verify, verify_ptx, verify_text};
+
+/// The GPU campaigns, as the command line runs them. Not yet report values: each prints its
+/// report (human or `--format json`) to standard output and returns the command's exit code.
+pub mod campaigns {
+    pub use crate::cmd::confirm::run as confirm;
+    pub use crate::cmd::fuzz::run as fuzz;
+    pub use crate::cmd::mutate::run as mutate;
+}
