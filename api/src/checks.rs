@@ -206,6 +206,24 @@ pub fn verify(path: &Path, options: &VerifyOptions) -> Result<Checked, Error> {
 /// Check a kernel given as PTX text: its synchronization skeleton is extracted (crate `ptx`,
 /// docs/ptx.md, with `options.ptx`) and checked; findings point into the extracted protocol,
 /// under `name`.
+///
+/// ```
+/// use phasecheck_api::{VerifyOptions, cmd::extract::PtxArgs, verify_ptx};
+/// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../ptx/tests/fixtures");
+/// let options = VerifyOptions {
+///     ptx: PtxArgs { block: Some([64, 1, 1]), args: vec![("2".into(), 4)], ..PtxArgs::default() },
+///     ..VerifyOptions::default()
+/// };
+/// let ok = std::fs::read_to_string(format!("{dir}/double_buffer.ptx")).unwrap();
+/// assert_eq!(verify_ptx("db.ptx", &ok, &options).unwrap().verdict(), "ok");
+/// let bug = std::fs::read_to_string(format!("{dir}/double_buffer_parity_bug.ptx")).unwrap();
+/// assert_eq!(verify_ptx("bug.ptx", &bug, &options).unwrap().verdict(), "hazard");
+/// // Without the trip count (parameter 2) the front end asks for it.
+/// let mut no_trips = options.clone();
+/// no_trips.ptx.args.clear();
+/// let Err(err) = verify_ptx("db.ptx", &ok, &no_trips) else { panic!("checked without K") };
+/// assert!(err.message.contains("--arg 2="), "{err}");
+/// ```
 pub fn verify_ptx(name: &str, ptx_text: &str, options: &VerifyOptions) -> Result<Checked, Error> {
     let ex = extract(name, ptx_text, &options.ptx)?;
     check_source(SourceFile::new(name, ex.text), options)
