@@ -1,14 +1,11 @@
-//! `phasecheck`: correctness checker and GPU fuzzer for barrier protocols.
+//! `phasecheck`: correctness checker and GPU fuzzer for barrier protocols. The commands live in
+//! the library (`phasecheck_api::cmd`); this binary parses the command line and calls one of
+//! them.
 
-mod budget;
 mod cli;
-mod cmd;
-mod config;
-mod expectations;
-mod report;
-mod status;
 
 use clap::Parser;
+use phasecheck_api::cmd;
 use std::process::ExitCode;
 
 /// The checker clones a state (a few dozen small vectors) for every transition; mimalloc's

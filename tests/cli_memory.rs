@@ -1,5 +1,5 @@
 //! `--max-memory`: one budget for a whole run of `verify`, `lint` or `test`, shared by the
-//! searches that run at once (src/budget.rs). A search that would need more than its share is
+//! searches that run at once (api/src/budget.rs). A search that would need more than its share is
 //! inconclusive (exit 3), and the message names the flag that raises it.
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,1506 @@
+//! `phasecheck fuzz FILE`: launch rounds of many independent trials (one block or cluster
+//! each) with fresh seeds until the time is up; report hangs per statement, stale reads per
+//! buffer and statement, throughput, and the first seed that showed each hazard.
+
+use crate::args::{Exit, Format, FuzzArgs, GpuArgs};
+use crate::cmd::lower::report_lower_error;
+use gpu_harness::decode::{
+    BarrierState, EventKind, LaunchResult, OutLayout, Positions, Stamp, thread_ranges,
+};
+use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
+use gpu_harness::run::{
+    Gpu, LaunchParams, LoadedKernel, RunError, StuckLaunch, StuckReadback, Watchdog, end_process,
+};
+use protocols::SourceFile;
+use protocols::ir::Program;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Open the GPU; a missing GPU or CUDA library is a clear error and exit 2 (with
+/// `--format json`, also one JSON object saying so).
+pub fn open_gpu(gpu: &GpuArgs, not_run: &NotRun) -> Result<Gpu, Exit> {
+    Gpu::open(gpu.device).map_err(|e| fail_as(e, Some(not_run)))
+}
+
+/// Print a run error; a stuck kernel cannot be recovered in-process, so the process ends.
+pub fn fail(e: RunError) -> Exit {
+    fail_as(e, None)
+}
+
+/// How long the read-back of a stuck launch may take (its copies normally take milliseconds),
+/// and how much longer the watchdog gives it before printing the report without it.
+pub const READBACK_TIMEOUT: Duration = Duration::from_secs(5);
+pub const READBACK_GRACE: Duration = Duration::from_secs(10);
+
+/// [`fail`], and with `--format json` the JSON object of a run that did not happen.
+pub fn fail_as(e: RunError, not_run: Option<&NotRun>) -> Exit {
+    eprintln!("error: {e}");
+    let (exit, reason) = match &e {
+        RunError::Env(_) => (Exit::BadInput, "no-gpu"),
+        RunError::Compile { .. } => (Exit::BadInput, "compile-error"),
+        RunError::Driver { .. } => (Exit::Findings, "driver-error"),
+        RunError::Stuck(_) => (Exit::Findings, "stuck"),
+    };
+    if let Some(n) = not_run {
+        n.print(reason, &e.to_string(), exit);
+    }
+    if let RunError::Stuck(_) = e {
+        // The kernel still runs; ending the process frees the GPU (`end_process`).
+        end_process(Exit::Findings as i32);
+    }
+    exit
+}
+
+/// What `fuzz` and `confirm` print with `--format json` when they cannot give their report
+/// (no GPU or CUDA library, a file that does not load or lower, a kernel NVRTC rejects, a
+/// driver error or stuck kernel): one object with the reason, the message and the exit code,
+/// so that a JSON consumer never gets an empty output (docs/gpu.md).
+pub struct NotRun<'a> {
+    pub format: Format,
+    pub file: &'a str,
+}
+
+impl NotRun<'_> {
+    pub fn print(&self, reason: &str, error: &str, exit: Exit) -> Exit {
+        if self.format == Format::Json {
+            let v = serde_json::json!({
+                "schema": 1,
+                "file": self.file,
+                "skipped": true,
+                "reason": reason,
+                "error": error,
+                "exit_code": exit as u8,
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v).expect("JSON values serialize")
+            );
+        }
+        exit
+    }
+}
+
+/// First line of a statement's source text.
+pub fn stmt_text(file: &SourceFile, span: protocols::Span) -> String {
+    file.text
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or("")
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// Where a hazard was first seen: the round's seed and the block (trial) in it.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct SeenAt {
+    pub seed: u64,
+    pub block: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HangRow {
+    pub statement: String,
+    pub line: u32,
+    pub count: u64,
+    pub first: SeenAt,
+    /// Observed state at the first recorded expiry, e.g. `current parity 1, waited parity 1`.
+    pub observed: String,
+    /// The kernel the statement is in (files with several `kernel` blocks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// A hardware collective (`syncthreads`, `bar_sync`, `cluster_sync`, ...) in which threads
+    /// were still blocked when their launch was given up (it cannot be bounded): `count` is
+    /// the threads blocked there, `trials` the trials with one. Absent for expired bounded
+    /// waits.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stuck: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials: Option<u64>,
+}
+
+/// A launch that did not finish: a hardware collective was stuck. The run ends with it (the
+/// GPU is freed by ending the process); the rounds before it are reported as usual, the
+/// threads still blocked as `stuck` rows of `hangs`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StuckReport {
+    /// The round that got stuck (replay it with `--seed SEED --blocks BLOCKS --seconds 0`).
+    pub seed: u64,
+    pub blocks: u32,
+    /// How long the host waited for it.
+    pub seconds: f64,
+    /// Whether the position words (where each thread was) could be read back.
+    pub positions_read: bool,
+    /// Why they could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_error: Option<String>,
+    /// That round's trials by outcome (when the positions were read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials_done: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials_stuck: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials_not_started: Option<u64>,
+    /// Threads still running that had entered no hardware collective.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub running_elsewhere: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StaleRow {
+    pub buffer: String,
+    pub statement: String,
+    pub line: u32,
+    pub count: u64,
+    pub first: SeenAt,
+    /// The other access, from the stamp it left (statement line, thread).
+    pub other: String,
+    /// The kernel the statement is in (files with several `kernel` blocks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+}
+
+/// One of several concurrently launched kernels (language.md §6).
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelRow {
+    pub name: String,
+    pub domain: gpu_harness::lower::MemSyncDomain,
+    pub threads_per_block: u32,
+}
+
+/// Totals of a fuzzing run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FuzzSummary {
+    pub file: String,
+    pub device: String,
+    pub rounds: u64,
+    pub trials: u64,
+    pub blocks_per_round: u32,
+    pub threads_per_block: u32,
+    pub first_seed: u64,
+    pub kernel_seconds: f64,
+    pub wall_seconds: f64,
+    pub barrier_phases: u64,
+    pub phases_per_second: f64,
+    pub hangs: Vec<HangRow>,
+    pub stale_reads: Vec<StaleRow>,
+    pub runaway_loops: u64,
+    /// Trials where some thread did not reach the end (hangs make threads zombies; they still
+    /// finish, so this counts threads missing for other reasons).
+    pub threads_missing: u64,
+    /// Several kernels: each launched concurrently, block i of each forming trial i.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<KernelRow>,
+    /// Several kernels: blocks that stopped waiting for their trial's partner blocks and ran
+    /// alone (the kernels were not co-resident; their waits may have expired for that reason).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blocks_apart: u64,
+    /// What `phasecheck fuzz FILE` needs besides `--seed`/`--blocks` to replay a round of this
+    /// run (parameters, delay and wait settings, the kernel variant).
+    #[serde(skip)]
+    pub replay_flags: String,
+    /// Rounds of the proxy-window kernel (files with a `tma_store`): what they saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_window: Option<Box<FuzzSummary>>,
+    /// The launch that got stuck in a hardware collective, which ended the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<StuckReport>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl FuzzSummary {
+    /// Nothing seen, in this part and in the proxy-window rounds.
+    pub fn clean(&self) -> bool {
+        self.part_clean() && self.proxy_window.as_ref().is_none_or(|w| w.clean())
+    }
+
+    /// Nothing seen in this part's own rounds.
+    fn part_clean(&self) -> bool {
+        self.hangs.is_empty()
+            && self.stale_reads.is_empty()
+            && self.runaway_loops == 0
+            && self.stuck.is_none()
+    }
+
+    /// The run, or its proxy-window part, ended with a stuck launch.
+    pub fn is_stuck(&self) -> bool {
+        self.stuck.is_some() || self.proxy_window.as_ref().is_some_and(|w| w.is_stuck())
+    }
+}
+
+/// Accumulates launches.
+#[derive(Clone)]
+pub struct Accumulator<'a> {
+    file: &'a SourceFile,
+    program: &'a Program,
+    lowered: &'a Lowered,
+    hang: BTreeMap<u32, (u64, SeenAt, String)>,
+    stale: BTreeMap<(u32, u32), (u64, SeenAt, String)>,
+    stuck_rows: Vec<HangRow>,
+    pub summary: FuzzSummary,
+}
+
+impl<'a> Accumulator<'a> {
+    pub fn new(file: &'a SourceFile, program: &'a Program, lowered: &'a Lowered) -> Self {
+        Accumulator {
+            file,
+            program,
+            lowered,
+            hang: BTreeMap::new(),
+            stale: BTreeMap::new(),
+            stuck_rows: Vec::new(),
+            summary: FuzzSummary {
+                file: file.name.clone(),
+                threads_per_block: lowered.block,
+                kernels: if lowered.kernels.len() > 1 {
+                    lowered
+                        .kernels
+                        .iter()
+                        .map(|k| KernelRow {
+                            name: k.name.clone(),
+                            domain: k.domain,
+                            threads_per_block: k.block,
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                ..Default::default()
+            },
+        }
+    }
+
+    fn line_of(&self, stmt: u32) -> u32 {
+        self.lowered
+            .stmts
+            .get(stmt as usize)
+            .map(|s| self.file.line_col(s.span.start).line)
+            .unwrap_or(0)
+    }
+
+    /// The kernel of a statement, when the file has several.
+    fn kernel_of(&self, stmt: u32) -> Option<String> {
+        if self.lowered.kernels.len() < 2 {
+            return None;
+        }
+        self.lowered
+            .kernels
+            .iter()
+            .find(|k| k.stmts.contains(&stmt))
+            .map(|k| k.name.clone())
+    }
+
+    fn text_of(&self, stmt: u32) -> String {
+        self.lowered
+            .stmts
+            .get(stmt as usize)
+            .map(|s| stmt_text(self.file, s.span))
+            .unwrap_or_else(|| format!("statement #{stmt}"))
+    }
+
+    pub fn add(&mut self, r: &LaunchResult, seed: u64, blocks: u32, seconds: f64) {
+        self.summary.rounds += 1;
+        self.summary.trials += u64::from(blocks / self.lowered.cluster.max(1));
+        self.summary.kernel_seconds += seconds;
+        self.summary.barrier_phases += r.phases();
+        self.summary.runaway_loops += r.runaway;
+        self.summary.blocks_apart += r.apart;
+        let expected = u64::from(blocks / self.lowered.cluster.max(1))
+            * u64::from(self.lowered.threads_per_trial());
+        self.summary.threads_missing += expected.saturating_sub(r.threads_done);
+        self.add_events(r, seed);
+    }
+
+    /// The hangs and stale reads of a launch (also of a stuck one, read back while it ran).
+    fn add_events(&mut self, r: &LaunchResult, seed: u64) {
+        let kind_hang = 0;
+        for (stmt, &n) in r.counts[kind_hang].iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let stmt = stmt as u32;
+            let first = SeenAt {
+                seed,
+                block: r.first_block[kind_hang][stmt as usize].unwrap_or(0),
+            };
+            let observed = r
+                .events
+                .iter()
+                .find(|e| e.kind == EventKind::Hang && e.stmt == stmt)
+                .map(|e| self.describe_hang(e))
+                .unwrap_or_default();
+            let entry = self.hang.entry(stmt).or_insert((0, first, observed));
+            entry.0 += n;
+        }
+        for e in r.events.iter().filter(|e| e.kind == EventKind::Race) {
+            let other = Stamp::decode(e.a);
+            let other_text = match other.stmt {
+                Some(s) => format!(
+                    "line {} (`{}`) by t{}{}{}",
+                    self.line_of(s),
+                    self.text_of(s),
+                    other.tid,
+                    if other.cta > 0 {
+                        format!(" of cta {}", other.cta)
+                    } else {
+                        String::new()
+                    },
+                    if other.busy { ", still writing" } else { "" }
+                ),
+                // `pc_load` detector 3: a global read as never written after an acquire that
+                // synchronized with a release published after a store of it.
+                None if e.b & 0xffff_ffff == 3 => "none visible: the global still reads as never \
+                     written, although this thread's acquire saw a release made after a store of it"
+                    .into(),
+                None => "an unwritten buffer".into(),
+            };
+            let entry = self
+                .stale
+                .entry((self.buffer_of(e.stmt), e.stmt))
+                .or_insert((
+                    0,
+                    SeenAt {
+                        seed,
+                        block: e.block,
+                    },
+                    other_text,
+                ));
+            entry.0 += 1;
+        }
+        // Events beyond the buffer were counted on the device: use the exact counts.
+        let _ = r.events_dropped;
+    }
+
+    /// The launch of `stuck` did not finish: add what could be read back of it (`read`: its
+    /// result buffer and where each thread was) and say so. Its trials are not counted as a
+    /// round; its expired bounded waits and stale reads are, and every hardware collective
+    /// with threads still blocked in it becomes a `stuck` hang row.
+    pub fn add_stuck(&mut self, stuck: &StuckLaunch, read: Result<&StuckReadback, String>) {
+        let mut report = StuckReport {
+            seed: stuck.seed,
+            blocks: stuck.blocks,
+            seconds: stuck.seconds,
+            positions_read: false,
+            read_error: None,
+            trials_done: None,
+            trials_stuck: None,
+            trials_not_started: None,
+            running_elsewhere: 0,
+        };
+        match read {
+            Ok(rb) => {
+                let layout = OutLayout::new(self.lowered);
+                if rb.out.len() >= layout.total_words() {
+                    let r = LaunchResult::decode(&layout, &rb.out);
+                    self.summary.runaway_loops += r.runaway;
+                    self.add_events(&r, stuck.seed);
+                }
+                let p = Positions::decode(self.lowered, stuck.blocks, &rb.positions);
+                report.positions_read = true;
+                report.trials_done = Some(p.trials_done);
+                report.trials_stuck = Some(p.trials_stuck);
+                report.trials_not_started = Some(p.trials_not_started);
+                report.running_elsewhere = p.running_elsewhere;
+                for b in &p.blocked {
+                    let threads: Vec<(u32, u32)> =
+                        b.first_threads.iter().map(|&(c, t, _)| (c, t)).collect();
+                    let mut occs: Vec<u32> = b.first_threads.iter().map(|t| t.2).collect();
+                    occs.sort_unstable();
+                    occs.dedup();
+                    let occ = match occs.as_slice() {
+                        [one] => format!("its execution #{} of the statement", one + 1),
+                        _ => format!(
+                            "executions #{} of the statement",
+                            occs.iter()
+                                .map(|o| (o + 1).to_string())
+                                .collect::<Vec<_>>()
+                                .join(", #")
+                        ),
+                    };
+                    self.stuck_rows.push(HangRow {
+                        statement: self.text_of(b.stmt),
+                        line: self.line_of(b.stmt),
+                        count: b.threads,
+                        first: SeenAt {
+                            seed: stuck.seed,
+                            block: b.first_block,
+                        },
+                        observed: format!(
+                            "{} of block {} blocked here ({occ}) after {:.1} s",
+                            thread_ranges(&threads, self.lowered.cluster.max(1)),
+                            b.first_block,
+                            stuck.seconds
+                        ),
+                        kernel: self.kernel_of(b.stmt),
+                        stuck: true,
+                        trials: Some(b.trials),
+                    });
+                }
+            }
+            Err(e) => report.read_error = Some(e),
+        }
+        self.summary.stuck = Some(report);
+    }
+
+    fn buffer_of(&self, stmt: u32) -> u32 {
+        self.lowered
+            .stmts
+            .get(stmt as usize)
+            .and_then(|s| s.object)
+            .unwrap_or(u32::MAX)
+    }
+
+    fn describe_hang(&self, e: &gpu_harness::decode::Event) -> String {
+        let (stmt, a, b, tid, cta, raw) = (e.stmt, e.a, e.b, e.tid, e.cta, e.raw);
+        let info = &self.lowered.stmts[stmt as usize];
+        let who = if cta > 0 {
+            format!("cta{cta}.t{tid}")
+        } else {
+            format!("t{tid}")
+        };
+        match info.keyword {
+            "wait" | "arrive_and_wait" | "producer_acquire" | "consumer_wait" => {
+                let st = BarrierState::decode(a);
+                let text = self.text_of(stmt);
+                if text.contains(" token ") || info.keyword == "arrive_and_wait" {
+                    format!(
+                        "{who}: barrier instance {} in a phase of parity {}, token 0x{b:x} (raw mbarrier word 0x{raw:x})",
+                        st.index, st.current_parity
+                    )
+                } else {
+                    format!(
+                        "{who}: barrier instance {} in a phase of parity {}, waiting for parity {} to complete (raw mbarrier word 0x{raw:x})",
+                        st.index,
+                        st.current_parity,
+                        b & 1
+                    )
+                }
+            }
+            "load_acquire" => format!("{who}: the global still read 0 (no release seen)"),
+            _ => who,
+        }
+    }
+
+    pub fn finish(mut self, wall: f64) -> FuzzSummary {
+        self.summary.wall_seconds = wall;
+        self.summary.phases_per_second = if self.summary.kernel_seconds > 0.0 {
+            self.summary.barrier_phases as f64 / self.summary.kernel_seconds
+        } else {
+            0.0
+        };
+        let hang = std::mem::take(&mut self.hang);
+        for (stmt, (count, first, observed)) in hang {
+            self.summary.hangs.push(HangRow {
+                statement: self.text_of(stmt),
+                line: self.line_of(stmt),
+                count,
+                first,
+                observed,
+                kernel: self.kernel_of(stmt),
+                stuck: false,
+                trials: None,
+            });
+        }
+        self.summary.hangs.append(&mut self.stuck_rows);
+        let stale = std::mem::take(&mut self.stale);
+        for ((buf, stmt), (count, first, other)) in stale {
+            let buffer = self
+                .program
+                .objects
+                .get(buf as usize)
+                .map(|o| o.name.clone())
+                .unwrap_or_default();
+            self.summary.stale_reads.push(StaleRow {
+                buffer,
+                statement: self.text_of(stmt),
+                line: self.line_of(stmt),
+                count,
+                first,
+                other,
+                kernel: self.kernel_of(stmt),
+            });
+        }
+        self.summary
+    }
+}
+
+/// How long `fuzz` waits for one launch before it counts as stuck: `--launch-timeout`, or
+/// 30 s plus the run's length.
+pub fn launch_timeout(gpu_args: &GpuArgs, seconds: f64) -> Duration {
+    Duration::from_secs_f64(gpu_args.launch_timeout.unwrap_or(30.0 + seconds).max(0.001))
+}
+
+/// Launch rounds until `seconds` have passed (at least one round). A launch that does not
+/// finish (a stuck hardware collective) ends the rounds: it is returned, to be read back
+/// ([`read_back_stuck`]) and reported; the process must end afterwards to free the GPU.
+#[allow(clippy::too_many_arguments)]
+pub fn fuzz_rounds(
+    gpu: &Gpu,
+    kernel: &LoadedKernel,
+    acc: &mut Accumulator<'_>,
+    lowered: &Lowered,
+    gpu_args: &GpuArgs,
+    blocks: u32,
+    first_seed: u64,
+    seconds: f64,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Result<Option<Box<StuckLaunch>>, RunError> {
+    let t0 = Instant::now();
+    let mut seed = first_seed;
+    loop {
+        let params = LaunchParams {
+            blocks,
+            seed,
+            delay_max_ns: gpu_args.delay_ns,
+            delay_every: gpu_args.delay_every.max(1),
+            budget_cycles: gpu_args.wait_cycles,
+            timeout: launch_timeout(gpu_args, seconds),
+        };
+        let (r, secs) = match gpu.launch(kernel, lowered, &params, &[]) {
+            Ok(x) => x,
+            Err(RunError::Stuck(s)) => return Ok(Some(s)),
+            Err(e) => return Err(e),
+        };
+        acc.add(&r, seed, blocks, secs);
+        seed = seed.wrapping_add(1);
+        let elapsed = t0.elapsed().as_secs_f64();
+        if let Some(pb) = progress {
+            pb.set_position((elapsed * 10.0).min(seconds * 10.0) as u64);
+            pb.set_message(format!(
+                "{} trials, {} hang(s), {} stale read(s)",
+                acc.summary.trials,
+                acc.hang.values().map(|v| v.0).sum::<u64>(),
+                acc.stale.values().map(|v| v.0).sum::<u64>()
+            ));
+        }
+        if elapsed >= seconds {
+            return Ok(None);
+        }
+    }
+}
+
+/// Read a stuck launch back and add it to `acc` ([`Accumulator::add_stuck`]). A watchdog
+/// guards the read-back (whose driver calls do not block, but a stuck context is no place to
+/// rely on that): should it not return in time, `fallback` gets the summary without it (with
+/// `wall` seconds), prints it, and the process ends with exit 1.
+pub fn read_back_stuck(
+    gpu: &Gpu,
+    acc: &mut Accumulator<'_>,
+    stuck: &StuckLaunch,
+    wall: f64,
+    fallback: impl FnOnce(FuzzSummary) + Send + 'static,
+) {
+    let mut preview = acc.clone();
+    preview.add_stuck(
+        stuck,
+        Err(format!(
+            "the read-back did not return within {:.0} s",
+            (READBACK_TIMEOUT + READBACK_GRACE).as_secs_f64()
+        )),
+    );
+    let preview = preview.finish(wall);
+    let dog = Watchdog::arm(
+        READBACK_TIMEOUT + READBACK_GRACE,
+        Exit::Findings as i32,
+        move || fallback(preview),
+    );
+    let read = gpu.read_stuck(stuck, READBACK_TIMEOUT);
+    dog.claim();
+    acc.add_stuck(stuck, read.as_ref().map_err(|e| e.clone()));
+}
+
+pub fn default_blocks(gpu: &Gpu, cluster: u32) -> u32 {
+    let b = (gpu.multiprocessors.max(1) * 8).max(cluster);
+    b / cluster * cluster
+}
+
+pub fn seed_from_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        & 0xffff_ffff
+}
+
+pub fn render_human(s: &FuzzSummary) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let _ = writeln!(o, "fuzz {} on {}", s.file, s.device);
+    let _ = writeln!(
+        o,
+        "  {} round(s) x {} blocks of {} threads: {} trials in {:.1} s (kernel time {:.2} s), seeds {}..{}",
+        s.rounds,
+        s.blocks_per_round,
+        s.threads_per_block,
+        s.trials,
+        s.wall_seconds,
+        s.kernel_seconds,
+        s.first_seed,
+        s.first_seed + s.rounds.saturating_sub(1)
+    );
+    if !s.kernels.is_empty() {
+        let ks: Vec<String> = s
+            .kernels
+            .iter()
+            .map(|k| {
+                let d = match k.domain {
+                    gpu_harness::lower::MemSyncDomain::Default => "default",
+                    gpu_harness::lower::MemSyncDomain::Remote => "remote",
+                };
+                format!("{} (domain {d}, {} threads)", k.name, k.threads_per_block)
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "  kernels launched concurrently, block i of each = trial i: {}",
+            ks.join(", ")
+        );
+    }
+    if s.blocks_apart > 0 {
+        let _ = writeln!(
+            o,
+            "  warning: {} block(s) ran without their trial's partner kernel (not co-resident); \
+             pass fewer --blocks",
+            s.blocks_apart
+        );
+    }
+    if s.barrier_phases == 0 {
+        // Files that synchronise only through `syncthreads`, named barriers or bulk groups have
+        // no barrier object whose phases could be counted.
+        let _ = writeln!(o, "  throughput: no barrier-object phases completed");
+    } else {
+        let _ = writeln!(
+            o,
+            "  throughput: {:.3e} barrier phases/s ({} phases)",
+            s.phases_per_second, s.barrier_phases
+        );
+    }
+    render_rows(&mut o, s, "  ");
+    let mut trials = s.trials;
+    if let Some(w) = &s.proxy_window {
+        trials += w.trials;
+        let _ = writeln!(
+            o,
+            "  proxy-window rounds (writes leave their stores in flight for the bulk copies; no \
+             delays): {} round(s), {} trials in {:.1} s, seeds {}..{}",
+            w.rounds,
+            w.trials,
+            w.wall_seconds,
+            w.first_seed,
+            w.first_seed + w.rounds.saturating_sub(1)
+        );
+        render_rows(&mut o, w, "    ");
+    }
+    if s.clean() {
+        let _ = writeln!(
+            o,
+            "  nothing seen: no hang and no stale read in {trials} trials"
+        );
+    } else {
+        for part in std::iter::once(s).chain(s.proxy_window.as_deref()) {
+            if part.part_clean() {
+                continue;
+            }
+            match &part.stuck {
+                Some(st) => {
+                    let _ = writeln!(
+                        o,
+                        "  replay the stuck round: phasecheck fuzz {}{} --seed {} --blocks {} --seconds 0",
+                        s.file, part.replay_flags, st.seed, st.blocks
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        o,
+                        "  replay a round: phasecheck fuzz {}{} --seed SEED --blocks {} --seconds 0",
+                        s.file, part.replay_flags, part.blocks_per_round
+                    );
+                }
+            }
+        }
+    }
+    o
+}
+
+/// The hang and stale-read rows of one part of a run, indented by `pad`.
+fn render_rows(o: &mut String, s: &FuzzSummary, pad: &str) {
+    use std::fmt::Write;
+    let bounded: Vec<&HangRow> = s.hangs.iter().filter(|h| !h.stuck).collect();
+    if bounded.is_empty() && s.stuck.is_some() {
+        let _ = writeln!(o, "{pad}hangs (expired bounded waits): none");
+    } else if bounded.is_empty() {
+        let _ = writeln!(o, "{pad}hangs: none");
+    } else {
+        let _ = writeln!(o, "{pad}hangs (expired bounded waits):");
+        let _ = writeln!(
+            o,
+            "{pad}  {:<5} {:<44} {:>10}  first seen",
+            "line", "statement", "count"
+        );
+        for h in bounded {
+            let _ = writeln!(
+                o,
+                "{pad}  {:<5} {:<44} {:>10}  seed {} block {}",
+                h.line, h.statement, h.count, h.first.seed, h.first.block
+            );
+            if let Some(k) = &h.kernel {
+                let _ = writeln!(o, "{pad}        kernel: {k}");
+            }
+            if !h.observed.is_empty() {
+                let _ = writeln!(o, "{pad}        observed: {}", h.observed);
+            }
+        }
+    }
+    if s.stale_reads.is_empty() {
+        let _ = writeln!(o, "{pad}stale reads: none");
+    } else {
+        let _ = writeln!(
+            o,
+            "{pad}stale reads (accesses that overlapped a conflicting one):"
+        );
+        let _ = writeln!(
+            o,
+            "{pad}  {:<10} {:<5} {:<34} {:>10}  first seen",
+            "buffer", "line", "statement", "count"
+        );
+        for r in &s.stale_reads {
+            let _ = writeln!(
+                o,
+                "{pad}  {:<10} {:<5} {:<34} {:>10}  seed {} block {}",
+                r.buffer, r.line, r.statement, r.count, r.first.seed, r.first.block
+            );
+            if let Some(k) = &r.kernel {
+                let _ = writeln!(o, "{pad}        kernel: {k}");
+            }
+            let _ = writeln!(o, "{pad}        other access: {}", r.other);
+        }
+    }
+    if s.runaway_loops > 0 {
+        let _ = writeln!(o, "{pad}runaway while loops: {}", s.runaway_loops);
+    }
+    if let Some(st) = &s.stuck {
+        render_stuck(o, s, st, pad);
+    }
+}
+
+/// The stuck launch of a part: where its threads were blocked.
+fn render_stuck(o: &mut String, s: &FuzzSummary, st: &StuckReport, pad: &str) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        o,
+        "{pad}hang in a hardware collective: the round of seed {} ({} blocks) did not finish \
+         within {:.1} s; the process ended to free the GPU",
+        st.seed, st.blocks, st.seconds
+    );
+    let rows: Vec<&HangRow> = s.hangs.iter().filter(|h| h.stuck).collect();
+    if !rows.is_empty() {
+        let _ = writeln!(
+            o,
+            "{pad}  {:<5} {:<40} {:>8} {:>7}  first seen",
+            "line", "statement (threads blocked in it)", "threads", "trials"
+        );
+        for h in rows {
+            let _ = writeln!(
+                o,
+                "{pad}  {:<5} {:<40} {:>8} {:>7}  seed {} block {}",
+                h.line,
+                h.statement,
+                h.count,
+                h.trials.unwrap_or(0),
+                h.first.seed,
+                h.first.block
+            );
+            if let Some(k) = &h.kernel {
+                let _ = writeln!(o, "{pad}        kernel: {k}");
+            }
+            let _ = writeln!(o, "{pad}        observed: {}", h.observed);
+        }
+    } else if st.positions_read {
+        let _ = writeln!(
+            o,
+            "{pad}  no thread was inside a hardware collective ({} still running elsewhere)",
+            st.running_elsewhere
+        );
+    }
+    match (&st.read_error, st.trials_done) {
+        (Some(e), _) => {
+            let _ = writeln!(o, "{pad}  where the threads were is not known: {e}");
+        }
+        (None, Some(done)) => {
+            let _ = writeln!(
+                o,
+                "{pad}  that round: {done} of {} trials finished, {} stuck, {} never started{}",
+                done + st.trials_stuck.unwrap_or(0) + st.trials_not_started.unwrap_or(0),
+                st.trials_stuck.unwrap_or(0),
+                st.trials_not_started.unwrap_or(0),
+                if st.running_elsewhere > 0 {
+                    format!(
+                        "; {} running thread(s) had entered no hardware collective",
+                        st.running_elsewhere
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        (None, None) => {}
+    }
+}
+
+#[derive(Serialize)]
+struct BaselineReport {
+    file: String,
+    iters: u32,
+    launches: u32,
+    seconds: f64,
+    phases: u64,
+    phases_per_second: f64,
+    hangs: u64,
+    races: u64,
+    /// Generated kernel's phases/s over the baseline's.
+    ratio: f64,
+}
+
+fn run_baseline(
+    gpu: &Gpu,
+    args: &FuzzArgs,
+    path: &std::path::Path,
+    threads: u32,
+    blocks: u32,
+    summary: &FuzzSummary,
+) -> Result<BaselineReport, Exit> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", path.display());
+        Exit::BadInput
+    })?;
+    let name = text
+        .split("__global__ void")
+        .nth(1)
+        .and_then(|rest| rest.split('(').next())
+        .map(|s| s.trim().to_string())
+        .ok_or_else(|| {
+            eprintln!("error: no __global__ kernel in {}", path.display());
+            Exit::BadInput
+        })?;
+    let kernel = gpu.load(&text, &name).map_err(fail)?;
+    let params = LaunchParams {
+        blocks,
+        seed: summary.first_seed,
+        delay_max_ns: args.gpu.delay_ns,
+        delay_every: 1,
+        budget_cycles: args.gpu.wait_cycles,
+        timeout: Duration::from_secs(60),
+    };
+    // Warm-up, then as many launches as the generated kernel had rounds (at least 3).
+    gpu.run_baseline(&kernel, threads, args.baseline_iters, &params)
+        .map_err(fail)?;
+    let launches = (summary.rounds as u32).clamp(3, 50);
+    let (mut secs, mut phases, mut hangs, mut races) = (0.0, 0u64, 0u64, 0u64);
+    for _ in 0..launches {
+        let r = gpu
+            .run_baseline(&kernel, threads, args.baseline_iters, &params)
+            .map_err(fail)?;
+        secs += r.seconds;
+        phases += r.phases;
+        hangs += r.hangs;
+        races += r.races;
+    }
+    let pps = phases as f64 / secs.max(1e-12);
+    Ok(BaselineReport {
+        file: path.display().to_string(),
+        iters: args.baseline_iters,
+        launches,
+        seconds: secs,
+        phases,
+        phases_per_second: pps,
+        hangs,
+        races,
+        ratio: summary.phases_per_second / pps.max(1e-12),
+    })
+}
+
+/// What one fuzzing run of a loaded program needs besides the GPU and the kernel.
+pub struct FuzzPlan<'a> {
+    pub gpu_args: &'a GpuArgs,
+    /// Blocks per round (default: 8 per multiprocessor).
+    pub blocks: Option<u32>,
+    /// Seed of the first round (default: from the clock).
+    pub seed: Option<u64>,
+    pub seconds: f64,
+    /// The kernel was lowered for the proxy window (`--proxy-window`).
+    pub proxy_window: bool,
+    /// A file that bulk-stores also gets rounds of the proxy-window kernel (a quarter of the
+    /// time, no delays); not with `--baseline`, whose figure is the plain kernel's throughput.
+    pub window_rounds: bool,
+    /// The `--param` overrides, for the replay flags.
+    pub params: &'a [(String, i64)],
+    /// What prints the report should the read-back of a stuck launch not return in time.
+    pub watchdog: WatchdogReport,
+}
+
+/// What the watchdog of a stuck launch's read-back prints, should the read-back not return in
+/// time, before it ends the process with exit 1 ([`read_back_stuck`]): the summary without
+/// what could not be read (the proxy-window part inside the plain part it follows).
+#[derive(Clone, Copy)]
+pub enum WatchdogReport {
+    /// The summary as `fuzz` prints it ([`print_summary`]).
+    Summary(Format),
+    /// The caller's own report of the summary (`mutate --gpu`'s child prints its answer).
+    With(fn(FuzzSummary)),
+}
+
+impl WatchdogReport {
+    fn print(self, summary: FuzzSummary) {
+        match self {
+            WatchdogReport::Summary(format) => print_summary(format, &summary),
+            WatchdogReport::With(print) => print(summary),
+        }
+    }
+}
+
+/// Why a fuzzing run could not give its summary.
+pub enum FuzzError {
+    /// The proxy-window variant of the kernel cannot be lowered.
+    NotLowered(lower::LowerError),
+    Run(RunError),
+}
+
+/// The plain fuzzing kernel of a loaded program (or its proxy-window variant).
+pub fn lower_for_fuzz(
+    program: &Program,
+    file: &SourceFile,
+    proxy_window: bool,
+) -> Result<Lowered, lower::LowerError> {
+    lower::lower(
+        program,
+        Some(file),
+        &LowerOptions {
+            mode: Mode::Fuzz,
+            proxy_window,
+            ..Default::default()
+        },
+    )
+}
+
+/// Fuzz a loaded program on an open GPU: compile `lowered` (from [`lower_for_fuzz`]) and launch
+/// rounds for `plan.seconds`, a quarter of them in the proxy-window kernel when the file has a
+/// `tma_store` and `plan.window_rounds` (in the plain kernel the harness's own bookkeeping
+/// drains the writers' stores before the copy, so a missing `fence_proxy_async` rarely shows
+/// there: docs/gpu.md "Proxy fences"). A launch stuck in a hardware collective ends the run:
+/// it is read back ([`read_back_stuck`], guarded by a watchdog that prints `plan.watchdog`'s
+/// report and ends the process should the read-back not return) and the summary comes back with
+/// its stuck part ([`FuzzSummary::is_stuck`]), with no proxy-window rounds after a stuck plain
+/// part. The caller reports it and must then end the process (`end_process`): the stuck kernel
+/// is freed only with it. `fuzz` and `mutate --gpu` run this (`confirm` runs [`fuzz_rounds`]
+/// for files without error-level findings).
+pub fn fuzz_program(
+    gpu: &Gpu,
+    file: &SourceFile,
+    program: &Program,
+    lowered: &Lowered,
+    plan: &FuzzPlan<'_>,
+    pb: Option<&indicatif::ProgressBar>,
+) -> Result<FuzzSummary, FuzzError> {
+    let kernel = gpu.load_lowered(lowered).map_err(FuzzError::Run)?;
+    let cluster = lowered.cluster.max(1);
+    let blocks = plan
+        .blocks
+        .map(|b| (b.max(cluster) / cluster) * cluster)
+        .unwrap_or_else(|| default_blocks(gpu, cluster));
+    let first_seed = plan.seed.unwrap_or_else(seed_from_clock);
+    let window = (!plan.proxy_window
+        && plan.window_rounds
+        && lowered.stmts.iter().any(|s| s.keyword == "tma_store"))
+    .then(|| lower_for_fuzz(program, file, true))
+    .transpose()
+    .map_err(FuzzError::NotLowered)?;
+    let window_kernel = window
+        .as_ref()
+        .map(|w| gpu.load_lowered(w))
+        .transpose()
+        .map_err(FuzzError::Run)?;
+    let window_seconds = if window.is_some() {
+        plan.seconds / 4.0
+    } else {
+        0.0
+    };
+    let device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
+    // One part of the run: `seconds` of rounds of one kernel from `seed` on. A stuck launch
+    // ends it: it is read back and reported with the part (`outer`: the plain part, when this
+    // is the proxy-window part, for the watchdog's report).
+    let watchdog = plan.watchdog;
+    let run_part = |l: &Lowered,
+                    k: &LoadedKernel,
+                    gpu_args: &GpuArgs,
+                    proxy_window: bool,
+                    seed: u64,
+                    seconds: f64,
+                    progress: Option<&indicatif::ProgressBar>,
+                    outer: Option<FuzzSummary>|
+     -> Result<FuzzSummary, RunError> {
+        let mut acc = Accumulator::new(file, program, l);
+        acc.summary.device = device.clone();
+        acc.summary.blocks_per_round = blocks;
+        acc.summary.first_seed = seed;
+        acc.summary.replay_flags = replay_flags(plan.params, gpu_args, proxy_window);
+        let t0 = Instant::now();
+        let stuck = fuzz_rounds(
+            gpu, k, &mut acc, l, gpu_args, blocks, seed, seconds, progress,
+        )?;
+        if let Some(stuck) = stuck {
+            if let Some(pb) = progress {
+                pb.finish_and_clear();
+            }
+            let wall = t0.elapsed().as_secs_f64();
+            read_back_stuck(gpu, &mut acc, &stuck, wall, move |part| {
+                watchdog.print(with_outer(outer, part));
+            });
+        }
+        Ok(acc.finish(t0.elapsed().as_secs_f64()))
+    };
+    let mut summary = run_part(
+        lowered,
+        &kernel,
+        plan.gpu_args,
+        plan.proxy_window,
+        first_seed,
+        plan.seconds - window_seconds,
+        pb,
+        None,
+    )
+    .map_err(FuzzError::Run)?;
+    // A stuck plain part ends the run: no proxy-window rounds after it (the caller reports it
+    // and ends the process, which frees the GPU).
+    if let (Some(w), Some(k), false) = (&window, &window_kernel, summary.is_stuck()) {
+        if let Some(pb) = pb {
+            pb.set_message("proxy-window rounds (no delays)");
+        }
+        let gpu_args = GpuArgs {
+            delay_ns: 0,
+            ..plan.gpu_args.clone()
+        };
+        let seed = first_seed.wrapping_add(summary.rounds);
+        let part = run_part(
+            w,
+            k,
+            &gpu_args,
+            true,
+            seed,
+            window_seconds,
+            None,
+            Some(summary.clone()),
+        )
+        .map_err(FuzzError::Run)?;
+        summary.proxy_window = Some(Box::new(part));
+    }
+    Ok(summary)
+}
+
+pub fn run(args: &FuzzArgs) -> Exit {
+    let name = args.file.display().to_string();
+    let not_run = NotRun {
+        format: args.format,
+        file: &name,
+    };
+    let (file, program) = match crate::cmd::extract::load_any(&args.file, &args.params, &args.ptx) {
+        Ok(x) => x,
+        Err((code, msg)) => return not_run.print("bad-input", &msg, code),
+    };
+    let lowered = match lower_for_fuzz(&program, &file, args.proxy_window) {
+        Ok(l) => l,
+        Err(e) => {
+            report_lower_error(&file, &e);
+            return not_run.print("not-lowered", &e.message, Exit::BadInput);
+        }
+    };
+    let gpu = match open_gpu(&args.gpu, &not_run) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let show = !args.quiet && args.format == Format::Human;
+    let pb = show.then(|| {
+        let pb = indicatif::ProgressBar::new((args.seconds * 10.0).max(1.0) as u64);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{bar:30}] {elapsed} {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb
+    });
+    let plan = FuzzPlan {
+        gpu_args: &args.gpu,
+        blocks: args.blocks,
+        seed: args.seed,
+        seconds: args.seconds,
+        proxy_window: args.proxy_window,
+        window_rounds: args.baseline.is_none(),
+        params: &args.params,
+        watchdog: WatchdogReport::Summary(args.format),
+    };
+    let summary = fuzz_program(&gpu, &file, &program, &lowered, &plan, pb.as_ref());
+    if let Some(pb) = &pb {
+        pb.finish_and_clear();
+    }
+    let summary = match summary {
+        Ok(s) => s,
+        Err(FuzzError::NotLowered(e)) => {
+            report_lower_error(&file, &e);
+            return not_run.print("not-lowered", &e.message, Exit::BadInput);
+        }
+        Err(FuzzError::Run(e)) => return fail_as(e, Some(&not_run)),
+    };
+    if summary.is_stuck() {
+        // No baseline after a stuck launch: the report, then the end of the process, which
+        // is what frees the GPU of the stuck kernel.
+        print_summary(args.format, &summary);
+        end_process(Exit::Findings as i32);
+    }
+    let blocks = summary.blocks_per_round;
+    let baseline = match &args.baseline {
+        Some(path) => match run_baseline(&gpu, args, path, lowered.block, blocks, &summary) {
+            Ok(b) => Some(b),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    match args.format {
+        Format::Human => {
+            print!("{}", render_human(&summary));
+            if let Some(b) = &baseline {
+                println!(
+                    "  baseline {}: {} launches x {} blocks, {} trips: {:.3e} barrier phases/s ({} hangs, {} races)",
+                    b.file, b.launches, blocks, b.iters, b.phases_per_second, b.hangs, b.races
+                );
+                println!("  generated / baseline throughput: {:.2}", b.ratio);
+            }
+        }
+        Format::Json => {
+            let mut v = serde_json::to_value(&summary).expect("summary serializes");
+            if let Some(b) = &baseline {
+                v["baseline"] = serde_json::to_value(b).expect("baseline serializes");
+            }
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v).expect("JSON values serialize")
+            );
+        }
+    }
+    if summary.clean() {
+        Exit::Clean
+    } else {
+        Exit::Findings
+    }
+}
+
+/// Print a fuzz summary (no baseline) as `format` asks.
+pub fn print_summary(format: Format, summary: &FuzzSummary) {
+    match format {
+        Format::Human => print!("{}", render_human(summary)),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(summary).expect("JSON values serialize")
+        ),
+    }
+}
+
+/// A proxy-window part inside the plain part it follows (`outer`), or the part alone.
+fn with_outer(outer: Option<FuzzSummary>, part: FuzzSummary) -> FuzzSummary {
+    match outer {
+        Some(mut o) => {
+            o.proxy_window = Some(Box::new(part));
+            o
+        }
+        None => part,
+    }
+}
+
+/// The options besides the file, `--seed` and `--blocks` that replay a round: parameters,
+/// delay and wait settings, the kernel variant.
+fn replay_flags(params: &[(String, i64)], gpu: &GpuArgs, proxy_window: bool) -> String {
+    let mut f = String::new();
+    for (k, v) in params {
+        f.push_str(&format!(" --param {k}={v}"));
+    }
+    if proxy_window {
+        f.push_str(" --proxy-window");
+    }
+    f.push_str(&format!(
+        " --delay-ns {} --delay-every {} --wait-cycles {}",
+        gpu.delay_ns, gpu.delay_every, gpu.wait_cycles
+    ));
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_harness::decode::Event;
+
+    /// Results of several kernels decode to rows that name the statement and its kernel
+    /// (statement ids run across kernels), without a GPU.
+    #[test]
+    fn several_kernels_decode_per_kernel_statement() {
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+            .join("corpus/domains/memsync_domains.phase");
+        let file = SourceFile::new(
+            "memsync_domains.phase",
+            std::fs::read_to_string(path).expect("corpus file"),
+        );
+        let program = protocols::load(&file, &[]).expect("loads");
+        let lowered = lower::lower(
+            &program,
+            Some(&file),
+            &LowerOptions {
+                mode: Mode::Fuzz,
+                ..Default::default()
+            },
+        )
+        .expect("lowers");
+        let nstmt = lowered.stmts.len();
+        // Statement 3 = `load_acquire flag scope gpu`, 4 = `load data`, both in kernel `comm`
+        // (0-1 `compute`'s statements, 2 its `finish`).
+        let mut r = LaunchResult {
+            threads_done: 4 * 64,
+            apart: 1,
+            counts: vec![vec![0; nstmt]; 4],
+            first_block: vec![vec![None; nstmt]; 4],
+            ..Default::default()
+        };
+        r.counts[0][3] = 1;
+        r.first_block[0][3] = Some(3);
+        let event = |kind, stmt, block, b| Event {
+            kind,
+            stmt,
+            tid: 0,
+            cta: 0,
+            block,
+            a: 0,
+            b,
+            raw: 0,
+        };
+        r.events = vec![
+            event(EventKind::Hang, 3, 3, 0),
+            // `pc_load` detector 3: never written although published.
+            event(EventKind::Race, 4, 1, 3),
+        ];
+        let mut acc = Accumulator::new(&file, &program, &lowered);
+        acc.add(&r, 7, 4, 0.5);
+        let s = acc.finish(1.0);
+        assert_eq!(s.trials, 4);
+        assert_eq!(
+            s.threads_missing, 0,
+            "64 threads per trial: one block of each kernel"
+        );
+        assert_eq!(s.blocks_apart, 1);
+        assert_eq!(s.hangs.len(), 1);
+        assert_eq!(s.hangs[0].statement, "load_acquire flag scope gpu");
+        assert_eq!(s.hangs[0].line, 17);
+        assert_eq!(s.hangs[0].kernel.as_deref(), Some("comm"));
+        assert!(s.hangs[0].observed.contains("no release seen"));
+        assert_eq!(s.stale_reads.len(), 1);
+        let row = &s.stale_reads[0];
+        assert_eq!(
+            (row.buffer.as_str(), row.statement.as_str()),
+            ("data", "load data")
+        );
+        assert_eq!(row.kernel.as_deref(), Some("comm"));
+        assert_eq!(row.first, SeenAt { seed: 7, block: 1 });
+        assert!(row.other.contains("never written"), "{}", row.other);
+        let text = render_human(&s);
+        assert!(
+            text.contains("throughput: no barrier-object phases completed"),
+            "{text}"
+        );
+        assert!(text.contains("kernels launched concurrently"), "{text}");
+        assert!(text.contains("comm (domain remote, 32 threads)"), "{text}");
+        assert!(text.contains("kernel: comm"), "{text}");
+        assert!(text.contains("1 block(s) ran without"), "{text}");
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["stale_reads"][0]["kernel"], "comm");
+        assert_eq!(json["kernels"][1]["domain"], "remote");
+    }
+
+    /// Rounds of the proxy-window kernel are a part of their own: counted in `clean`, rendered
+    /// after the plain rounds, with the flags that replay them.
+    #[test]
+    fn proxy_window_rounds_render_as_their_own_part() {
+        let window = FuzzSummary {
+            rounds: 2,
+            trials: 2112,
+            first_seed: 42,
+            blocks_per_round: 1056,
+            replay_flags: " --proxy-window --delay-ns 0 --delay-every 1 --wait-cycles 4000000"
+                .into(),
+            stale_reads: vec![StaleRow {
+                buffer: "c_smem".into(),
+                line: 20,
+                statement: "tma_store c_smem[j]".into(),
+                count: 3,
+                first: SeenAt { seed: 43, block: 7 },
+                other: "line 16 (`write c_smem[tid]`) by t0, still writing".into(),
+                kernel: None,
+            }],
+            ..Default::default()
+        };
+        let mut s = FuzzSummary {
+            file: "fail.phase".into(),
+            trials: 6336,
+            blocks_per_round: 1056,
+            replay_flags: " --delay-ns 200 --delay-every 1 --wait-cycles 4000000".into(),
+            ..Default::default()
+        };
+        assert!(s.clean());
+        s.proxy_window = Some(Box::new(window));
+        assert!(!s.clean());
+        let text = render_human(&s);
+        assert!(text.contains("  stale reads: none"), "{text}");
+        assert!(text.contains("proxy-window rounds"), "{text}");
+        assert!(text.contains("    stale reads (accesses"), "{text}");
+        assert!(
+            text.contains(
+                "replay a round: phasecheck fuzz fail.phase --proxy-window --delay-ns 0 \
+                 --delay-every 1 --wait-cycles 4000000 --seed SEED --blocks 1056 --seconds 0"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("--delay-ns 200"),
+            "the clean part has no replay line: {text}"
+        );
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["proxy_window"]["stale_reads"][0]["line"], 20);
+        assert!(json.get("replay_flags").is_none());
+    }
+
+    /// A launch stuck in a hardware collective is a finding: the rounds before it, and where
+    /// its threads were blocked (read back from their position words), in both outputs.
+    #[test]
+    fn a_stuck_launch_reports_where_its_threads_were_blocked() {
+        use gpu_harness::decode::ThreadAt;
+        let text = "protocol stuck\nparam N = 1\nblock 64\nsyncthreads\nif tid < 32 {\n  \
+                    bar_sync 1, 64\n}\n";
+        let file = SourceFile::new("stuck.phase", text);
+        let program = protocols::load(&file, &[]).expect("loads");
+        let lowered =
+            lower::lower(&program, Some(&file), &LowerOptions::default()).expect("lowers");
+        let bar = lowered
+            .stmts
+            .iter()
+            .find(|s| s.keyword == "bar_sync")
+            .expect("a bar_sync")
+            .id;
+        let nstmt = lowered.stmts.len();
+        let mut acc = Accumulator::new(&file, &program, &lowered);
+        acc.summary.file = "stuck.phase".into();
+        acc.summary.blocks_per_round = 4;
+        acc.summary.first_seed = 7;
+        acc.summary.replay_flags = " --delay-ns 200 --delay-every 1 --wait-cycles 4000000".into();
+        // One round that finished (4 trials), then the round of seed 8 stuck: blocks 1 and 2
+        // with warp 0 at the bar_sync, block 3 never started.
+        let done = LaunchResult {
+            threads_done: 4 * 64,
+            counts: vec![vec![0; nstmt]; 4],
+            first_block: vec![vec![None; nstmt]; 4],
+            ..Default::default()
+        };
+        acc.add(&done, 7, 4, 0.01);
+        let mut positions = vec![ThreadAt::Done.encode(); lowered.pos_words(4)];
+        for b in [1usize, 2] {
+            for t in 0..32 {
+                positions[b * 64 + t] = ThreadAt::Running(Some((bar, 0))).encode();
+            }
+        }
+        for w in &mut positions[3 * 64..] {
+            *w = ThreadAt::NotStarted.encode();
+        }
+        let stuck = StuckLaunch::bare(35.0, 4, 8);
+        let mut failed = acc.clone();
+        let read = StuckReadback {
+            out: OutLayout::new(&lowered).initial(&lowered),
+            positions,
+        };
+        acc.add_stuck(&stuck, Ok(&read));
+        let s = acc.finish(36.0);
+        assert!(!s.clean());
+        assert!(s.is_stuck());
+        assert_eq!((s.rounds, s.trials), (1, 4), "the trials before it");
+        assert_eq!(s.hangs.len(), 1);
+        let row = &s.hangs[0];
+        assert!(row.stuck);
+        assert_eq!((row.line, row.count, row.trials), (6, 64, Some(2)));
+        assert_eq!(row.first, SeenAt { seed: 8, block: 1 });
+        assert_eq!(row.statement, "bar_sync 1, 64");
+        let text = render_human(&s);
+        assert!(
+            text.contains("hangs (expired bounded waits): none"),
+            "{text}"
+        );
+        assert!(
+            text.contains("hang in a hardware collective: the round of seed 8 (4 blocks) did not finish within 35.0 s"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "observed: t0-t31 of block 1 blocked here (its execution #1 of the statement)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("that round: 1 of 4 trials finished, 2 stuck, 1 never started"),
+            "{text}"
+        );
+        assert!(
+            text.contains("replay the stuck round: phasecheck fuzz stuck.phase --delay-ns 200 --delay-every 1 --wait-cycles 4000000 --seed 8 --blocks 4 --seconds 0"),
+            "{text}"
+        );
+        assert!(!text.contains("nothing seen"), "{text}");
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["hangs"][0]["stuck"], true);
+        assert_eq!(json["hangs"][0]["trials"], 2);
+        assert_eq!(json["stuck"]["seed"], 8);
+        assert_eq!(json["stuck"]["positions_read"], true);
+        assert_eq!(json["stuck"]["trials_stuck"], 2);
+        assert_eq!(json["trials"], 4);
+        // Nothing read back: the launch is still reported, saying why nothing more is known.
+        failed.add_stuck(&stuck, Err("the copy did not complete within 5.0 s".into()));
+        let s = failed.finish(36.0);
+        assert!(!s.clean() && s.hangs.is_empty());
+        let text = render_human(&s);
+        assert!(
+            text.contains("where the threads were is not known: the copy did not complete"),
+            "{text}"
+        );
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert_eq!(json["stuck"]["positions_read"], false);
+        assert!(json["stuck"].get("trials_done").is_none());
+    }
+
+    /// One kernel: the JSON keeps its former shape (no `kernels`, `blocks_apart` or `kernel`).
+    #[test]
+    fn one_kernel_keeps_the_json_shape() {
+        let s = FuzzSummary {
+            hangs: vec![HangRow {
+                statement: "wait full parity 0".into(),
+                line: 3,
+                count: 1,
+                first: SeenAt { seed: 1, block: 0 },
+                observed: String::new(),
+                kernel: None,
+                stuck: false,
+                trials: None,
+            }],
+            ..Default::default()
+        };
+        let json = serde_json::to_value(&s).expect("serializes");
+        assert!(json["hangs"][0].get("stuck").is_none());
+        assert!(json["hangs"][0].get("trials").is_none());
+        assert!(json.get("stuck").is_none());
+        assert!(json.get("kernels").is_none());
+        assert!(json.get("blocks_apart").is_none());
+        assert!(json["hangs"][0].get("kernel").is_none());
+    }
+}

@@ -1,0 +1,203 @@
+//! `phasecheck._native`: the Rust side of the Python package. Each function calls one function of
+//! `phasecheck_api` and hands back the report as the JSON of `phasecheck lint --format json`
+//! (one entry per file) plus its SARIF; `python/phasecheck/__init__.py` turns that into objects.
+//! Bad input raises `phasecheck.InputError` (a `phasecheck.PhasecheckError`).
+
+use clap::{Args, FromArgMatches};
+use phasecheck_api::args::LintArgs;
+use phasecheck_api::cmd::extract::PtxArgs;
+use phasecheck_api::{Checked, VerifyOptions};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use std::time::Duration;
+
+create_exception!(
+    _native,
+    PhasecheckError,
+    PyException,
+    "Base class of the errors phasecheck raises."
+);
+create_exception!(
+    _native,
+    InputError,
+    PhasecheckError,
+    "Bad input: a protocol that does not load, a kernel the PTX front end cannot extract, an unreadable file or a bad option."
+);
+
+fn input_error(e: impl std::fmt::Display) -> PyErr {
+    InputError::new_err(e.to_string())
+}
+
+/// (lint JSON, SARIF) of a check, as strings.
+fn rendered(checked: &Checked) -> (String, String) {
+    (
+        checked.to_json().to_string(),
+        checked.to_sarif().to_string(),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn options(
+    params: Vec<(String, i64)>,
+    max_states: u64,
+    max_time: Option<f64>,
+    exhaustive: bool,
+    kernel: Option<String>,
+    block: Option<[u32; 3]>,
+    cluster: Option<u32>,
+    args: Vec<(String, i64)>,
+    assume: Vec<(String, i64)>,
+) -> PyResult<VerifyOptions> {
+    let max_time = match max_time {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
+        Some(t) => return Err(input_error(format!("max_time must be positive, not {t}"))),
+    };
+    if block.is_some_and(|b| b.contains(&0)) || cluster == Some(0) {
+        return Err(input_error("block and cluster sizes must be at least 1"));
+    }
+    Ok(VerifyOptions {
+        params,
+        max_states,
+        max_time,
+        exhaustive,
+        ptx: PtxArgs {
+            kernel,
+            block,
+            cluster,
+            args,
+            assume,
+        },
+        ..VerifyOptions::default()
+    })
+}
+
+/// Check a `.phase` protocol given as text.
+#[pyfunction]
+#[pyo3(signature = (name, text, params, max_states, max_time, exhaustive))]
+fn verify_text(
+    py: Python<'_>,
+    name: &str,
+    text: &str,
+    params: Vec<(String, i64)>,
+    max_states: u64,
+    max_time: Option<f64>,
+    exhaustive: bool,
+) -> PyResult<(String, String)> {
+    let o = options(
+        params,
+        max_states,
+        max_time,
+        exhaustive,
+        None,
+        None,
+        None,
+        vec![],
+        vec![],
+    )?;
+    py.detach(|| phasecheck_api::verify_text(name, text, &o))
+        .map(|c| rendered(&c))
+        .map_err(input_error)
+}
+
+/// Check a `.phase` or `.ptx` file.
+#[pyfunction]
+#[pyo3(signature = (path, params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume))]
+#[allow(clippy::too_many_arguments)]
+fn verify_path(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    params: Vec<(String, i64)>,
+    max_states: u64,
+    max_time: Option<f64>,
+    exhaustive: bool,
+    kernel: Option<String>,
+    block: Option<[u32; 3]>,
+    cluster: Option<u32>,
+    args: Vec<(String, i64)>,
+    assume: Vec<(String, i64)>,
+) -> PyResult<(String, String)> {
+    let o = options(
+        params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume,
+    )?;
+    py.detach(|| phasecheck_api::verify(&path, &o))
+        .map(|c| rendered(&c))
+        .map_err(input_error)
+}
+
+/// Check a kernel given as PTX text.
+#[pyfunction]
+#[pyo3(signature = (name, ptx, params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume))]
+#[allow(clippy::too_many_arguments)]
+fn verify_ptx(
+    py: Python<'_>,
+    name: &str,
+    ptx: &str,
+    params: Vec<(String, i64)>,
+    max_states: u64,
+    max_time: Option<f64>,
+    exhaustive: bool,
+    kernel: Option<String>,
+    block: Option<[u32; 3]>,
+    cluster: Option<u32>,
+    args: Vec<(String, i64)>,
+    assume: Vec<(String, i64)>,
+) -> PyResult<(String, String)> {
+    let o = options(
+        params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume,
+    )?;
+    py.detach(|| phasecheck_api::verify_ptx(name, ptx, &o))
+        .map(|c| rendered(&c))
+        .map_err(input_error)
+}
+
+/// The `.phase` protocol extracted from PTX text.
+#[pyfunction]
+#[pyo3(signature = (name, ptx, kernel, block, cluster, args, assume))]
+#[allow(clippy::too_many_arguments)]
+fn extract(
+    name: &str,
+    ptx: &str,
+    kernel: Option<String>,
+    block: Option<[u32; 3]>,
+    cluster: Option<u32>,
+    args: Vec<(String, i64)>,
+    assume: Vec<(String, i64)>,
+) -> PyResult<String> {
+    let a = PtxArgs {
+        kernel,
+        block,
+        cluster,
+        args,
+        assume,
+    };
+    phasecheck_api::extract(name, ptx, &a)
+        .map(|ex| ex.text)
+        .map_err(input_error)
+}
+
+/// `phasecheck lint ARGV...`: the arguments as on the command line (paths and options).
+#[pyfunction]
+fn lint(py: Python<'_>, argv: Vec<String>) -> PyResult<(String, String)> {
+    let command = LintArgs::augment_args(clap::Command::new("lint").no_binary_name(true));
+    let matches = command
+        .try_get_matches_from(&argv)
+        .map_err(|e| input_error(e.render().to_string()))?;
+    let args = LintArgs::from_arg_matches(&matches).map_err(|e| input_error(e.to_string()))?;
+    py.detach(|| phasecheck_api::lint(&args))
+        .map(|c| rendered(&c))
+        .map_err(input_error)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PhasecheckError", m.py().get_type::<PhasecheckError>())?;
+    m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add_function(wrap_pyfunction!(verify_text, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_path, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_ptx, m)?)?;
+    m.add_function(wrap_pyfunction!(extract, m)?)?;
+    m.add_function(wrap_pyfunction!(lint, m)?)?;
+    Ok(())
+}
