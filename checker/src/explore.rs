@@ -91,6 +91,11 @@ pub struct Ample {
 /// round's start.
 pub const ROUND: usize = 1024;
 
+/// The most bytes of states a round takes (at least one state): a round's successors are all
+/// made before any is queued or dropped, so large states make smaller rounds. (The new states
+/// of a round count in the memory estimate from the start of its walk.)
+pub const ROUND_BYTES: u64 = 16 << 20;
+
 /// Locks the visited set is split into: many more than cores, so that a claim rarely waits.
 pub const VISITED_SHARDS: usize = 1024;
 
@@ -399,34 +404,43 @@ where
     let mut hits = 0u64;
     let (mut next_progress, mut last_progress) = (16_384u64, start);
     'search: while !queue.is_empty() {
-        let n = queue.len().min(ROUND);
+        // Up to ROUND states, and no more than ROUND_BYTES of them: the round's new states
+        // are held until it is walked, so large states make smaller rounds.
+        let mut n = 0;
+        let mut taken_bytes = 0u64;
+        while n < queue.len().min(ROUND) && (n == 0 || taken_bytes < ROUND_BYTES) {
+            taken_bytes += queue[n].3;
+            n += 1;
+        }
         let batch: Vec<(M::State, u32, u32, u64)> = queue.drain(..n).collect();
         let (tries0, hits0) = (expanded, hits);
         // Expand and claim: a successor that is already visited, or behind a smaller claim,
         // is dropped by its worker; the leading ones (move position, fingerprint) are kept
         // aside for the second phase.
-        let (expansions, leading): (Vec<Expansion<M::State, M::Finding>>, Vec<Vec<(u32, u64)>>) =
-            workers
-                .map_batch(n, &|i| {
-                    let history = ReductionHistory {
-                        tries: tries0 + i as u64 + 1,
-                        hits: hits0,
-                    };
-                    let mut ex = expand(model, &batch[i].0, history);
-                    let mut leading = Vec::new();
-                    for (j, (_, m, _)) in ex.moves.iter_mut().enumerate() {
-                        if let Move::Next { fingerprint: fp, .. } = *m {
-                            if visited.claim(fp, claim_key(i, j)) == Claim::Leading {
-                                leading.push((j as u32, fp));
-                            } else {
-                                *m = Move::Duplicate;
-                            }
+        let (expansions, leading): (Vec<_>, Vec<Vec<(u32, u64)>>) = workers
+            .map_batch(n, &|i| {
+                let history = ReductionHistory {
+                    tries: tries0 + i as u64 + 1,
+                    hits: hits0,
+                };
+                let mut ex = expand(model, &batch[i].0, history);
+                let mut leading = Vec::new();
+                for (j, (_, m, _)) in ex.moves.iter_mut().enumerate() {
+                    if let Move::Next {
+                        fingerprint: fp, ..
+                    } = *m
+                    {
+                        if visited.claim(fp, claim_key(i, j)) == Claim::Leading {
+                            leading.push((j as u32, fp));
+                        } else {
+                            *m = Move::Duplicate;
                         }
                     }
-                    (ex, leading)
-                })
-                .into_iter()
-                .unzip();
+                }
+                (ex, leading)
+            })
+            .into_iter()
+            .unzip();
         // Settle, once every claim of the round is made: the least claim on each new state
         // wins (the move positions that won, per state).
         let won: Vec<Vec<u32>> = workers.map_batch(n, &|i| {
@@ -436,6 +450,20 @@ where
                 .map(|&(j, _)| j)
                 .collect()
         });
+        // The new states of the round, held until they are queued: counted in the memory
+        // estimate from the start of the walk (each moves into `queue_bytes` when queued).
+        let mut pending_bytes: u64 = expansions
+            .iter()
+            .zip(&won)
+            .map(|(ex, won)| {
+                won.iter()
+                    .map(|&j| match ex.moves[j as usize].1 {
+                        Move::Next { bytes, .. } => bytes,
+                        _ => 0,
+                    })
+                    .sum::<u64>()
+            })
+            .sum();
         for (((_, index, depth, bytes), ex), won) in batch.into_iter().zip(expansions).zip(won) {
             expanded += 1;
             hits += u64::from(ex.hit);
@@ -460,6 +488,7 @@ where
                             let new_index = parents.len() as u32;
                             parents.push((index, a));
                             queue_bytes += bytes;
+                            pending_bytes = pending_bytes.saturating_sub(bytes);
                             queue.push_back((state, new_index, depth + 1, bytes));
                         }
                     }
@@ -500,7 +529,7 @@ where
                     break 'search;
                 }
             }
-            let mem = states * VISITED_ENTRY_BYTES + queue_bytes;
+            let mem = states * VISITED_ENTRY_BYTES + queue_bytes + pending_bytes;
             peak = peak.max(mem);
             if let Some(cb) = progress
                 && (states >= next_progress
