@@ -4,8 +4,9 @@
 //! A counterexample is rebuilt by following parent pointers and replaying the actions from the
 //! initial state. Breadth-first order makes the first path found to any finding a shortest one.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use crate::memo::{Claim, Lock, Visited, VisitedShard};
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 /// What one transition produced.
@@ -65,7 +66,7 @@ pub trait Model {
 
 /// What the explorer tells [`Model::ample`] of the reduction so far: the states expanded before
 /// this one (`tries`, counting this one) and how many of the earlier ones were reduced by the
-/// model's costly analysis (`hits`, as of the start of the current batch).
+/// model's costly analysis (`hits`, as of the start of the current round, [`ROUND`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReductionHistory {
     pub tries: u64,
@@ -80,11 +81,23 @@ pub struct Ample {
     pub by_analysis: bool,
 }
 
-/// States expanded together: their successors are computed in parallel (rayon), then merged
-/// into the visited set one state after the other in queue order, exactly as a sequential
-/// search would. The batch boundaries depend only on the queue, never on the number of cores,
-/// so every run visits the same states in the same order and prints the same findings.
-const BATCH: usize = 64;
+/// States expanded together (a round): taken from the front of the queue, expanded and
+/// deduplicated in parallel (rayon; the workers claim their successors in the shared visited
+/// set, [`Visited`]), then numbered one state after the other in queue order, exactly as a
+/// sequential search would. Round boundaries depend only on the queue, never on the number of
+/// cores, so every run visits the same states in the same order and prints the same findings.
+/// Large, so that the workers join twice per thousand states rather than sleeping and waking
+/// per handful (issue 24); the reduction's history ([`ReductionHistory::hits`]) is as of the
+/// round's start.
+pub const ROUND: usize = 1024;
+
+/// The most bytes of states a round takes (at least one state): a round's successors are all
+/// made before any is queued or dropped, so large states make smaller rounds. (The new states
+/// of a round count in the memory estimate from the start of its walk.)
+pub const ROUND_BYTES: u64 = 16 << 20;
+
+/// Locks the visited set is split into: many more than cores, so that a claim rarely waits.
+pub const VISITED_SHARDS: usize = 1024;
 
 /// Limits of one search.
 #[derive(Clone, Debug)]
@@ -156,23 +169,6 @@ impl<F> Outcome<F> {
     }
 }
 
-/// The hasher behind the visited set: fingerprints are already hashes.
-#[derive(Default)]
-struct IdentityHasher(u64);
-impl Hasher for IdentityHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 << 8) | u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
 /// 64-bit fingerprint of a state: its `Hash` stream collected as bytes, then XXH3-64 over them.
 ///
 /// Feeding the derived `Hash` of a state straight into SipHash costs one hasher round per field
@@ -208,25 +204,27 @@ impl Hasher for ByteStream {
     }
 }
 
-/// Bytes per visited entry: the fingerprint map's slot (key and value padded to 16 bytes, a
-/// control byte) at its load factor (7/8) and up to twice the entries after growing, and the
+/// Bytes per visited entry: the fingerprint map's slot (key and value, 16 bytes, a control
+/// byte) at its load factor (7/8) and up to twice the entries after growing, and the
 /// parent pointer (8 bytes, up to twice after growing): measured on the full-size double
 /// buffer, the estimate is 0.6-1.2 times the resident size (docs/performance.md).
 const VISITED_ENTRY_BYTES: u64 = 17 * 8 / 7 * 2 + 8 * 2;
 
-/// One successor of an expanded state, computed in parallel with the others of its batch.
+/// One successor of an expanded state, computed in parallel with the others of its round.
 enum Move<S> {
     Next {
         state: S,
         fingerprint: u64,
         bytes: u64,
     },
+    /// A successor already visited, or reached earlier in the round (dropped by the worker).
+    Duplicate,
     Stop,
     Bound(String),
 }
 
-/// Everything the search needs from one state: computed without touching the shared search
-/// state, so the states of a batch are expanded on every core.
+/// Everything the search needs from one state: computed on any worker, touching of the shared
+/// search state only the visited set (its successors' claims).
 struct Expansion<S, F> {
     /// Findings of the state itself.
     found: Vec<F>,
@@ -287,12 +285,16 @@ fn expand<M: Model>(
     }
 }
 
-/// How the states of a batch are expanded: `map_batch(n, f)` returns `[f(0), .., f(n - 1)]`
+/// How the states of a round are expanded: `map_batch(n, f)` returns `[f(0), .., f(n - 1)]`
 /// in index order, whichever threads ran the calls. [`Rayon`] in the checker; the loom test
 /// (`checker/tests/loom_search.rs`) runs them on loom threads, and checks that the search's
 /// outcome is the same in every interleaving.
 pub trait Workers {
     fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R>;
+    /// Locks of the visited set ([`VISITED_SHARDS`]; the loom test uses fewer).
+    fn visited_shards(&self) -> usize {
+        VISITED_SHARDS
+    }
 }
 
 /// The current rayon pool (`verify --threads N` sets its size).
@@ -301,6 +303,11 @@ pub struct Rayon;
 impl Workers for Rayon {
     fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
         use rayon::prelude::*;
+        if n <= 1 {
+            // A chain (one state queued): handing it to the pool would only put this thread
+            // to sleep while a worker wakes up.
+            return (0..n).map(f).collect();
+        }
         // An indexed parallel iterator collects in index order.
         (0..n).into_par_iter().map(f).collect()
     }
@@ -326,13 +333,22 @@ where
     M::State: Send + Sync,
     M::Finding: Send,
 {
-    explore_on(&Rayon, model, limits, progress, pause)
+    explore_on::<M, Rayon, std::sync::Mutex<VisitedShard>>(&Rayon, model, limits, progress, pause)
 }
 
-/// [`explore`] with the batches expanded by `workers`. Only the expansions run on the workers;
-/// the visited set, the parent pointers and the queue are owned by the calling thread, which
-/// merges the expansions in queue order.
-pub fn explore_on<M, W>(
+/// The claim of the successor by move `j` of the state at position `i` of the round: the
+/// sequential search's order (queue order, then action order), packed below
+/// [`crate::memo::VISITED`].
+fn claim_key(i: usize, j: usize) -> u64 {
+    ((i as u64) << 32) | j as u64
+}
+
+/// [`explore`] with the rounds expanded by `workers`, the visited set's shards behind locks
+/// of type `L`. The workers expand the states of a round and claim their successors in the
+/// visited set, then settle which claims won ([`Visited`]); the parent pointers, the queue,
+/// the findings and every limit are handled by the calling thread, state by state in queue
+/// order, as the sequential search does.
+pub fn explore_on<M, W, L>(
     workers: &W,
     model: &M,
     limits: &Limits,
@@ -344,9 +360,10 @@ where
     M::State: Send + Sync,
     M::Finding: Send,
     W: Workers,
+    L: Lock<VisitedShard> + Sync,
 {
     let start = Instant::now();
-    let mut visited: HashMap<u64, u32, BuildHasherDefault<IdentityHasher>> = HashMap::default();
+    let visited: Visited<L> = Visited::new(workers.visited_shards());
     let mut parents: Vec<(u32, u32)> = Vec::new();
     // (state, index, depth, its `state_bytes` when queued: subtracted as is when it leaves)
     let mut queue: VecDeque<(M::State, u32, u32, u64)> = VecDeque::new();
@@ -359,7 +376,7 @@ where
     let mut bound_hit: Option<String> = None;
 
     let init = model.init_state();
-    visited.insert(fingerprint(&init), 0);
+    visited.mark(fingerprint(&init));
     parents.push((0, 0));
     let bytes = model.state_bytes(&init) as u64;
     queue_bytes += bytes;
@@ -387,18 +404,67 @@ where
     let mut hits = 0u64;
     let (mut next_progress, mut last_progress) = (16_384u64, start);
     'search: while !queue.is_empty() {
-        let n = queue.len().min(BATCH);
+        // Up to ROUND states, and no more than ROUND_BYTES of them: the round's new states
+        // are held until it is walked, so large states make smaller rounds.
+        let mut n = 0;
+        let mut taken_bytes = 0u64;
+        while n < queue.len().min(ROUND) && (n == 0 || taken_bytes < ROUND_BYTES) {
+            taken_bytes += queue[n].3;
+            n += 1;
+        }
         let batch: Vec<(M::State, u32, u32, u64)> = queue.drain(..n).collect();
         let (tries0, hits0) = (expanded, hits);
-        let expansions: Vec<Expansion<M::State, M::Finding>> =
-            workers.map_batch(batch.len(), &|i| {
+        // Expand and claim: a successor that is already visited, or behind a smaller claim,
+        // is dropped by its worker; the leading ones (move position, fingerprint) are kept
+        // aside for the second phase.
+        let (expansions, leading): (Vec<_>, Vec<Vec<(u32, u64)>>) = workers
+            .map_batch(n, &|i| {
                 let history = ReductionHistory {
                     tries: tries0 + i as u64 + 1,
                     hits: hits0,
                 };
-                expand(model, &batch[i].0, history)
-            });
-        for ((_, index, depth, bytes), ex) in batch.into_iter().zip(expansions) {
+                let mut ex = expand(model, &batch[i].0, history);
+                let mut leading = Vec::new();
+                for (j, (_, m, _)) in ex.moves.iter_mut().enumerate() {
+                    if let Move::Next {
+                        fingerprint: fp, ..
+                    } = *m
+                    {
+                        if visited.claim(fp, claim_key(i, j)) == Claim::Leading {
+                            leading.push((j as u32, fp));
+                        } else {
+                            *m = Move::Duplicate;
+                        }
+                    }
+                }
+                (ex, leading)
+            })
+            .into_iter()
+            .unzip();
+        // Settle, once every claim of the round is made: the least claim on each new state
+        // wins (the move positions that won, per state).
+        let won: Vec<Vec<u32>> = workers.map_batch(n, &|i| {
+            leading[i]
+                .iter()
+                .filter(|&&(j, fp)| visited.settle(fp, claim_key(i, j as usize)))
+                .map(|&(j, _)| j)
+                .collect()
+        });
+        // The new states of the round, held until they are queued: counted in the memory
+        // estimate from the start of the walk (each moves into `queue_bytes` when queued).
+        let mut pending_bytes: u64 = expansions
+            .iter()
+            .zip(&won)
+            .map(|(ex, won)| {
+                won.iter()
+                    .map(|&j| match ex.moves[j as usize].1 {
+                        Move::Next { bytes, .. } => bytes,
+                        _ => 0,
+                    })
+                    .sum::<u64>()
+            })
+            .sum();
+        for (((_, index, depth, bytes), ex), won) in batch.into_iter().zip(expansions).zip(won) {
             expanded += 1;
             hits += u64::from(ex.hit);
             transitions += ex.discarded;
@@ -409,26 +475,24 @@ where
             for f in ex.found {
                 record(f, index, None, &mut found);
             }
-            for (a, m, fs) in ex.moves {
+            let mut won = won.into_iter().peekable();
+            for (j, (a, m, fs)) in ex.moves.into_iter().enumerate() {
                 transitions += 1;
                 for f in fs {
                     record(f, index, Some(a), &mut found);
                 }
                 match m {
-                    Move::Next {
-                        state,
-                        fingerprint: fp,
-                        bytes,
-                    } => {
-                        if let std::collections::hash_map::Entry::Vacant(e) = visited.entry(fp) {
+                    Move::Next { state, bytes, .. } => {
+                        // A leading claim that lost is dropped here.
+                        if won.next_if_eq(&(j as u32)).is_some() {
                             let new_index = parents.len() as u32;
-                            e.insert(new_index);
                             parents.push((index, a));
                             queue_bytes += bytes;
+                            pending_bytes = pending_bytes.saturating_sub(bytes);
                             queue.push_back((state, new_index, depth + 1, bytes));
                         }
                     }
-                    Move::Stop => {}
+                    Move::Duplicate | Move::Stop => {}
                     Move::Bound(why) => {
                         bound_hit.get_or_insert(why);
                     }
@@ -465,7 +529,7 @@ where
                     break 'search;
                 }
             }
-            let mem = states * VISITED_ENTRY_BYTES + queue_bytes;
+            let mem = states * VISITED_ENTRY_BYTES + queue_bytes + pending_bytes;
             peak = peak.max(mem);
             if let Some(cb) = progress
                 && (states >= next_progress

@@ -1,26 +1,29 @@
 //! The parallel search's shared structures under loom (docs/design.md, "Parallel search").
 //!
 //! What the search's worker threads share: the footprint run cache ([`checker::memo::Memo`],
-//! locked to look a run up and to store one) and the batch being expanded (each worker
-//! expands states of it; [`checker::explore::Workers::map_batch`] hands the expansions back
-//! in queue order). The visited set, the parent pointers and the queue belong to the merging
-//! thread. The same code runs here with loom's mutex and loom threads in place of std's
-//! mutex and rayon's pool, and loom enumerates the interleavings:
+//! its shards locked to look a run up and to store one), the visited set
+//! ([`checker::memo::Visited`]: the workers claim their successors in it, the least claim in
+//! the sequential order wins, then they settle which claims won) and the round being expanded
+//! (each worker expands states of it; [`checker::explore::Workers::map_batch`] hands the
+//! expansions back in queue order). The parent pointers, the queue and the findings belong to
+//! the calling thread. The same code runs here with loom's mutex and loom threads in place of
+//! std's mutex and rayon's pool, and loom enumerates the interleavings:
 //!
 //! - the cache: no lost insert and the pure function's value for every lookup, in every
 //!   interleaving; a lock whose critical section is split (a deliberately broken variant)
 //!   is caught;
-//! - the whole search (`explore_on`, the real visited set, queue and merge) on a toy model
-//!   whose transitions go through a shared cache: the outcome (states, transitions, every
-//!   parent pointer, the findings in order) equals the sequential search's in every
-//!   interleaving; workers that hand expansions back in completion order (a deliberately
-//!   broken variant) are caught.
+//! - the whole search (`explore_on`, the real visited set, claims, queue and numbering) on a
+//!   toy model with diamonds inside one round, whose transitions go through a shared cache:
+//!   the outcome (states, transitions, every parent pointer, the findings in order) equals the
+//!   sequential search's in every interleaving; workers that hand expansions back in
+//!   completion order, and a visited set whose lock is split (a claim lost), both
+//!   deliberately broken variants, are caught.
 //!
 //! No `--cfg loom` is needed: the structures are generic over their lock (`memo::Lock`) and
 //! over the workers (`explore::Workers`), so this runs in `cargo test --workspace`.
 
 use checker::explore::{self, Limits, Model, Sequential, Step, Workers};
-use checker::memo::{Lock, Memo};
+use checker::memo::{Lock, Memo, VisitedShard};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -78,7 +81,9 @@ static CACHE_EXECUTIONS: AtomicU64 = AtomicU64::new(0);
 
 fn cache_model<L: Lock<HashMap<u32, u64>> + Send + Sync + 'static>() {
     CACHE_EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let cache = loom::sync::Arc::new(Cache::<L>::new(1 << 10));
+    // One shard: both workers' keys behind the one lock (the split-lock variant must be able
+    // to lose an insert).
+    let cache = loom::sync::Arc::new(Cache::<L>::with_shards(1 << 10, 1));
     let c = cache.clone();
     let other = loom::thread::spawn(move || {
         for k in [1, 2] {
@@ -132,6 +137,12 @@ struct LoomWorkers {
 }
 
 impl Workers for LoomWorkers {
+    /// Two locks: claims on different states go through different shards, claims on one
+    /// state through the same.
+    fn visited_shards(&self) -> usize {
+        2
+    }
+
     fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
         let slots: Vec<Slot<R>> = (0..n)
             .map(|_| Slot(loom::cell::UnsafeCell::new(None)))
@@ -177,14 +188,18 @@ impl Workers for LoomWorkers {
     }
 }
 
-/// A toy model: two counters that each go up to `MAX`, with diamonds (a state reached from
-/// several parents, some in one batch), findings on the diagonal, and every transition looked
-/// up in a cache shared by the workers (as the footprint runs are).
+/// A toy model: two counters that go up to `MAX_A` and `MAX_B`, with diamonds (a state reached from
+/// several parents of one round, whose claims race), findings on the diagonal, and every
+/// transition looked up in a cache shared by the workers (as the footprint runs are).
 struct Grid<L> {
     cache: Memo<(u8, u8, u32), (u8, u8), L>,
 }
 
-const MAX: u8 = 2;
+/// Two rounds of two states each ((1, 0) and (0, 1), then (2, 0) and (1, 1)), each with a
+/// diamond: loom allows five threads per execution, and each such round starts one helper
+/// per phase.
+const MAX_A: u8 = 2;
+const MAX_B: u8 = 1;
 
 impl<L: Lock<HashMap<(u8, u8, u32), (u8, u8)>> + Sync> Model for Grid<L> {
     type State = (u8, u8);
@@ -195,10 +210,10 @@ impl<L: Lock<HashMap<(u8, u8, u32), (u8, u8)>> + Sync> Model for Grid<L> {
         (0, 0)
     }
     fn actions(&self, s: &(u8, u8), out: &mut Vec<u32>) {
-        if s.0 < MAX {
+        if s.0 < MAX_A {
             out.push(0);
         }
-        if s.1 < MAX {
+        if s.1 < MAX_B {
             out.push(1);
         }
     }
@@ -210,7 +225,7 @@ impl<L: Lock<HashMap<(u8, u8, u32), (u8, u8)>> + Sync> Model for Grid<L> {
                 (s.0, s.1 + 1)
             }
         });
-        if n == (MAX, 0) {
+        if n == (MAX_A, 0) {
             found.push(format!("edge to {n:?} by {a}"));
         }
         Step::Next(n)
@@ -231,13 +246,15 @@ impl<L: Lock<HashMap<(u8, u8, u32), (u8, u8)>> + Sync> Model for Grid<L> {
 /// Everything a search's outcome says, for comparison.
 type Summary = (u64, u64, Vec<(String, u32, Option<u32>)>, Vec<Vec<u32>>);
 
-fn search<L, W>(workers: &W) -> Summary
+/// The search with the run cache behind `L` and the visited set's shards behind `V`.
+fn search<L, V, W>(workers: &W) -> Summary
 where
     L: Lock<HashMap<(u8, u8, u32), (u8, u8)>> + Sync,
+    V: Lock<VisitedShard> + Sync,
     W: Workers,
 {
     let model = Grid::<L> {
-        cache: Memo::new(1 << 10),
+        cache: Memo::with_shards(1 << 10, 1),
     };
     let limits = Limits {
         max_states: 1_000,
@@ -246,7 +263,7 @@ where
         after_findings: None,
         pause_at: None,
     };
-    let out = explore::explore_on(workers, &model, &limits, None, None);
+    let out = explore::explore_on::<_, _, V>(workers, &model, &limits, None, None);
     assert!(out.incomplete.is_none());
     let found = out
         .found
@@ -259,16 +276,26 @@ where
 
 /// The reference: one thread, std's mutex.
 fn sequential() -> Summary {
-    let s = search::<std::sync::Mutex<_>, _>(&Sequential);
-    // 9 states (3 x 3), each edge taken once.
-    assert_eq!(s.0, 9);
-    assert_eq!(s.1, 12);
+    let s = search::<std::sync::Mutex<_>, std::sync::Mutex<_>, _>(&Sequential);
+    // 6 states (3 x 2), each of the 7 edges taken once.
+    assert_eq!(s.0, 6);
+    assert_eq!(s.1, 7);
     s
 }
 
 static SEARCH_EXECUTIONS: AtomicU64 = AtomicU64::new(0);
 
-fn parallel_model(in_completion_order: bool) {
+/// How the parallel search under test is built.
+#[derive(Clone, Copy, PartialEq)]
+enum Variant {
+    Correct,
+    /// Deliberately broken: expansions handed back in completion order.
+    CompletionOrder,
+    /// Deliberately broken: the visited set's lock split in two.
+    SplitVisitedLock,
+}
+
+fn parallel_model(variant: Variant) {
     let want = sequential();
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = Some(2);
@@ -276,9 +303,13 @@ fn parallel_model(in_completion_order: bool) {
         SEARCH_EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let workers = LoomWorkers {
             threads: 2,
-            in_completion_order,
+            in_completion_order: variant == Variant::CompletionOrder,
         };
-        let got = search::<LoomLock<_>, _>(&workers);
+        let got = if variant == Variant::SplitVisitedLock {
+            search::<LoomLock<_>, SplitLock<_>, _>(&workers)
+        } else {
+            search::<LoomLock<_>, LoomLock<_>, _>(&workers)
+        };
         assert_eq!(
             got, want,
             "the parallel search differs from the sequential one"
@@ -289,7 +320,7 @@ fn parallel_model(in_completion_order: bool) {
 #[test]
 fn parallel_search_equals_the_sequential_one_under_loom() {
     let before = SEARCH_EXECUTIONS.load(std::sync::atomic::Ordering::Relaxed);
-    parallel_model(false);
+    parallel_model(Variant::Correct);
     let n = SEARCH_EXECUTIONS.load(std::sync::atomic::Ordering::Relaxed) - before;
     assert!(n >= 20, "only {n} executions");
     eprintln!("{n} loom executions of the search");
@@ -299,7 +330,18 @@ fn parallel_search_equals_the_sequential_one_under_loom() {
 /// finished them make the merge order, and so the parent pointers, depend on the schedule.
 #[test]
 fn parallel_search_model_catches_a_merge_in_completion_order() {
-    let msg = panic_message(|| parallel_model(true))
+    let msg = panic_message(|| parallel_model(Variant::CompletionOrder))
         .expect("loom found no schedule where the completion order changes the search");
+    assert!(msg.contains("differs from the sequential"), "{msg}");
+}
+
+/// The property above can fail through the visited set too: with its lock split, two workers
+/// claiming the same state in one round can both copy the shard before either writes it back,
+/// so the least claim is lost (the state gets the wrong parent) or a settled state is claimed
+/// again (it is numbered twice).
+#[test]
+fn parallel_search_model_catches_a_lost_claim() {
+    let msg = panic_message(|| parallel_model(Variant::SplitVisitedLock))
+        .expect("loom found no schedule where a split visited-set lock changes the search");
     assert!(msg.contains("differs from the sequential"), "{msg}");
 }
