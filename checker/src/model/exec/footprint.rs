@@ -1072,16 +1072,28 @@ fn op_step(
             return pipe_step(m, s, u, op, &pr, ids[0], stuck, p, run);
         }
         // Named barriers: an arrival on the slot; a `bar_sync` on a stuck use blocks for good.
-        Op::BarSync { id, count, .. } | Op::BarArrive { id, count, .. } => {
-            let Some(idv) = eval(id, p) else {
-                return Next::Unknown;
-            };
-            let c = match count {
-                Some(c) => match eval(c, p) {
-                    Some(v) => v,
-                    None => return Next::Unknown,
-                },
-                None => 0,
+        // `syncthreads` is `bar_sync 0` with the whole-block count: an arrival on the block's
+        // barrier 0 too. (It used to add none, so a use that some thread of the block was still
+        // on its way to stayed stuck, the threads already waiting at it stayed frozen, and
+        // their futures were left out of the footprints: a TMA copy one of them issues after
+        // the barrier, into a buffer with another copy still in flight, was a missed data race
+        // when the copy in flight landed alone. Found by the memory-model oracle's long run.)
+        Op::BarSync { .. } | Op::BarArrive { .. } | Op::SyncThreads => {
+            let (idv, c) = match op {
+                Op::BarSync { id, count, .. } | Op::BarArrive { id, count, .. } => {
+                    let Some(idv) = eval(id, p) else {
+                        return Next::Unknown;
+                    };
+                    let c = match count {
+                        Some(c) => match eval(c, p) {
+                            Some(v) => v,
+                            None => return Next::Unknown,
+                        },
+                        None => 0,
+                    };
+                    (idv, c)
+                }
+                _ => (0, 0),
             };
             if !(0..i64::from(NAMED)).contains(&idv) {
                 return Next::Unknown;
@@ -1099,7 +1111,7 @@ fn op_step(
             }
             // A `bar_sync` on a stuck use, or on a whole-block use of the block of the thread
             // standing still, blocks for good.
-            if matches!(op, Op::BarSync { .. })
+            if matches!(op, Op::BarSync { .. } | Op::SyncThreads)
                 && (named_stuck[slot as usize] || (c == 0 && still.holds(own, idv as u32)))
             {
                 return Next::End;
@@ -1117,13 +1129,9 @@ fn op_step(
                 flag(&mut run.bufs, c.0, X_READ);
             }
         }
-        // Every live thread of the block takes part in a `syncthreads`, the one standing still
-        // too: in its block it never completes.
-        Op::SyncThreads if still.holds(own, 0) => return Next::End,
         // Other rendezvous, fences, groups, compute: assumed to pass (an upper bound); they
         // touch no barrier object or buffer that the reduction asks about.
-        Op::SyncThreads
-        | Op::SyncWarp
+        Op::SyncWarp
         | Op::ClusterSync
         | Op::ClusterArrive
         | Op::ClusterWait
