@@ -1,0 +1,85 @@
+//! `phasecheck capture` and `--launch` (issue 23 point 3, docs/ptx.md "Launch capture").
+//!
+//! Without a GPU the `--launch` tests read a capture file recorded on an H100
+//! (capture/tests/fixtures/tma_launch.capture.json, docs/gpu.md). With `PHASECHECK_GPU_TESTS=1`
+//! on a GPU machine, `capture_records_every_launch_on_the_gpu` compiles the test program with
+//! nvcc and records it for real (`PHASECHECK` may name a prebuilt binary, `PHASECHECK_ROOT` the
+//! repository, for a machine without Rust).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    std::env::var_os("PHASECHECK_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+fn bin() -> Command {
+    Command::new(
+        std::env::var_os("PHASECHECK")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_phasecheck"))),
+    )
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("capture/tests/fixtures").join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("phasecheck runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn capture_records_every_launch_on_the_gpu() {
+    if std::env::var("PHASECHECK_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run `capture`");
+        return;
+    }
+    let nvcc = std::env::var("NVCC").unwrap_or_else(|_| "nvcc".into());
+    let dir = std::env::temp_dir().join(format!("phasecheck-capture-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let app = dir.join("tma_launch");
+    let st = Command::new(&nvcc)
+        .args(["-arch=sm_90a", "-O3", "-std=c++17", "-lcuda", "-o"])
+        .arg(&app)
+        .arg(fixture("tma_launch.cu"))
+        .status()
+        .expect("nvcc runs");
+    assert!(st.success(), "nvcc failed");
+    let cap = dir.join("cap.json");
+    let o = bin()
+        .arg("capture")
+        .arg("-o")
+        .arg(&cap)
+        .arg("--")
+        .arg(&app)
+        .output()
+        .expect("runs");
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(
+        err.contains("7 launches (tma_tiles x1, tma_multicast x1, probe x5)"),
+        "{err}"
+    );
+    let c = std::fs::read_to_string(&cap).expect("capture file");
+    let cap_text = c.lines().collect::<Vec<_>>();
+    assert_eq!(cap_text.len(), 8, "{c}");
+    assert!(cap_text[1].contains("\"kernel\":\"tma_tiles\""), "{c}");
+    assert!(cap_text[1].contains("\"box_bytes\":4096"), "{c}");
+    assert!(cap_text[2].contains("\"cluster\":[2,1,1]"), "{c}");
+    // The captured launch answers every question of the front end.
+    let spec = format!("{}#0", cap.display());
+    let ptx = fixture("tma_launch.ptx");
+    let o = run(&["verify", ptx.to_str().unwrap(), "--launch", &spec]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+}
