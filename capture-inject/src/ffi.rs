@@ -45,6 +45,7 @@ type EnableCallbackFn = unsafe extern "C" fn(u32, *mut c_void, u32, u32) -> u32;
 type ParamInfoFn = unsafe extern "C" fn(*mut c_void, usize, *mut usize, *mut usize) -> u32;
 type FuncAttributeFn = unsafe extern "C" fn(*mut i32, u32, *mut c_void) -> u32;
 type FuncNameFn = unsafe extern "C" fn(*mut *const c_char, *mut c_void) -> u32;
+type KernelGetFunctionFn = unsafe extern "C" fn(*mut *mut c_void, *mut c_void) -> u32;
 
 /// libcupti: `PHASECHECK_CUPTI` (set by `phasecheck capture`), else by soname.
 pub fn open_cupti() -> Result<Library, String> {
@@ -123,6 +124,7 @@ pub struct Cuda {
     param_info: Option<ParamInfoFn>,
     attribute: Option<FuncAttributeFn>,
     name: Option<FuncNameFn>,
+    kernel_function: Option<KernelGetFunctionFn>,
     _lib: Library,
 }
 
@@ -143,6 +145,12 @@ impl Cuda {
                 lib.get::<FuncNameFn>(b"cuFuncGetName\0").ok().map(|f| *f),
             )
         };
+        // SAFETY: as above.
+        let kernel_function = unsafe {
+            lib.get::<KernelGetFunctionFn>(b"cuKernelGetFunction\0")
+                .ok()
+                .map(|f| *f)
+        };
         if param_info.is_none() {
             crate::warn(
                 "this driver has no cuFuncGetParamInfo (CUDA 12.4 and later): launches are \
@@ -153,8 +161,37 @@ impl Cuda {
             param_info,
             attribute,
             name,
+            kernel_function,
             _lib: lib,
         })
+    }
+
+    /// The `CUfunction` to ask about: the launch's handle may be a `CUkernel` (cuda.h,
+    /// cuLaunchKernel: "a CUkernel handle ... cast to CUfunction"; the runtime API launches
+    /// that way), which `cuFuncGetParamInfo` rejects; `cuKernelGetFunction` gives the
+    /// function of the current context. A handle that is a function already is kept.
+    pub fn function(&self, f: *mut c_void) -> *mut c_void {
+        if f.is_null() || self.param_info(f, 0).is_some() {
+            return f;
+        }
+        let Some(get) = self.kernel_function else {
+            return f;
+        };
+        let mut func: *mut c_void = std::ptr::null_mut();
+        // SAFETY: an out-pointer; the driver checks the handle.
+        if unsafe { get(&mut func, f) } == 0 && !func.is_null() {
+            func
+        } else {
+            f
+        }
+    }
+
+    /// The error code of `cuFuncGetParamInfo(f, 0)` (0: success), for a diagnostic.
+    pub fn param_info_error(&self, f: *mut c_void) -> Option<u32> {
+        let get = self.param_info?;
+        let (mut off, mut size) = (0usize, 0usize);
+        // SAFETY: as in `param_info`.
+        Some(unsafe { get(f, 0, &mut off, &mut size) })
     }
 
     /// Offset and size of parameter `i`; `None` past the last.

@@ -114,7 +114,15 @@ unsafe fn on_call(state: &State, cbid: u32, data: &ffi::CallbackData) {
             Some(unsafe { cstr(data.symbol_name) })
         };
         let cuda = &state.cuda;
-        let func = unsafe { launch::function_of(api, data.function_params) };
+        let handle = unsafe { launch::function_of(api, data.function_params) };
+        let func = cuda.function(handle);
+        if std::env::var_os("PHASECHECK_CAPTURE_DEBUG").is_some() {
+            warn(&format!(
+                "launch {:?}: handle {handle:?} -> function {func:?}, cuFuncGetParamInfo(0) = {:?}",
+                data.symbol_name,
+                cuda.param_info_error(func)
+            ));
+        }
         let name = name
             .or_else(|| cuda.func_name(func))
             .unwrap_or_else(|| "?".into());
@@ -144,6 +152,9 @@ unsafe fn on_call(state: &State, cbid: u32, data: &ffi::CallbackData) {
             warn("cannot write the capture file");
         }
     } else if cbid == ffi::CBID_TENSOR_MAP_ENCODE_TILED && data.site == ffi::SITE_EXIT {
+        if std::env::var_os("PHASECHECK_CAPTURE_DEBUG").is_some() {
+            warn("cuTensorMapEncodeTiled returned");
+        }
         // SAFETY: the call has returned; its result and its written map are readable.
         let ok = unsafe { (data.return_value as *const u32).as_ref() } == Some(&0);
         if !ok {
