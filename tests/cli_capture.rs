@@ -83,3 +83,111 @@ fn capture_records_every_launch_on_the_gpu() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
 }
+
+fn launch(n: Option<u32>) -> String {
+    let f = fixture("tma_launch.capture.json").display().to_string();
+    match n {
+        Some(n) => format!("{f}#{n}"),
+        None => f,
+    }
+}
+
+fn ptx() -> String {
+    fixture("tma_launch.ptx").display().to_string()
+}
+
+#[test]
+fn verify_takes_block_and_parameters_from_the_launch() {
+    let o = run(&["verify", &ptx(), "--launch", &launch(Some(0))]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("protocol tma_tiles: ok"), "{out}");
+    assert!(
+        out.contains("#0: kernel tma_tiles, grid 1, block 64"),
+        "{out}"
+    );
+    // Without the launch the same kernel needs --block and --arg.
+    let o = run(&["verify", &ptx(), "--kernel", "tma_tiles"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn extract_takes_cluster_and_the_tensor_maps_box_from_the_launch() {
+    let o = run(&["extract", &ptx(), "--launch", &launch(Some(1))]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("kernel `tma_multicast`"), "{out}");
+    assert!(out.contains("\ncluster 2\n"), "{out}");
+    // The box (4096 bytes) from the captured map, not a share of the expect_tx (8192).
+    assert!(out.contains("buffer   buf[4]"), "{out}");
+    assert!(!out.contains("is taken to move"), "{out}");
+    assert!(err.is_empty(), "{err}");
+}
+
+#[test]
+fn lint_takes_the_launch_too() {
+    let o = run(&["lint", &ptx(), "--launch", &launch(Some(0))]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+}
+
+#[test]
+fn a_launch_of_several_kernels_must_be_chosen() {
+    let o = run(&["extract", &ptx(), "--launch", &launch(None)]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(err.contains("7 different launches"), "{err}");
+    assert!(err.contains("#N"), "{err}");
+    let o = run(&[
+        "extract",
+        &ptx(),
+        "--launch",
+        &launch(Some(1)),
+        "--kernel",
+        "tma_tiles",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("is not the --kernel given"), "{err}");
+}
+
+#[test]
+fn values_that_make_the_kernel_do_nothing_are_warned_about() {
+    // The launch with 0 tiles (an --arg wins over the launch's bytes).
+    let o = run(&[
+        "verify",
+        &ptx(),
+        "--launch",
+        &launch(Some(0)),
+        "--arg",
+        "1=0",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(err.contains("warning:"), "{err}");
+    assert!(err.contains("kernel `tma_tiles` does no work"), "{err}");
+    // The real launch does work: no warning.
+    let o = run(&["verify", &ptx(), "--launch", &launch(Some(0))]);
+    assert!(!text(&o).1.contains("does no work"));
+}
+
+#[test]
+fn a_copy_that_runs_past_its_buffer_is_warned_about() {
+    // Each block's half of the multicast tile given as the whole tile: the second half's copy
+    // runs past the end of `buf`.
+    let o = run(&[
+        "extract",
+        &ptx(),
+        "--launch",
+        &launch(Some(1)),
+        "--arg",
+        "0=8192",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(err.contains("writes 8192 bytes at byte 12288 of `_ZZ13tma_multicastE3buf` (16384 bytes): it runs past its end"), "{err}");
+    assert!(
+        out.contains("# Warning: with the given values the copy"),
+        "{out}"
+    );
+}

@@ -176,6 +176,9 @@ pub unsafe fn launch_from(
         }
     };
     let buffer = unsafe { extra_buffer(extra) };
+    // cuFuncGetParamInfo's offsets are those of the parameter space (the first parameter of a
+    // kernel on an H100 is at 112, measured); the `extra` buffer starts with the first.
+    let base = info(0).map_or(0, |(off, _)| off);
     let mut i = 0usize;
     while let Some((off, size)) = info(i) {
         let bytes: Vec<u8> = if !kernel_params.is_null() {
@@ -186,7 +189,8 @@ pub unsafe fn launch_from(
                 unsafe { std::slice::from_raw_parts(p, size) }.to_vec()
             }
         } else if let Some(buf) = buffer {
-            buf.get(off..off + size)
+            let at = off.saturating_sub(base);
+            buf.get(at..at + size)
                 .map(<[u8]>::to_vec)
                 .unwrap_or_default()
         } else {
@@ -380,7 +384,7 @@ mod tests {
             kernel_params: std::ptr::null_mut(),
             extra: extra.as_mut_ptr(),
         };
-        let info = info_of(&[(0, 4), (4, 4)]);
+        let info = info_of(&[(112, 4), (116, 4)]);
         let l = unsafe {
             launch_from(
                 Api::LaunchKernelEx,

@@ -193,8 +193,8 @@ pub fn resolve(l: &Launch, name: &str) -> Result<Resolved, String> {
                     }
                 }
                 None => notes.push(format!(
-                    "the tensor map in parameter {i} at byte {} has element type {}, whose size \
-                     in bytes is not whole: its copies' sizes are not taken from it",
+                    "the tensor map in parameter {i} at byte {} has element type {:?}, whose \
+                     size in bytes is not whole: its copies' sizes are not taken from it",
                     m.offset, m.data_type
                 )),
             }
@@ -219,4 +219,108 @@ pub fn load(spec: &str, kernels: &[String], kernel: Option<&str>) -> Result<Reso
     let cap = format::parse(&text, &name)?;
     let l = select(&cap, &name, n, kernels, kernel)?;
     resolve(l, &name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cap() -> Capture {
+        let text = include_str!("../tests/fixtures/tma_launch.capture.json");
+        format::parse(text, "cap.json").expect("parses")
+    }
+
+    fn names(k: &[&str]) -> Vec<String> {
+        k.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn spec_takes_an_optional_launch_number() {
+        assert_eq!(
+            parse_spec("a.json").unwrap(),
+            (PathBuf::from("a.json"), None)
+        );
+        assert_eq!(
+            parse_spec("dir/a.json#12").unwrap(),
+            (PathBuf::from("dir/a.json"), Some(12))
+        );
+        assert!(
+            parse_spec("a.json#x")
+                .unwrap_err()
+                .contains("`#x` is not a launch number")
+        );
+    }
+
+    #[test]
+    fn a_kernel_launched_once_needs_no_number() {
+        let c = cap();
+        let all = names(&["tma_tiles", "tma_multicast", "probe"]);
+        let l = select(&c, "cap.json", None, &all, Some("tma_multicast")).unwrap();
+        assert_eq!(l.index, 1);
+        let l = select(&c, "cap.json", None, &names(&["tma_tiles"]), None).unwrap();
+        assert_eq!(l.index, 0);
+    }
+
+    #[test]
+    fn ambiguous_and_absent_launches_are_errors_that_say_what_there_is() {
+        let c = cap();
+        let all = names(&["tma_tiles", "tma_multicast", "probe"]);
+        let e = select(&c, "cap.json", None, &all, None).unwrap_err();
+        assert!(e.contains("7 different launches"), "{e}");
+        assert!(e.contains("--launch cap.json#N"), "{e}");
+        let e = select(&c, "cap.json", None, &names(&["other"]), None).unwrap_err();
+        assert!(
+            e.contains("has no launch of the PTX's kernels (other)"),
+            "{e}"
+        );
+        assert!(e.contains("#0 tma_tiles"), "{e}");
+        let e = select(&c, "cap.json", Some(2), &names(&["tma_tiles"]), None).unwrap_err();
+        assert!(
+            e.contains("is of kernel `probe`, which the PTX does not define"),
+            "{e}"
+        );
+        let e = select(&c, "cap.json", Some(9), &all, None).unwrap_err();
+        assert!(
+            e.contains("has no launch #9 (it has 7 launches, #0 to #6)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn resolve_gives_every_parameter_and_each_maps_box() {
+        let c = cap();
+        let r = resolve(&c.launches[1], "cap.json").unwrap();
+        assert_eq!((r.block, r.cluster), ([64, 1, 1], Some(2)));
+        assert_eq!(r.param_bytes.len(), 3);
+        assert_eq!(r.param_bytes[1], (1, vec![2, 0, 0, 0]));
+        assert_eq!(r.map_bytes, vec![((0, 0), 4096)]);
+        assert!(r.notes[0].contains("cap.json#1: kernel tma_multicast, grid 2, block 64"));
+    }
+
+    #[test]
+    fn a_map_the_program_did_not_encode_is_decoded_and_said_so() {
+        let mut c = cap();
+        c.launches[0].params[0].tensor_maps.clear();
+        let r = resolve(&c.launches[0], "cap.json").unwrap();
+        assert_eq!(r.map_bytes, vec![((0, 0), 4096)]);
+        assert!(
+            r.notes.iter().any(|n| n.contains("decoded from its bytes")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    #[test]
+    fn a_wrong_file_is_a_clear_error() {
+        let e = format::parse("", "x.json").unwrap_err();
+        assert!(e.contains("x.json is empty"), "{e}");
+        let e = format::parse("{\"phasecheck_capture\":7,\"command\":[]}\n", "x.json").unwrap_err();
+        assert!(e.contains("version 7"), "{e}");
+        let e = format::parse(
+            "{\"phasecheck_capture\":1,\"command\":[]}\n{\"index\":0}\n",
+            "x.json",
+        )
+        .unwrap_err();
+        assert!(e.contains("line 2 is not a launch"), "{e}");
+    }
 }

@@ -28,8 +28,10 @@ pub struct TensorMap {
     /// Byte offset of the map in its parameter.
     pub offset: u64,
     pub source: Source,
-    /// `CUtensorMapDataType` (0 = UINT8 ... 12 = TFLOAT32_FTZ, 13.. sub-byte types).
-    pub data_type: u32,
+    /// `CUtensorMapDataType` (0 = UINT8 ... 12 = TFLOAT32_FTZ, 13.. sub-byte types); not
+    /// decoded from bytes alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_type: Option<u32>,
     /// Bytes per element (absent for the packed sub-byte types).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub element_size: Option<u32>,
@@ -88,7 +90,7 @@ impl Encoded {
         TensorMap {
             offset,
             source: Source::Encode,
-            data_type: self.data_type,
+            data_type: Some(self.data_type),
             element_size,
             rank: self.rank,
             global_dims: self.global_dims.clone(),
@@ -128,7 +130,150 @@ pub fn find(param: &[u8], encoded: &[Encoded], heuristic: bool) -> Vec<TensorMap
 }
 
 /// Decode a map from its 128 bytes alone, where they look like one; see the module doc.
+///
+/// Field positions, read off the seven maps of `capture/tests/fixtures/tma_launch.cu` encoded
+/// by the driver 580.159.04 (CUDA 13.0) on an H100 (ranks 1 to 5, element sizes 1 to 8, every
+/// swizzle; docs/gpu.md), little-endian:
+///
+/// | bytes | field |
+/// |---|---|
+/// | 0..8 | global address |
+/// | 8..12, bits 4..6 | rank - 1 |
+/// | 8..12, bits 13..14 | swizzle (`CUtensorMapSwizzle`) |
+/// | 12..28, u32 each | global strides of dimensions 1..4, in units of 16 bytes |
+/// | 32..52, u32 each | global dimensions - 1 |
+/// | 55..60, a byte each | box dimensions - 1 |
+/// | 64..68 | bytes one copy moves (the box) |
+///
+/// The element size is the box's bytes over its elements; the element type's code and the
+/// element strides are not decoded. Bytes that do not fit (a rank over 5, a box over 256, a box
+/// size that is not elements times 1, 2, 4 or 8 bytes, the last 48 bytes not zero) are not a map.
 pub fn decode_bytes(bytes: &[u8], offset: u64) -> Option<TensorMap> {
-    let _ = (bytes, offset);
-    None
+    let b: &[u8; 128] = bytes.get(..128)?.try_into().ok()?;
+    let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+    if b[80..].iter().any(|&x| x != 0) || u32_at(0) == 0 && u32_at(4) == 0 {
+        return None;
+    }
+    let word = u32_at(8);
+    let rank = ((word >> 4) & 7) + 1;
+    if rank > 5 {
+        return None;
+    }
+    let r = rank as usize;
+    let swizzle = (word >> 13) & 3;
+    let global_dims: Vec<u64> = (0..r).map(|k| u32_at(32 + 4 * k) as u64 + 1).collect();
+    let global_strides: Vec<u64> = (1..r).map(|k| u32_at(8 + 4 * k) as u64 * 16).collect();
+    let box_dims: Vec<u32> = (0..r).map(|k| b[55 + k] as u32 + 1).collect();
+    if b[55 + r..64].iter().any(|&x| x != 0)
+        || (r..5).any(|k| u32_at(32 + 4 * k) != 0)
+        || box_dims
+            .iter()
+            .zip(&global_dims)
+            .any(|(&x, &g)| x as u64 > g)
+    {
+        return None;
+    }
+    let total = u32_at(64) as u64;
+    let elements: u64 = box_dims.iter().map(|&d| d as u64).product();
+    let size = [1u32, 2, 4, 8]
+        .into_iter()
+        .find(|&e| elements * e as u64 == total)?;
+    Some(TensorMap {
+        offset,
+        source: Source::Heuristic,
+        data_type: None,
+        element_size: Some(size),
+        rank,
+        global_dims,
+        global_strides,
+        box_dims,
+        element_strides: Vec::new(),
+        interleave: 0,
+        swizzle,
+        box_bytes: Some(total),
+        heuristic: [
+            "rank",
+            "global_dims",
+            "global_strides",
+            "box_dims",
+            "element_size",
+            "swizzle",
+            "box_bytes",
+        ]
+        .map(String::from)
+        .to_vec(),
+        raw: crate::format::to_hex(b),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format;
+
+    /// The maps of the committed capture (recorded on an H100), each with the arguments the
+    /// program encoded it with.
+    fn recorded() -> Vec<TensorMap> {
+        let text = include_str!("../tests/fixtures/tma_launch.capture.json");
+        let cap = format::parse(text, "tma_launch.capture.json").expect("parses");
+        cap.launches
+            .iter()
+            .flat_map(|l| l.params.iter().flat_map(|p| p.tensor_maps.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn the_bytes_decode_to_the_arguments_of_every_recorded_map() {
+        let maps = recorded();
+        assert_eq!(maps.len(), 7);
+        let mut ranks = std::collections::BTreeSet::new();
+        for m in &maps {
+            assert_eq!(m.source, Source::Encode);
+            let raw = format::from_hex(&m.raw).expect("hex");
+            let d = decode_bytes(&raw, 0).unwrap_or_else(|| panic!("not decoded: {m:?}"));
+            assert_eq!(d.rank, m.rank, "{m:?}");
+            assert_eq!(d.global_dims, m.global_dims, "{m:?}");
+            assert_eq!(d.global_strides, m.global_strides, "{m:?}");
+            assert_eq!(d.box_dims, m.box_dims, "{m:?}");
+            assert_eq!(d.element_size, m.element_size, "{m:?}");
+            assert_eq!(d.swizzle, m.swizzle, "{m:?}");
+            assert_eq!(d.box_bytes, m.box_bytes, "{m:?}");
+            ranks.insert(d.rank);
+        }
+        assert_eq!(ranks.len(), 5, "ranks 1 to 5 are all covered");
+    }
+
+    #[test]
+    fn bytes_that_are_not_a_map_are_not_decoded() {
+        assert_eq!(decode_bytes(&[0u8; 128], 0), None);
+        assert_eq!(decode_bytes(&[0u8; 64], 0), None);
+        let maps = recorded();
+        let good = format::from_hex(&maps[0].raw).unwrap();
+        assert!(decode_bytes(&good, 0).is_some());
+        let mut bad = good.clone();
+        bad[64] ^= 1; // box bytes no longer elements times a size
+        assert_eq!(decode_bytes(&bad, 0), None);
+        let mut bad = good.clone();
+        bad[100] = 1; // the tail is zero in every map
+        assert_eq!(decode_bytes(&bad, 0), None);
+        let mut bad = good;
+        bad[8] |= 0x70; // rank 8
+        assert_eq!(decode_bytes(&bad, 0), None);
+    }
+
+    #[test]
+    fn find_looks_at_every_64_byte_offset() {
+        let maps = recorded();
+        let raw = format::from_hex(&maps[2].raw).unwrap();
+        let mut param = vec![0u8; 64];
+        param.extend(&raw);
+        param.extend([0u8; 16]);
+        let found = find(&param, &[], true);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].offset, found[0].box_bytes),
+            (64, maps[2].box_bytes)
+        );
+        assert!(find(&param, &[], false).is_empty());
+    }
 }

@@ -97,6 +97,12 @@ fn options_for(a: &PtxArgs, text: &str) -> Result<ptx::Options, String> {
     Ok(o)
 }
 
+/// Extract the PTX `text` of file `name` (`lint`); the error is the message to print.
+pub fn extract_text(text: &str, name: &str, a: &PtxArgs) -> Result<ptx::Extracted, String> {
+    let opts = options_for(a, text)?;
+    ptx::extract(text, name, &opts).map_err(|e| e.to_string())
+}
+
 /// Extract `path`; the error is the message to print (after `error: `).
 pub fn extract_path(path: &Path, a: &PtxArgs) -> Result<ptx::Extracted, String> {
     let text = std::fs::read_to_string(path)
