@@ -170,7 +170,7 @@ impl Cuda {
     /// cuLaunchKernel: "a CUkernel handle ... cast to CUfunction"; the runtime API launches
     /// that way), which `cuFuncGetParamInfo` rejects; `cuKernelGetFunction` gives the
     /// function of the current context. A handle that is a function already is kept.
-    pub fn function(&self, f: *mut c_void) -> *mut c_void {
+    pub(crate) fn function(&self, f: *mut c_void) -> *mut c_void {
         if f.is_null() || self.param_info(f, 0).is_some() {
             return f;
         }
@@ -187,7 +187,7 @@ impl Cuda {
     }
 
     /// The error code of `cuFuncGetParamInfo(f, 0)` (0: success), for a diagnostic.
-    pub fn param_info_error(&self, f: *mut c_void) -> Option<u32> {
+    pub(crate) fn param_info_error(&self, f: *mut c_void) -> Option<u32> {
         let get = self.param_info?;
         let (mut off, mut size) = (0usize, 0usize);
         // SAFETY: as in `param_info`.
@@ -195,7 +195,7 @@ impl Cuda {
     }
 
     /// Offset and size of parameter `i`; `None` past the last.
-    pub fn param_info(&self, f: *mut c_void, i: usize) -> Option<(usize, usize)> {
+    pub(crate) fn param_info(&self, f: *mut c_void, i: usize) -> Option<(usize, usize)> {
         let get = self.param_info?;
         let (mut off, mut size) = (0usize, 0usize);
         // SAFETY: `f` is the launch's function; out-pointers are valid.
@@ -203,7 +203,7 @@ impl Cuda {
     }
 
     /// The kernel's compile-time cluster dimensions (`__cluster_dims__`), if it has them.
-    pub fn required_cluster(&self, f: *mut c_void) -> Option<[u32; 3]> {
+    pub(crate) fn required_cluster(&self, f: *mut c_void) -> Option<[u32; 3]> {
         let get = self.attribute?;
         let mut dims = [0u32; 3];
         for (k, d) in dims.iter_mut().enumerate() {
@@ -217,7 +217,7 @@ impl Cuda {
         (dims[0] > 0).then_some(dims)
     }
 
-    pub fn func_name(&self, f: *mut c_void) -> Option<String> {
+    pub(crate) fn func_name(&self, f: *mut c_void) -> Option<String> {
         let get = self.name?;
         let mut p: *const c_char = std::ptr::null();
         // SAFETY: as above; the name is owned by the driver.

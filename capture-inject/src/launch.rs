@@ -372,9 +372,9 @@ mod tests {
         let mut buf = [7u8, 0, 0, 0, 9, 0, 0, 0];
         let mut size = buf.len();
         let mut extra: [*mut c_void; 5] = [
-            1 as *mut c_void,
+            std::ptr::without_provenance_mut(1),
             buf.as_mut_ptr().cast(),
-            2 as *mut c_void,
+            std::ptr::without_provenance_mut(2),
             (&mut size as *mut usize).cast(),
             std::ptr::null_mut(),
         ];

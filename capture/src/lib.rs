@@ -80,7 +80,7 @@ pub fn select<'a>(
             return Err(format!(
                 "launch #{n} of {name} is of kernel `{}`, which {} (the PTX's kernels: {})",
                 l.kernel,
-                if kernels.iter().any(|p| *p == l.kernel) {
+                if kernels.contains(&l.kernel) {
                     "is not the --kernel given"
                 } else {
                     "the PTX does not define"
