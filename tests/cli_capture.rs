@@ -191,3 +191,32 @@ fn a_copy_that_runs_past_its_buffer_is_warned_about() {
         "{out}"
     );
 }
+
+#[test]
+fn a_multicast_copy_without_a_size_is_inferred_from_every_blocks_expect() {
+    // Issue 23 point 2: each block loads half of the 8192 bytes its barrier expects and
+    // multicasts it to both; the share of the expect_tx alone gave each half 8192 bytes.
+    let o = run(&[
+        "extract",
+        &ptx(),
+        "--kernel",
+        "tma_multicast",
+        "--block",
+        "64",
+        "--cluster",
+        "2",
+        "--arg",
+        "1=2",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("buffer   buf[4]"), "{out}");
+    assert!(
+        out.contains("is taken to move 4096 bytes: the 8192 bytes of the expect_tx"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 multicast copies (mask 0x3, from blocks 0, 1)"),
+        "{out}"
+    );
+}

@@ -16,6 +16,7 @@ mod fit;
 mod given;
 mod inline;
 mod mem;
+mod multicast;
 pub mod parse;
 mod value;
 
