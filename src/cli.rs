@@ -42,6 +42,9 @@ pub enum Command {
     /// Extract a kernel's synchronization skeleton from its PTX as a .phase protocol
     /// (docs/ptx.md); `verify` takes .ptx files with the same options.
     Extract(phasecheck_api::cmd::extract::ExtractArgs),
+    /// Run a CUDA program on the GPU and record every kernel launch (grid, block, cluster,
+    /// parameter bytes, tensor maps) for `--launch FILE#N` (docs/ptx.md).
+    Capture(phasecheck_api::cmd::capture::CaptureArgs),
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         cli::Command::Test(args) => cmd::test::run(&args),
         cli::Command::Mutate(args) => cmd::mutate::run(&args),
         cli::Command::Extract(args) => cmd::extract::run(&args),
+        cli::Command::Capture(args) => cmd::capture::run(&args),
     };
     ExitCode::from(code as u8)
 }

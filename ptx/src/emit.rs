@@ -336,6 +336,8 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
             None => "a tensor map that is not a kernel parameter".into(),
         }
     };
+    let cluster = inp.cluster;
+    let plan = crate::multicast::Plan::new(&inp.traces, tx_windows, params);
     for t in inp.traces.iter_mut() {
         // Tensor stores: their size must be given.
         for e in t.events.iter_mut() {
@@ -381,47 +383,8 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
             })
             .collect();
         for bar in bars {
-            // The thread's tx events on this barrier, in order: expects and copies.
-            let idx: Vec<usize> = t
-                .events
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| match &e.ev {
-                    Ev::Arrive {
-                        bar: b,
-                        tx: Some(_),
-                        ..
-                    }
-                    | Ev::ExpectTx { bar: b, .. } => *b == bar,
-                    Ev::Copy { bar: b, .. } => *b == bar,
-                    _ => false,
-                })
-                .map(|(i, _)| i)
-                .collect();
-            let is_expect = |e: &Ev| matches!(e, Ev::Arrive { .. } | Ev::ExpectTx { .. });
-            let expects_first = idx.first().is_some_and(|&i| is_expect(&t.events[i].ev));
-            // Windows: each expect owns the copies after it (expects first) or before it.
-            let mut windows: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
-            let mut cur: (Option<usize>, Vec<usize>) = (None, Vec::new());
-            for &i in &idx {
-                if is_expect(&t.events[i].ev) {
-                    if expects_first {
-                        if cur.0.is_some() || !cur.1.is_empty() {
-                            windows.push(std::mem::take(&mut cur));
-                        }
-                        cur.0 = Some(i);
-                    } else {
-                        cur.0 = Some(i);
-                        windows.push(std::mem::take(&mut cur));
-                    }
-                } else {
-                    cur.1.push(i);
-                }
-            }
-            if cur.0.is_some() || !cur.1.is_empty() {
-                windows.push(cur);
-            }
-            for (exp, copies) in windows {
+            let windows = tx_windows(t, bar);
+            for (j, (exp, copies)) in windows.into_iter().enumerate() {
                 let mut known = 0i64;
                 let mut open = Vec::new();
                 for &c in &copies {
@@ -476,6 +439,49 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                         help,
                     ));
                 };
+                // Multicast copies land on the peers' barriers too (multicast.rs).
+                let mask_of = |c: usize| match &t.events[c].ev {
+                    Ev::Copy { multicast, .. } => *multicast,
+                    _ => None,
+                };
+                if let Some(mask) = open.iter().find_map(|&c| mask_of(c)) {
+                    let (size, why) = plan.share(t.rank, t.tid, bar.off, j, cluster).map_err(
+                        |why| {
+                            err(
+                                first,
+                                format!(
+                                    "the multicast tensor copy through {} (mask {mask:#x}) has no \
+                                     size in the PTX, and the expect_tx of the blocks it lands in \
+                                     does not tell it: {why}",
+                                    map_name(param)
+                                ),
+                                format!(
+                                    "give the bytes one copy through its tensor map moves with \
+                                     `--arg {}=BYTES`, or the launch with `--launch FILE#N` \
+                                     (`phasecheck capture`)",
+                                    param.map_or("MAP".into(), arg_name)
+                                ),
+                            )
+                        },
+                    )?;
+                    for &c in &open {
+                        let line = func.instrs[t.events[c].instr as usize].line;
+                        if noted.insert(line) {
+                            notes.push(format!(
+                                "the multicast tensor copy at PTX line {line} is taken to move \
+                                 {size} bytes: the {expected} bytes of the expect_tx at PTX line \
+                                 {} over the copies that land on its barrier ({why}; give --arg \
+                                 {}=BYTES to set it)",
+                                exp.map_or(0, |e| func.instrs[t.events[e].instr as usize].line),
+                                param.map_or("MAP".into(), arg_name)
+                            ));
+                        }
+                        if let Ev::Copy { bytes, .. } = &mut t.events[c].ev {
+                            *bytes = CopyBytes::Known(size);
+                        }
+                    }
+                    continue;
+                }
                 let rest = expected - known;
                 let n = open.len() as i64;
                 if rest <= 0 || rest % n != 0 {
@@ -514,6 +520,53 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// A thread's tx events on barrier `bar`, in windows: each expect (`Arrive` with tx or
+/// `ExpectTx`) with the copies it owns (those after it when the thread expects first, else
+/// those before it). Indices into `t.events`.
+pub(crate) fn tx_windows(t: &Trace, bar: SAddr) -> Vec<(Option<usize>, Vec<usize>)> {
+    // The thread's tx events on this barrier, in order: expects and copies.
+    let idx: Vec<usize> = t
+        .events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| match &e.ev {
+            Ev::Arrive {
+                bar: b,
+                tx: Some(_),
+                ..
+            }
+            | Ev::ExpectTx { bar: b, .. } => *b == bar,
+            Ev::Copy { bar: b, .. } => *b == bar,
+            _ => false,
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let is_expect = |e: &Ev| matches!(e, Ev::Arrive { .. } | Ev::ExpectTx { .. });
+    let expects_first = idx.first().is_some_and(|&i| is_expect(&t.events[i].ev));
+    // Windows: each expect owns the copies after it (expects first) or before it.
+    let mut windows: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
+    let mut cur: (Option<usize>, Vec<usize>) = (None, Vec::new());
+    for &i in &idx {
+        if is_expect(&t.events[i].ev) {
+            if expects_first {
+                if cur.0.is_some() || !cur.1.is_empty() {
+                    windows.push(std::mem::take(&mut cur));
+                }
+                cur.0 = Some(i);
+            } else {
+                cur.0 = Some(i);
+                windows.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.1.push(i);
+        }
+    }
+    if cur.0.is_some() || !cur.1.is_empty() {
+        windows.push(cur);
+    }
+    windows
 }
 
 // ---- statements -------------------------------------------------------------------------------

@@ -36,10 +36,28 @@ pub struct Config {
     pub cluster: u32,
     /// Kernel parameter values: (parameter index, byte offset) -> value.
     pub params: HashMap<(u32, u64), i64>,
+    /// A captured launch's bytes of every parameter (`--launch`), read where `params` has no
+    /// value.
+    pub param_bytes: HashMap<u32, Vec<u8>>,
+    /// Bytes one copy through the tensor map at (parameter index, byte offset) moves: the
+    /// `--arg`s (`params`) over the captured launch's decoded maps.
+    pub map_bytes: HashMap<(u32, u64), i64>,
     /// `--assume LINE=VALUE`: the value every unknown produced at that PTX line takes.
     pub assume: HashMap<u32, i64>,
     /// Instructions one thread may run before the run counts as endless.
     pub max_steps: u64,
+}
+
+impl Config {
+    /// The `bits`-wide little-endian value at byte `at` of parameter `index` in the captured
+    /// launch's bytes, if they cover it.
+    fn param_value(&self, index: u32, at: u64, bits: u32) -> Option<u64> {
+        let bytes = self.param_bytes.get(&index)?;
+        let n = (bits / 8).clamp(1, 8) as usize;
+        let at = usize::try_from(at).ok()?;
+        let b = bytes.get(at..at.checked_add(n)?)?;
+        Some(b.iter().rev().fold(0u64, |v, &x| v << 8 | x as u64))
+    }
 }
 
 /// Where a shared or local symbol lies in its window.
@@ -791,7 +809,7 @@ impl<'a> Exec<'a> {
                             _ => None,
                         });
                         param
-                            .and_then(|p| self.cfg.params.get(&p).copied())
+                            .and_then(|p| self.cfg.map_bytes.get(&p).copied())
                             .or(expected)
                             .map_or(1 << 20, |n| n.max(1) as u64)
                     }
@@ -1683,7 +1701,10 @@ impl<'a> Exec<'a> {
                     let at = off + step * k as u64;
                     let v = match self.cfg.params.get(&(index, at)) {
                         Some(&v) => Val::K(v as u64 & mask(bits)),
-                        None => self.param_why(ins, index, at),
+                        None => match self.cfg.param_value(index, at, bits) {
+                            Some(v) => Val::K(v),
+                            None => self.param_why(ins, index, at),
+                        },
                     };
                     self.set(th, it, v, bits);
                 }

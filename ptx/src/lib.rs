@@ -13,8 +13,10 @@ mod emit;
 mod events;
 mod exec;
 mod fit;
+mod given;
 mod inline;
 mod mem;
+mod multicast;
 pub mod parse;
 mod value;
 
@@ -39,6 +41,21 @@ pub struct Options {
     pub assume: Vec<(String, i64)>,
     /// Instructions one thread may run (default 20 million).
     pub max_steps: Option<u64>,
+    /// A captured launch (`--launch FILE#N`): the values of every parameter.
+    pub launch: Option<Launch>,
+}
+
+/// What a captured launch (crate `capture`) gives the front end; `--arg` values win over it.
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    /// `FILE#N`, for the header.
+    pub name: String,
+    /// Every parameter's bytes, by parameter index.
+    pub param_bytes: HashMap<u32, Vec<u8>>,
+    /// Bytes one copy through the tensor map at (parameter index, byte offset) moves.
+    pub map_bytes: HashMap<(u32, u64), i64>,
+    /// Told in the header (which launch; maps decoded heuristically).
+    pub notes: Vec<String>,
 }
 
 /// Where a generated line came from.
@@ -95,6 +112,9 @@ pub struct Extracted {
     pub lines: Vec<Option<Origin>>,
     /// Assumptions and limits worth telling the user (also in the text's header).
     pub notes: Vec<String>,
+    /// Given values (`--arg`, `--launch`) that look wrong: the kernel does no work, a copy
+    /// runs past its buffer (also in the header).
+    pub warnings: Vec<String>,
     /// The kernel's name as in the PTX.
     pub kernel: String,
     /// `.file` table of the PTX.
@@ -276,6 +296,18 @@ fn resolve_param(f: &parse::Function, key: &str) -> Result<(u32, u64), PtxError>
     })
 }
 
+/// The kernels (`.entry` names) of a PTX text, for `--launch` to pick a launch of one.
+pub fn kernel_names(ptx: &str) -> Result<Vec<String>, String> {
+    let module = parse::parse(ptx)
+        .map_err(|e| format!("cannot parse the PTX: line {}: {}", e.line, e.message))?;
+    Ok(module
+        .functions
+        .iter()
+        .filter(|f| f.entry)
+        .map(|f| f.name.clone())
+        .collect())
+}
+
 /// Extract kernel `opts.kernel` of the PTX text as a `.phase` protocol.
 pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, PtxError> {
     let module = parse::parse(ptx).map_err(|e| PtxError {
@@ -419,16 +451,28 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
             })?;
         assume.insert(line, *v);
     }
+    let (param_bytes, mut map_bytes) = match &opts.launch {
+        Some(l) => (l.param_bytes.clone(), l.map_bytes.clone()),
+        None => Default::default(),
+    };
+    map_bytes.extend(params.iter().map(|(k, v)| (*k, *v)));
     let cfg = exec::Config {
         block,
         cluster,
         params,
+        param_bytes,
+        map_bytes,
         assume,
         max_steps: opts.max_steps.unwrap_or(20_000_000),
     };
     let files = module.files.clone();
     let mut ex = exec::Exec::new(&module, func, &cfg).map_err(|e| to_public(e, &files))?;
     let mut traces = ex.run_all().map_err(|e| to_public(e, &files))?;
+    let warnings = if opts.args.is_empty() && opts.launch.is_none() {
+        Vec::new()
+    } else {
+        given::warnings(&traces, &ex.shared, func, &cfg.map_bytes)
+    };
     let strong_note = drop_strong_only(&mut traces, func);
     let (resolved, ambiguous) = inline::resolve(&module, func, &traces, &ex.shared);
     let func = &resolved;
@@ -454,7 +498,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         shared: &ex.shared,
         nthreads: nthreads as u32,
         cluster,
-        params: &cfg.params,
+        params: &cfg.map_bytes,
     })
     .map_err(|e| to_public(e, &files))?;
     out.notes.extend(strong_note);
@@ -480,12 +524,13 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
             )
         },
     ];
-    if !opts.args.is_empty() || !opts.assume.is_empty() {
+    if !opts.args.is_empty() || !opts.assume.is_empty() || opts.launch.is_some() {
         let mut given: Vec<String> = opts
-            .args
+            .launch
             .iter()
-            .map(|(k, v)| format!("--arg {k}={v}"))
+            .map(|l| format!("--launch {}", l.name))
             .collect();
+        given.extend(opts.args.iter().map(|(k, v)| format!("--arg {k}={v}")));
         given.extend(opts.assume.iter().map(|(k, v)| format!("--assume {k}={v}")));
         header.push(format!("Given: {}.", given.join(" ")));
     }
@@ -494,8 +539,14 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
          helper) and its PTX line."
             .into(),
     );
+    if let Some(l) = &opts.launch {
+        out.notes.splice(0..0, l.notes.iter().cloned());
+    }
     for n in &out.notes {
         header.push(format!("Note: {n}."));
+    }
+    for w in &warnings {
+        header.push(format!("Warning: {w}."));
     }
     let mut text = String::new();
     let mut lines = Vec::new();
@@ -509,6 +560,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         text,
         lines,
         notes: out.notes,
+        warnings,
         kernel: func.name.clone(),
         files,
         trampoline: out.trampoline,

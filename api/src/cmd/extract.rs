@@ -29,6 +29,10 @@ pub struct PtxArgs {
     /// global memory, a clock), `LINE=VALUE`; the error that needs it names the line.
     #[arg(long = "assume", value_name = "LINE=VALUE", value_parser = parse_param)]
     pub assume: Vec<(String, i64)>,
+    /// For .ptx files: a launch recorded by `phasecheck capture`, `FILE` or `FILE#N`: its
+    /// block, cluster and parameter bytes (--block, --cluster and --arg win over it).
+    #[arg(long, value_name = "FILE[#N]")]
+    pub launch: Option<String>,
 }
 
 /// `X`, `X,Y` or `X,Y,Z` (also with `x`).
@@ -72,15 +76,44 @@ pub fn options(a: &PtxArgs) -> ptx::Options {
         args: a.args.clone(),
         assume: a.assume.clone(),
         max_steps: None,
+        launch: None,
     }
+}
+
+/// `options` with `--launch` resolved against the kernels of the PTX `text` (crate `capture`).
+fn options_for(a: &PtxArgs, text: &str) -> Result<ptx::Options, String> {
+    let mut o = options(a);
+    let Some(spec) = &a.launch else { return Ok(o) };
+    let r = capture::load(spec, &ptx::kernel_names(text)?, a.kernel.as_deref())?;
+    o.kernel = Some(r.kernel);
+    o.block = o.block.or(Some(r.block));
+    o.cluster = o.cluster.or(r.cluster);
+    o.launch = Some(ptx::Launch {
+        name: spec.clone(),
+        param_bytes: r.param_bytes.into_iter().collect(),
+        map_bytes: r.map_bytes.into_iter().collect(),
+        notes: r.notes,
+    });
+    Ok(o)
+}
+
+/// Extract the PTX `text` of file `name` (`lint`); the error is the message to print.
+pub fn extract_text(text: &str, name: &str, a: &PtxArgs) -> Result<ptx::Extracted, String> {
+    let opts = options_for(a, text)?;
+    ptx::extract(text, name, &opts).map_err(|e| e.to_string())
 }
 
 /// Extract `path`; the error is the message to print (after `error: `).
 pub fn extract_path(path: &Path, a: &PtxArgs) -> Result<ptx::Extracted, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    ptx::extract(&text, &path.display().to_string(), &options(a))
-        .map_err(|e| format!("{}: {e}", path.display()))
+    let opts = options_for(a, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ex = ptx::extract(&text, &path.display().to_string(), &opts)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    for w in &ex.warnings {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+    Ok(ex)
 }
 
 /// Extract `path`; errors are printed.
@@ -106,6 +139,9 @@ impl PtxArgs {
         }
         for (k, v) in &self.assume {
             out.extend(["--assume".to_string(), format!("{k}={v}")]);
+        }
+        if let Some(l) = &self.launch {
+            out.extend(["--launch".to_string(), l.clone()]);
         }
         out
     }

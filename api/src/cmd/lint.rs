@@ -163,11 +163,7 @@ fn check_file(job: &Job<'_>) -> FileResult {
     };
     // A `.ptx` file is checked as the protocol extracted from it (docs/ptx.md).
     let file = if crate::cmd::extract::is_ptx(&job.path) {
-        match ptx::extract(
-            &file.text,
-            &file.name,
-            &crate::cmd::extract::options(job.ptx),
-        ) {
+        match crate::cmd::extract::extract_text(&file.text, &file.name, job.ptx) {
             Ok(ex) => SourceFile::new(file.name.clone(), ex.text),
             Err(e) => {
                 return FileResult {

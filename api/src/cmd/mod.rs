@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod capture;
 pub mod confirm;
 pub mod explain;
 pub mod extract;
