@@ -9,6 +9,7 @@
 //! checker and everything downstream work unchanged; [`Extracted::lines`] maps each generated
 //! line back to its PTX line and CUDA source line. docs/ptx.md has the details.
 
+mod converged;
 mod emit;
 mod events;
 mod exec;
@@ -429,6 +430,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     let files = module.files.clone();
     let mut ex = exec::Exec::new(&module, func, &cfg).map_err(|e| to_public(e, &files))?;
     let mut traces = ex.run_all().map_err(|e| to_public(e, &files))?;
+    let converged_note = converged::lower(&mut traces);
     let strong_note = drop_strong_only(&mut traces, func);
     let (resolved, ambiguous) = inline::resolve(&module, func, &traces, &ex.shared);
     let func = &resolved;
@@ -457,6 +459,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         params: &cfg.params,
     })
     .map_err(|e| to_public(e, &files))?;
+    out.notes.extend(converged_note);
     out.notes.extend(strong_note);
     out.notes.extend(size_note);
     out.notes.extend(ambiguous_note);

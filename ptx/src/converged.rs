@@ -1,0 +1,265 @@
+//! Warp-converged instructions as `syncwarp` (issue 23 point 7; docs/ptx.md §3, "Warp-converged
+//! instructions"; docs/semantics.md W9).
+//!
+//! A `.sync.aligned` instruction (`wgmma.fence`, `wgmma.mma_async`, `wgmma.wait_group`,
+//! `ldmatrix`, `mma.sync`, ...) "causes the executing thread to wait until all threads in the
+//! warp execute the same ... instruction before resuming execution", and a `.sync` warp
+//! collective (`shfl.sync`, `vote.sync`, ...) waits for every lane of its member mask. The
+//! executor marks each lane's run of one with `Ev::Converged` (for a collective only when its
+//! mask is every lane of the warp that has not exited). Here, per warp:
+//!
+//! - when every lane of the warp ran the same warp-converged instructions in the same order
+//!   (which `.aligned` promises), each becomes a `syncwarp` at that instruction: an ordering
+//!   among the warp's lanes, as `bar.warp.sync` gives. The ISA states that ordering for
+//!   `bar.warp.sync` only; for the others it is the reading this front end takes, on the
+//!   hardware's evidence (semantics.md W9, gpu.md "Warp-converged instructions");
+//! - a run of them with nothing between (a WGMMA batch: fence, 16 `mma_async`, commit, wait)
+//!   is one `syncwarp`, the last of the run (every access before the first is before the last,
+//!   in each lane's program order); one with no event of any lane before it (since the last
+//!   kept) or none after it (up to the next) orders nothing and is left out;
+//! - when the lanes differ (a lane exited early, lanes at different instructions), the warp's
+//!   marks are dropped, with a note: no ordering is assumed, so its accesses may be reported
+//!   as races, never the reverse.
+
+use crate::events::{Ev, Trace};
+use std::collections::BTreeMap;
+
+/// Turns the `Ev::Converged` marks of `traces` into `Ev::SyncWarp` events or drops them (see
+/// the module doc); returns a note naming the warps whose lanes did not agree.
+pub fn lower(traces: &mut [Trace]) -> Option<String> {
+    let mut warps: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+    for (i, t) in traces.iter().enumerate() {
+        warps.entry((t.rank, t.tid / 32)).or_default().push(i);
+    }
+    let mut disagree = Vec::new();
+    for ((rank, warp), lanes) in warps {
+        let seqs: Vec<Vec<u32>> = lanes
+            .iter()
+            .map(|&i| {
+                traces[i]
+                    .events
+                    .iter()
+                    .filter(|e| e.ev == Ev::Converged)
+                    .map(|e| e.instr)
+                    .collect()
+            })
+            .collect();
+        if seqs.iter().all(Vec::is_empty) {
+            continue;
+        }
+        let keep = if seqs.iter().all(|s| *s == seqs[0]) {
+            keep_marks(traces, &lanes, seqs[0].len())
+        } else {
+            disagree.push(if rank == 0 {
+                format!("warp {warp}")
+            } else {
+                format!("warp {warp} of block {rank}")
+            });
+            vec![false; seqs.iter().map(Vec::len).max().unwrap_or(0)]
+        };
+        for &i in &lanes {
+            rewrite(&mut traces[i], &keep);
+        }
+    }
+    (!disagree.is_empty()).then(|| {
+        format!(
+            "the lanes of {} did not all run the same warp-converged (`.sync.aligned`, whole-warp \
+             `.sync`) instructions: those are not taken as ordering the lanes' accesses there",
+            disagree.join(", ")
+        )
+    })
+}
+
+/// The `k`-th mark of `t` becomes a `syncwarp` where `keep[k]`, else it goes; a token wait
+/// names its arrive by event index, which is moved along.
+fn rewrite(t: &mut Trace, keep: &[bool]) {
+    let mut new_index = Vec::with_capacity(t.events.len());
+    let mut events = Vec::with_capacity(t.events.len());
+    let mut k = 0;
+    for mut e in std::mem::take(&mut t.events) {
+        new_index.push(events.len());
+        if e.ev == Ev::Converged {
+            let kept = keep.get(k).copied().unwrap_or(false);
+            k += 1;
+            if !kept {
+                continue;
+            }
+            e.ev = Ev::SyncWarp;
+        }
+        events.push(e);
+    }
+    for e in &mut events {
+        if let Ev::WaitToken { arrive, .. } = &mut e.ev {
+            *arrive = new_index[*arrive];
+        }
+    }
+    t.events = events;
+}
+
+/// Which of the `n` marks every lane of the warp shares become `syncwarp`: the last of each run
+/// with some lane's event before it (since the last one kept) and some lane's event after it
+/// (before the next mark).
+fn keep_marks(traces: &[Trace], lanes: &[usize], n: usize) -> Vec<bool> {
+    // busy[g]: some lane has an event in gap g (before mark 0, between marks g-1 and g, after
+    // the last).
+    let mut busy = vec![false; n + 1];
+    for &i in lanes {
+        let mut g = 0;
+        for e in &traces[i].events {
+            if e.ev == Ev::Converged {
+                g += 1;
+            } else {
+                busy[g] = true;
+            }
+        }
+    }
+    let mut keep = vec![false; n];
+    let mut pending = false;
+    for k in 0..n {
+        pending |= busy[k];
+        if pending && busy[k + 1] {
+            keep[k] = true;
+            pending = false;
+        }
+    }
+    keep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::{Event, Range, SAddr};
+
+    fn read() -> Ev {
+        Ev::Read(Range {
+            at: SAddr { rank: None, off: 0 },
+            len: 4,
+        })
+    }
+
+    fn trace(tid: u32, evs: &[(Ev, u32)]) -> Trace {
+        Trace {
+            rank: 0,
+            tid,
+            events: evs
+                .iter()
+                .map(|(ev, instr)| Event {
+                    ev: ev.clone(),
+                    instr: *instr,
+                })
+                .collect(),
+        }
+    }
+
+    fn kinds(t: &Trace) -> Vec<(&'static str, u32)> {
+        t.events
+            .iter()
+            .map(|e| {
+                let k = match e.ev {
+                    Ev::SyncWarp => "syncwarp",
+                    Ev::Converged => "converged",
+                    Ev::Read(_) => "read",
+                    _ => "other",
+                };
+                (k, e.instr)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_run_of_marks_between_accesses_is_one_syncwarp_at_its_last() {
+        // Lane 0 reads, three marks (fence, mma, wait), then reads; lane 1 only the marks.
+        let c = Ev::Converged;
+        let mut ts = vec![
+            trace(
+                0,
+                &[
+                    (read(), 1),
+                    (c.clone(), 2),
+                    (c.clone(), 3),
+                    (c.clone(), 4),
+                    (read(), 5),
+                ],
+            ),
+            trace(1, &[(c.clone(), 2), (c.clone(), 3), (c.clone(), 4)]),
+        ];
+        assert_eq!(lower(&mut ts), None);
+        assert_eq!(kinds(&ts[0]), [("read", 1), ("syncwarp", 4), ("read", 5)]);
+        assert_eq!(kinds(&ts[1]), [("syncwarp", 4)]);
+    }
+
+    #[test]
+    fn marks_with_nothing_on_one_side_are_dropped() {
+        let c = Ev::Converged;
+        let mut ts = vec![
+            trace(0, &[(c.clone(), 1), (read(), 2), (c.clone(), 3)]),
+            trace(1, &[(c.clone(), 1), (c.clone(), 3)]),
+        ];
+        assert_eq!(lower(&mut ts), None);
+        assert_eq!(kinds(&ts[0]), [("read", 2)]);
+        assert_eq!(kinds(&ts[1]), []);
+    }
+
+    #[test]
+    fn a_token_wait_still_names_its_arrive() {
+        let c = Ev::Converged;
+        let bar = SAddr { rank: None, off: 8 };
+        let arrive = Ev::Arrive {
+            bar,
+            count: 1,
+            drop: false,
+            tx: None,
+            cluster_scope: false,
+        };
+        let wait = Ev::WaitToken {
+            bar,
+            arrive: 3,
+            cluster_scope: false,
+        };
+        let mut ts = vec![trace(
+            0,
+            &[
+                (c.clone(), 1),
+                (c.clone(), 2),
+                (read(), 3),
+                (arrive, 4),
+                (wait, 5),
+            ],
+        )];
+        assert_eq!(lower(&mut ts), None);
+        assert!(matches!(ts[0].events[1].ev, Ev::Arrive { .. }));
+        assert!(matches!(
+            ts[0].events[2].ev,
+            Ev::WaitToken { arrive: 1, .. }
+        ));
+    }
+
+    #[test]
+    fn lanes_that_disagree_get_no_ordering_and_a_note() {
+        // Lane 1 exited before the second mark: no syncwarp at all in the warp.
+        let c = Ev::Converged;
+        let mut ts = vec![
+            trace(
+                0,
+                &[
+                    (read(), 1),
+                    (c.clone(), 2),
+                    (read(), 3),
+                    (c.clone(), 4),
+                    (read(), 5),
+                ],
+            ),
+            trace(1, &[(read(), 1), (c.clone(), 2)]),
+            trace(32, &[(read(), 1), (c.clone(), 2), (read(), 3)]),
+        ];
+        let note = lower(&mut ts).expect("a note");
+        assert!(
+            note.contains("warp 0") && !note.contains("warp 1"),
+            "{note}"
+        );
+        assert_eq!(kinds(&ts[0]), [("read", 1), ("read", 3), ("read", 5)]);
+        assert_eq!(kinds(&ts[1]), [("read", 1)]);
+        // Warp 1 (one lane here) agrees with itself.
+        assert_eq!(kinds(&ts[2]), [("read", 1), ("syncwarp", 2), ("read", 3)]);
+    }
+}
