@@ -13,10 +13,11 @@
 //!   among the warp's lanes, as `bar.warp.sync` gives. The ISA states that ordering for
 //!   `bar.warp.sync` only; for the others it is the reading this front end takes, on the
 //!   hardware's evidence (semantics.md W9, gpu.md "Warp-converged instructions");
-//! - a run of them with nothing between (a WGMMA batch: fence, 16 `mma_async`, commit, wait)
-//!   is one `syncwarp`, the last of the run (every access before the first is before the last,
-//!   in each lane's program order); one with no event of any lane before it (since the last
-//!   kept) or none after it (up to the next) orders nothing and is left out;
+//! - a run of them with nothing between, or with only reads on both sides (a WGMMA batch:
+//!   fence, 16 `mma_async` reading their operands, commit, wait) is one `syncwarp` (every
+//!   access before the first is before the last, in each lane's program order; reads need no
+//!   order among themselves); one with no event of any lane before it (since the last kept) or
+//!   none after it (up to the next) orders nothing and is left out;
 //! - when the lanes differ (a lane exited early, lanes at different instructions), the warp's
 //!   marks are dropped, with a note: no ordering is assumed, so its accesses may be reported
 //!   as races, never the reverse.
@@ -98,28 +99,39 @@ fn rewrite(t: &mut Trace, keep: &[bool]) {
 
 /// Which of the `n` marks every lane of the warp shares become `syncwarp`: the last of each run
 /// with some lane's event before it (since the last one kept) and some lane's event after it
-/// (before the next mark).
+/// (before the next mark), except where all it would order is reads before reads. Dropping a
+/// mark loses only the orderings from the events before it (since the last kept one) to other
+/// lanes' events up to the next kept one (a later kept one orders everything after it); when
+/// those are all reads (`read`, `mma`), no two of them conflict, so nothing is lost. That
+/// keeps one `syncwarp` per WGMMA batch (at its `wgmma.fence` after the wait, and at its
+/// `wait_group` before the release) instead of one between every two WGMMAs.
 fn keep_marks(traces: &[Trace], lanes: &[usize], n: usize) -> Vec<bool> {
     // busy[g]: some lane has an event in gap g (before mark 0, between marks g-1 and g, after
-    // the last).
+    // the last); other[g]: one of them is not a read.
     let mut busy = vec![false; n + 1];
+    let mut other = vec![false; n + 1];
     for &i in lanes {
         let mut g = 0;
         for e in &traces[i].events {
-            if e.ev == Ev::Converged {
-                g += 1;
-            } else {
-                busy[g] = true;
+            match e.ev {
+                Ev::Converged => g += 1,
+                Ev::Read(_) | Ev::Mma(_) => busy[g] = true,
+                _ => {
+                    busy[g] = true;
+                    other[g] = true;
+                }
             }
         }
     }
     let mut keep = vec![false; n];
-    let mut pending = false;
+    let (mut pending, mut pending_other) = (false, false);
     for k in 0..n {
         pending |= busy[k];
-        if pending && busy[k + 1] {
+        pending_other |= other[k];
+        if pending && busy[k + 1] && (pending_other || other[k + 1]) {
             keep[k] = true;
             pending = false;
+            pending_other = false;
         }
     }
     keep
@@ -168,7 +180,7 @@ mod tests {
 
     #[test]
     fn a_run_of_marks_between_accesses_is_one_syncwarp_at_its_last() {
-        // Lane 0 reads, three marks (fence, mma, wait), then reads; lane 1 only the marks.
+        // Lane 0 reads, three marks (fence, mma, wait), then fences; lane 1 only the marks.
         let c = Ev::Converged;
         let mut ts = vec![
             trace(
@@ -178,14 +190,54 @@ mod tests {
                     (c.clone(), 2),
                     (c.clone(), 3),
                     (c.clone(), 4),
-                    (read(), 5),
+                    (Ev::FenceProxyAsync, 5),
                 ],
             ),
             trace(1, &[(c.clone(), 2), (c.clone(), 3), (c.clone(), 4)]),
         ];
         assert_eq!(lower(&mut ts), None);
-        assert_eq!(kinds(&ts[0]), [("read", 1), ("syncwarp", 4), ("read", 5)]);
+        assert_eq!(kinds(&ts[0]), [("read", 1), ("syncwarp", 4), ("other", 5)]);
         assert_eq!(kinds(&ts[1]), [("syncwarp", 4)]);
+    }
+
+    #[test]
+    fn marks_between_reads_only_are_one_syncwarp_before_the_release() {
+        // A WGMMA batch: each lane's operand reads between the marks, lane 0 arrives after
+        // the last (any event that is not a read stands for the release here).
+        let c = Ev::Converged;
+        let other = Ev::FenceProxyAsync;
+        let lane = |tid: u32, last: &[(Ev, u32)]| {
+            let mut v = vec![
+                (read(), 1),
+                (c.clone(), 2),
+                (read(), 3),
+                (c.clone(), 4),
+                (read(), 5),
+                (c.clone(), 6),
+            ];
+            v.extend_from_slice(last);
+            trace(tid, &v)
+        };
+        let mut ts = vec![lane(0, &[(other, 7)]), lane(1, &[])];
+        assert_eq!(lower(&mut ts), None);
+        assert_eq!(
+            kinds(&ts[1]),
+            [("read", 1), ("read", 3), ("read", 5), ("syncwarp", 6)]
+        );
+        // A write before the marks is ordered before the other lanes' reads at once.
+        let w = Ev::Write(
+            Range {
+                at: SAddr { rank: None, off: 0 },
+                len: 4,
+            },
+            None,
+        );
+        let mut ts = vec![
+            trace(0, &[(w, 1), (c.clone(), 2), (c.clone(), 4)]),
+            trace(1, &[(c.clone(), 2), (read(), 3), (c.clone(), 4)]),
+        ];
+        assert_eq!(lower(&mut ts), None);
+        assert_eq!(kinds(&ts[1]), [("syncwarp", 2), ("read", 3)]);
     }
 
     #[test]
@@ -250,7 +302,7 @@ mod tests {
                 ],
             ),
             trace(1, &[(read(), 1), (c.clone(), 2)]),
-            trace(32, &[(read(), 1), (c.clone(), 2), (read(), 3)]),
+            trace(32, &[(read(), 1), (c.clone(), 2), (Ev::FenceProxyAsync, 3)]),
         ];
         let note = lower(&mut ts).expect("a note");
         assert!(
@@ -260,6 +312,6 @@ mod tests {
         assert_eq!(kinds(&ts[0]), [("read", 1), ("read", 3), ("read", 5)]);
         assert_eq!(kinds(&ts[1]), [("read", 1)]);
         // Warp 1 (one lane here) agrees with itself.
-        assert_eq!(kinds(&ts[2]), [("read", 1), ("syncwarp", 2), ("read", 3)]);
+        assert_eq!(kinds(&ts[2]), [("read", 1), ("syncwarp", 2), ("other", 3)]);
     }
 }
