@@ -106,29 +106,65 @@ fn rewrite(t: &mut Trace, keep: &[bool]) {
 /// keeps one `syncwarp` per WGMMA batch (at its `wgmma.fence` after the wait, and at its
 /// `wait_group` before the release) instead of one between every two WGMMAs.
 fn keep_marks(traces: &[Trace], lanes: &[usize], n: usize) -> Vec<bool> {
-    // busy[g]: some lane has an event in gap g (before mark 0, between marks g-1 and g, after
-    // the last); other[g]: one of them is not a read.
-    let mut busy = vec![false; n + 1];
-    let mut other = vec![false; n + 1];
+    // For each gap g (before mark 0, between marks g-1 and g, after the last) and each lane:
+    // `before[g]` what a mark ending the gap would order (the lane's events after its last
+    // barrier of the whole warp in the gap: `syncthreads`, an aligned named barrier,
+    // `syncwarp`, which order the warp's lanes themselves), `after[g]` what a mark starting
+    // the gap would order things before (its events up to its first such barrier); each as
+    // (some event, some event that is not a read). `fenced[g]`: every lane has such a barrier
+    // in gap g, which orders what came before the gap.
+    let mut before = vec![(false, false); n + 1];
+    let mut after = vec![(false, false); n + 1];
+    let mut fenced = vec![true; n + 1];
     for &i in lanes {
         let mut g = 0;
+        let mut seen_barrier = false;
+        let mut lane_fenced = vec![false; n + 1];
+        let mut cur = (false, false);
+        let close = |g: usize, cur: (bool, bool), before: &mut Vec<(bool, bool)>| {
+            before[g].0 |= cur.0;
+            before[g].1 |= cur.1;
+        };
         for e in &traces[i].events {
+            let is_read = matches!(e.ev, Ev::Read(_) | Ev::Mma(_));
             match e.ev {
-                Ev::Converged => g += 1,
-                Ev::Read(_) | Ev::Mma(_) => busy[g] = true,
+                Ev::Converged => {
+                    close(g, cur, &mut before);
+                    cur = (false, false);
+                    g += 1;
+                    seen_barrier = false;
+                }
+                Ev::SyncWarp | Ev::BarSync { aligned: true, .. } => {
+                    cur = (false, false);
+                    seen_barrier = true;
+                    lane_fenced[g] = true;
+                }
                 _ => {
-                    busy[g] = true;
-                    other[g] = true;
+                    cur.0 = true;
+                    cur.1 |= !is_read;
+                    if !seen_barrier {
+                        after[g].0 = true;
+                        after[g].1 |= !is_read;
+                    }
                 }
             }
+        }
+        close(g, cur, &mut before);
+        for (f, l) in fenced.iter_mut().zip(lane_fenced) {
+            *f &= l;
         }
     }
     let mut keep = vec![false; n];
     let (mut pending, mut pending_other) = (false, false);
     for k in 0..n {
-        pending |= busy[k];
-        pending_other |= other[k];
-        if pending && busy[k + 1] && (pending_other || other[k + 1]) {
+        if fenced[k] {
+            pending = false;
+            pending_other = false;
+        }
+        pending |= before[k].0;
+        pending_other |= before[k].1;
+        let next = after[k + 1];
+        if pending && next.0 && (pending_other || next.1) {
             keep[k] = true;
             pending = false;
             pending_other = false;
@@ -238,6 +274,32 @@ mod tests {
         ];
         assert_eq!(lower(&mut ts), None);
         assert_eq!(kinds(&ts[1]), [("syncwarp", 2), ("read", 3)]);
+    }
+
+    #[test]
+    fn a_mark_after_a_barrier_of_the_whole_warp_orders_nothing_more() {
+        // Lane 0 initializes, `__syncthreads`, the warp's `elect.sync`, lane 0 arrives: the
+        // barrier already orders the init before everything after it.
+        let c = Ev::Converged;
+        let bar = || Ev::BarSync {
+            id: 0,
+            count: None,
+            aligned: true,
+        };
+        let mut ts = vec![
+            trace(
+                0,
+                &[
+                    (Ev::FenceMbarrierInit, 1),
+                    (bar(), 2),
+                    (c.clone(), 3),
+                    (Ev::FenceProxyAsync, 4),
+                ],
+            ),
+            trace(1, &[(bar(), 2), (c.clone(), 3)]),
+        ];
+        assert_eq!(lower(&mut ts), None);
+        assert_eq!(kinds(&ts[1]), [("other", 2)]);
     }
 
     #[test]
