@@ -33,6 +33,12 @@ pub fn lower(traces: &mut [Trace]) -> Option<String> {
         warps.entry((t.rank, t.tid / 32)).or_default().push(i);
     }
     let mut disagree = Vec::new();
+    // Warps that run the same marks keep the same ones (the union of what each needs): a mark
+    // one warp keeps and another drops would make their lanes' statements differ, and split
+    // a role whose warps run one barrier together into two (a false `barrier-divergence`).
+    // Keeping more is sound; it only costs states.
+    let mut agreed: Vec<(Vec<usize>, Vec<u32>)> = Vec::new();
+    let mut by_seq: BTreeMap<Vec<u32>, Vec<bool>> = BTreeMap::new();
     for ((rank, warp), lanes) in warps {
         let seqs: Vec<Vec<u32>> = lanes
             .iter()
@@ -48,18 +54,31 @@ pub fn lower(traces: &mut [Trace]) -> Option<String> {
         if seqs.iter().all(Vec::is_empty) {
             continue;
         }
-        let keep = if seqs.iter().all(|s| *s == seqs[0]) {
-            keep_marks(traces, &lanes, seqs[0].len())
+        if seqs.iter().all(|s| *s == seqs[0]) {
+            let keep = keep_marks(traces, &lanes, seqs[0].len());
+            let all = by_seq
+                .entry(seqs[0].clone())
+                .or_insert_with(|| vec![false; keep.len()]);
+            for (a, k) in all.iter_mut().zip(&keep) {
+                *a |= *k;
+            }
+            agreed.push((lanes, seqs[0].clone()));
         } else {
             disagree.push(if rank == 0 {
                 format!("warp {warp}")
             } else {
                 format!("warp {warp} of block {rank}")
             });
-            vec![false; seqs.iter().map(Vec::len).max().unwrap_or(0)]
-        };
+            let none = vec![false; seqs.iter().map(Vec::len).max().unwrap_or(0)];
+            for &i in &lanes {
+                rewrite(&mut traces[i], &none);
+            }
+        }
+    }
+    for (lanes, seq) in agreed {
+        let keep = &by_seq[&seq];
         for &i in &lanes {
-            rewrite(&mut traces[i], &keep);
+            rewrite(&mut traces[i], keep);
         }
     }
     (!disagree.is_empty()).then(|| {
