@@ -58,7 +58,7 @@ if [ "${SKIP_PROBES:-0}" != 1 ]; then
   NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   for f in gpu-harness/probes/raw/*.cu; do
     n=$(basename "$f" .cu)
-    if [ -x "$NVCC" ] && "$NVCC" -arch=sm_90a -O2 -o "$LOGS/$n" "$f" 2> "$LOGS/probe_$n.err"; then
+    if [ -x "$NVCC" ] && "$NVCC" -gencode arch=compute_90a,code=sm_90a -O2 -o "$LOGS/$n" "$f" 2> "$LOGS/probe_$n.err"; then
       timeout 300 "$LOGS/$n" 1.0 > "$LOGS/probe_$n.txt" 2>> "$LOGS/probe_$n.err"
       note "PROBE raw $n (exit $?): $LOGS/probe_$n.txt"
       sed 's/^/    /' "$LOGS/probe_$n.txt"

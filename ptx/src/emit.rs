@@ -788,6 +788,8 @@ impl Ctx<'_> {
                 }
             }
             Ev::SyncWarp => p.push(txt("syncwarp")),
+            // Lowered by `converged.rs` before the text is built.
+            Ev::Converged => return None,
             Ev::ClusterArrive => p.push(txt("cluster_arrive")),
             Ev::ClusterWait => p.push(txt("cluster_wait")),
             Ev::FenceProxyAsync => p.push(txt("fence_proxy_async")),

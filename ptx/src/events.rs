@@ -79,6 +79,11 @@ pub enum Ev {
         aligned: bool,
     },
     SyncWarp,
+    /// A warp-converged instruction that this lane ran (a `.sync.aligned` one: `wgmma.*`,
+    /// `ldmatrix`, `mma.sync`, ...; or a `.sync` warp collective whose member mask is every
+    /// lane of the warp that has not exited). `converged.rs` makes it a `syncwarp` where every
+    /// lane of the warp ran the same ones, and drops it otherwise; it never reaches `emit`.
+    Converged,
     ClusterArrive,
     ClusterWait,
     FenceProxyAsync,

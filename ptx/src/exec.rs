@@ -523,6 +523,26 @@ impl<'a> Exec<'a> {
     }
 
     fn step_guarded(&mut self, th: &mut Th) -> R<Flow> {
+        let flow = self.step_unconverged(th)?;
+        // A `.sync.aligned` instruction that is not a barrier of its own (`bar.sync`,
+        // `barrier.cluster.*.aligned`) nor a collective computed with the other lanes
+        // (`converged.rs` has the collectives' mark): the lane ran it together with its warp.
+        if matches!(flow, Flow::Next) && th.probe.is_none() && th.pc < self.f.instrs.len() {
+            let ins = self.instr(th.pc);
+            if ins.has("sync")
+                && ins.has("aligned")
+                && !matches!(ins.base(), "bar" | "barrier")
+                && ins
+                    .guard
+                    .is_none_or(|(p, neg)| th.regs[p as usize] == Val::K((!neg) as u64))
+            {
+                self.event(th, Ev::Converged)?;
+            }
+        }
+        Ok(flow)
+    }
+
+    fn step_unconverged(&mut self, th: &mut Th) -> R<Flow> {
         if th.pc >= self.f.instrs.len() {
             return Ok(Flow::Exit);
         }
@@ -2467,7 +2487,7 @@ impl<'a> Exec<'a> {
                 problem = Some((ins, expected & !present));
                 continue;
             }
-            self.collective(ths, members, ins, expected)?;
+            self.collective(ths, members, ins, expected, live)?;
             progress = true;
         }
         if !progress {
@@ -2492,6 +2512,7 @@ impl<'a> Exec<'a> {
         members: &[usize],
         ins: &Instr,
         expected: u32,
+        live: u32,
     ) -> Result<(), Error> {
         let base = ins.base();
         let bits = Self::ty(ins).map_or(32, |t| t.bits);
@@ -2667,6 +2688,18 @@ impl<'a> Exec<'a> {
                 }
             }
             _ => unreachable!("not a collective: {base}"),
+        }
+        // A `.sync` collective of every lane of the warp that has not exited: the lanes ran it
+        // together (`activemask` does not wait for the others; `bar.warp.sync` is a `syncwarp`
+        // of its own, above).
+        let whole_warp = expected == live;
+        if !matches!(base, "activemask" | "bar") && whole_warp {
+            for &i in &in_group {
+                ths[i].events.push(Event {
+                    ev: Ev::Converged,
+                    instr: ths[i].pc as u32,
+                });
+            }
         }
         for &i in &in_group {
             ths[i].pc += 1;

@@ -9,6 +9,7 @@
 //! checker and everything downstream work unchanged; [`Extracted::lines`] maps each generated
 //! line back to its PTX line and CUDA source line. docs/ptx.md has the details.
 
+mod converged;
 mod emit;
 mod events;
 mod exec;
@@ -473,6 +474,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     } else {
         given::warnings(&traces, &ex.shared, func, &cfg.map_bytes)
     };
+    let converged_note = converged::lower(&mut traces);
     let strong_note = drop_strong_only(&mut traces, func);
     let (resolved, ambiguous) = inline::resolve(&module, func, &traces, &ex.shared);
     let func = &resolved;
@@ -501,6 +503,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         params: &cfg.map_bytes,
     })
     .map_err(|e| to_public(e, &files))?;
+    out.notes.extend(converged_note);
     out.notes.extend(strong_note);
     out.notes.extend(size_note);
     out.notes.extend(ambiguous_note);

@@ -212,10 +212,12 @@ fn cutlass_gemm_with_too_few_expected_bytes_races() {
     let c = check("cutlass/gemm_tma_ws.ptx", &cutlass_opts(16384, Some(16384)));
     assert_eq!(c.report.verdict, Verdict::Hazard);
     let lines = finding_lines(&c);
-    // The WGMMAs of the collective's first k-tile (:496) and of its loop (:543), racing
-    // with the copy (:384): the collective's own lines (the kernel's `operator()` calls
-    // `collective_mma.mma(...)` at sm90_gemm_tma_warpspecialized.hpp:471).
-    for line in [496, 543, 384] {
+    // The WGMMAs of the collective's first k-tile (:496), racing with the copy (:384): the
+    // collective's own lines (the kernel's `operator()` calls `collective_mma.mma(...)` at
+    // sm90_gemm_tma_warpspecialized.hpp:471). Since the WGMMA instructions are `syncwarp`s
+    // (issue 23 point 7) the search reports the first k-tile's race only; those of the loop
+    // (:543) were reported too when the lanes were independent.
+    for line in [496, 384] {
         assert!(
             lines.iter().any(|(f, l, r)| *r == "data-race"
                 && f.ends_with("sm90_mma_tma_gmma_ss_warpspecialized.hpp")

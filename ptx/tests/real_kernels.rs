@@ -2,7 +2,8 @@
 //! end, on small fixtures written to have their shapes (`fixtures/wgmma_lambda.cu`,
 //! `fixtures/many_roles.cu`): a WGMMA glued to its `{`, statements inside lambdas, inlined
 //! calls on neighbouring lines, 512-thread blocks with many role ranges, blocks smaller than
-//! the kernel's `.maxntid`; and that every fixture's extraction loads.
+//! the kernel's `.maxntid`, lanes released by lane 0 after a warp-converged instruction
+//! (`fixtures/warp_converged.cu`); and that every fixture's extraction loads.
 
 mod common;
 use checker::{CheckOptions, Verdict};
@@ -63,6 +64,75 @@ fn a_wgmma_glued_to_its_brace_is_read() {
     // FP8 operands are one byte: a stage of A is 64 x 32 bytes, one WGMMA reads one stage.
     assert!(ex.text.contains("buffer   smem_a[2]"), "{}", ex.text);
     assert_eq!(report.verdict, Verdict::Ok, "{:?}", report.findings);
+}
+
+/// One math warp (the quick size), three k-tiles: stage 0 is refilled for the third.
+fn warp_converged() -> ptx::Options {
+    opts(Some(160), &[("3", 3)], &[])
+}
+
+/// DeepGEMM's math warps (issue 23 point 7): every lane reads its scale with a plain load, the
+/// warp runs `wgmma.fence` ... `wgmma.wait_group` (`.sync.aligned`: all lanes together), and
+/// lane 0 releases the stage for the producer's TMA refill. The converged instructions are a
+/// `syncwarp` of the warp (one per run of them with accesses on both sides), so the lanes'
+/// reads are ordered before lane 0's arrive; taken as 32 independent lanes, lanes 1..31's
+/// reads raced with the refill.
+#[test]
+fn lanes_released_by_lane_0_after_a_warp_converged_instruction_verify() {
+    let (ex, report) = check("warp_converged.ptx", &warp_converged());
+    let syncwarps: Vec<&str> = ex
+        .text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("syncwarp"))
+        .collect();
+    assert_eq!(syncwarps.len(), 2, "{}", ex.text);
+    let cu = "warp_converged.cu";
+    assert_eq!(
+        cuda_line(&ex, cu, "syncwarp"),
+        line_of(cu, "wgmma.fence.sync.aligned")
+    );
+    assert!(
+        syncwarps[1].contains(&format!(
+            "{cu}:{}",
+            line_of(cu, "wgmma.wait_group.sync.aligned")
+        )),
+        "{}",
+        ex.text
+    );
+    assert_eq!(
+        report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        report.findings,
+        ex.text
+    );
+}
+
+/// The same with the scale read after `wgmma.wait_group`, right before lane 0's arrive: no
+/// converged instruction orders lanes 1..31's reads before the release, so they race with the
+/// refill (only a converged instruction *between* the access and the release orders it).
+#[test]
+fn a_read_with_no_converged_instruction_before_lane_0_s_release_stays_a_race() {
+    let (ex, report) = check("warp_converged_no_converge.ptx", &warp_converged());
+    let cu = "warp_converged.cu";
+    let read = read(cu)
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("const float scale = smem_sfa"))
+        .map(|(i, _)| i as u32 + 1)
+        .last()
+        .expect("the late scale read");
+    let race = report
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "data-race")
+        .unwrap_or_else(|| panic!("no data-race: {:?}\n{}", report.findings, ex.text));
+    let file = SourceFile::new("warp_converged_no_converge.ptx", &ex.text);
+    let lines: Vec<u32> = std::iter::once(race.span)
+        .chain(race.labels.iter().map(|l| l.span))
+        .filter_map(|sp| ex.source_of_line(file.line_of(sp)).map(|(_, l)| l))
+        .collect();
+    assert!(lines.contains(&read), "{lines:?} (the read is line {read})");
 }
 
 fn kernel(body: &str) -> String {
@@ -263,6 +333,7 @@ fn fixture_options(name: &str) -> (ptx::Options, bool) {
         "warp_split.ptx" | "warp_split_divergent.ptx" => opts(Some(96), &[], &[]),
         "wgmma_lambda.ptx" => wgmma_lambda(),
         "many_roles.ptx" => opts(Some(512), &[], &[]),
+        "warp_converged.ptx" | "warp_converged_no_converge.ptx" => warp_converged(),
         "cutlass/gemm_tma_ws.ptx" => opts(Some(256), &cutlass, &[]),
         "triton/matmul_ws.ptx" => opts(None, &triton, &[]),
         other => panic!("fixture {other} has no options here: add it to `fixture_options`"),
