@@ -266,6 +266,15 @@ fn reductions_agree_on_generated_clusters() {
     run_property(protogen::cluster(), cases.max(1));
 }
 
+/// Per-warp releases (issue 24): consumer warps meet at `syncwarp` and one lane or `elect`
+/// arrives for the warp. The footprint rule takes a lane's steps alone while a warp rendezvous
+/// of its warp cannot fire, and symmetry permutes lanes within a warp: a run of their own.
+#[test]
+fn reductions_agree_on_generated_per_warp_releases() {
+    let cases = env_u64("PHASECHECK_GEN_CASES").map_or(DEFAULT_CASES / 4, |n| n as u32 / 4);
+    run_property(protogen::per_warp(), cases.max(1));
+}
+
 /// The corpus: every `expect` line's parameters (the small sizes the lines pin; a line without
 /// `with` takes the declared sizes), all four reduction settings, the same findings and verdict,
 /// every reduced error replayed unreduced. Searches the unreduced semantics cannot finish within

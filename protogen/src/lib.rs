@@ -38,6 +38,10 @@
 //!   value into a flag (`write flag value N`), workers read it after a whole-block barrier that
 //!   the two groups reach at different statements (`bar_sync 1 unaligned`).
 //!
+//! - [`PerWarp`] (module [`warps`]): per-warp releases: consumer warps meet at `syncwarp` and
+//!   one lane (`if lane == L`) or `elect` arrives for the warp, the empty barrier counting
+//!   warps; a few live lanes per warp, the rest exit at once.
+//!
 //! - [`litmus`] (a module of its own): small memory-model programs (flags with scopes, named
 //!   barriers, mbarrier phases, cluster barriers, kernels in domains, proxy fences) for the
 //!   PTX memory-model oracle (crate `mmodel`); not part of [`protocol`].
@@ -57,6 +61,8 @@
 //! parameter structs themselves.
 
 pub mod litmus;
+pub mod warps;
+pub use warps::{PerWarp, PerWarpBug, Releaser, per_warp, per_warp_params};
 
 use proptest::option;
 use proptest::prelude::*;

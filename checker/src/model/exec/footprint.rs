@@ -234,12 +234,14 @@ pub fn frozen(
         Still {
             block: u32::MAX,
             arrived: 0,
+            warp: u32::MAX,
         }
     } else {
         Still {
             block: m.block_of(t),
             arrived: s.threads[t as usize].named_arrived
                 | m.kernels[m.threads[t as usize].kernel as usize].whole_block_arrives,
+            warp: m.threads[t as usize].tid / 32,
         }
     };
     // The cache is shared by the search's worker threads: it is locked only to look a run up
@@ -276,6 +278,15 @@ pub fn frozen(
             }
             // Blocked for good: at a wait on a stuck phase that does not pass now.
             if known.blocked_on[u as usize].is_some_and(|b| f.stuck[b as usize]) {
+                continue;
+            }
+            // Arrived at a warp rendezvous (`syncwarp`, `elect`) of the warp of the thread
+            // standing still: it never fires (below, `Still::holds_warp`).
+            if matches!(
+                s.threads[u as usize].mode,
+                Mode::Sync(SyncKind::Warp | SyncKind::Elect)
+            ) && still.holds_warp(m, u)
+            {
                 continue;
             }
             // Arrived at a named barrier whose use is stuck, or at a whole-block barrier of the
@@ -638,12 +649,25 @@ type Assumption<'a> = (&'a [bool], &'a [bool], Still);
 pub struct Still {
     pub block: u32,
     pub arrived: u16,
+    /// The warp (`tid / 32` in `block`) of the thread standing still.
+    pub warp: u32,
 }
 
 impl Still {
     /// A whole-block use of named barrier `id` in `block` cannot complete.
     fn holds(self, block: u32, id: u32) -> bool {
         block == self.block && self.arrived & (1 << id) == 0
+    }
+
+    /// A warp rendezvous (`syncwarp`, `elect`) of thread `u`'s warp cannot fire: it is the
+    /// warp of the thread standing still. The rendezvous fires once every live lane of the
+    /// warp has arrived (`Exec::try_warp`), and the candidate is live and `Ready` (only such a
+    /// thread is enabled), so while it takes no step it never arrives. This is what lets a
+    /// lane's read be taken alone in a stage that lane 0 releases for the warp after a
+    /// `syncwarp` (`if lane == 0 { arrive empty[s] }`): lane 0 cannot arrive before the
+    /// candidate reaches the `syncwarp`.
+    fn holds_warp(self, m: &PhaseModel, u: u32) -> bool {
+        m.block_of(u) == self.block && m.threads[u as usize].tid / 32 == self.warp
     }
 }
 
@@ -682,6 +706,10 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
             }
             None => start.push(path(th.pc)),
         },
+        // Arrived at a warp rendezvous of the warp of the thread standing still: frozen.
+        Mode::Sync(SyncKind::Warp | SyncKind::Elect) if assumed.2.holds_warp(m, u) => {
+            return run;
+        }
         Mode::Sync(_) => match code.instrs[th.pc as usize] {
             // Arrived at an `elect`: either lane of the outcome.
             Instr::Elect { skip, .. } => {
@@ -816,6 +844,8 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
                     }
                 }
             }
+            // An `elect` of the warp of the thread standing still never fires.
+            Instr::Elect { .. } if assumed.2.holds_warp(m, u) => Next::End,
             Instr::Elect { skip, .. } => {
                 live.push(p.fork(*skip));
                 p.pc += 1;
@@ -1129,6 +1159,10 @@ fn op_step(
                 flag(&mut run.bufs, c.0, X_READ);
             }
         }
+        // A `syncwarp` of the warp of the thread standing still never fires
+        // (`Still::holds_warp`). (A `syncthreads` of its block never completes: the
+        // whole-block case of the named-barrier arm above.)
+        Op::SyncWarp if still.holds_warp(m, u) => return Next::End,
         // Other rendezvous, fences, groups, compute: assumed to pass (an upper bound); they
         // touch no barrier object or buffer that the reduction asks about.
         Op::SyncWarp

@@ -884,6 +884,13 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
                 !targeted
                     && !others_reach(m, s, t, block, |r, pc, own| has(&r.signals[pc], obj, own))
             }
+            // An enabled `cluster_wait` (its arrival's phase has completed) reads only the
+            // publications of that completed phase, which nothing changes while the thread
+            // stands still: the next phase completes only when every live thread of the
+            // cluster has arrived in it (`Exec::try_cluster`), and this one, live, still holds
+            // the token of the completed phase. So the wait commutes with every other step:
+            // 768 threads leaving the CUTLASS cluster prologue no longer interleave.
+            Op::ClusterWait => enabled(m, s, t),
             _ => false,
         },
         _ => false,
