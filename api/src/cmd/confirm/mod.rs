@@ -7,10 +7,7 @@
 //! ([`obstacle`]), and is followed by a bounded fuzz aimed at the finding ([`aim`]). Files
 //! without error-level findings are fuzzed instead.
 
-mod aim;
-mod judge;
-mod obstacle;
-mod plan;
+pub use campaign::confirm::{aim, judge, obstacle, plan};
 pub(crate) mod report;
 
 use crate::args::{ConfirmArgs, Exit, Format, GpuArgs};
