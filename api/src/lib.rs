@@ -11,10 +11,18 @@ mod checks;
 pub mod cmd;
 pub mod config;
 pub mod expectations;
+mod mutations;
 pub mod report;
 pub mod status;
 
+/// The campaign crate (fuzz rounds, confirm's plan/aim/judge, mutation operators), whose
+/// report values the commands render.
+pub use campaign;
 pub use checks::{Checked, Error, VerifyOptions, extract, lint, verify, verify_ptx, verify_text};
+pub use mutations::{
+    Mutant, MutantCheck, MutantResult, Mutants, MutateOptions, MutateReport, mutants, mutate,
+    mutate_text,
+};
 
 /// The GPU campaigns, as the command line runs them. Not yet report values: each prints its
 /// report (human or `--format json`) to standard output and returns the command's exit code.

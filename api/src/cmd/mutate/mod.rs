@@ -270,7 +270,7 @@ fn prepare(
 }
 
 /// Check one program with the mutate options; a checker panic is verdict `error`.
-fn check(
+pub(crate) fn check(
     file: &SourceFile,
     program: &Program,
     options: &CheckOptions,
