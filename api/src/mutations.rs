@@ -51,7 +51,7 @@ pub struct Mutant {
     pub id: usize,
     pub operator: Operator,
     pub change: Change,
-    #[serde(skip)]
+    /// The mutant's `.phase` text.
     pub text: String,
 }
 

@@ -48,3 +48,12 @@ def extract(
     assume: List[Tuple[str, int]],
 ) -> str: ...
 def lint(argv: List[str]) -> Tuple[str, str]: ...
+def mutate(
+    name: str,
+    text: str,
+    params: List[Tuple[str, int]],
+    operators: List[str],
+    check: bool,
+    max_states: int,
+    max_time: Optional[float],
+) -> str: ...
