@@ -4,12 +4,12 @@
 
 use crate::args::{Exit, Format, FuzzArgs, GpuArgs};
 use crate::cmd::lower::report_lower_error;
-use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
+use gpu_harness::lower::Lowered;
 use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError, StuckLaunch, end_process};
 use protocols::SourceFile;
 use protocols::ir::Program;
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Open the GPU; a missing GPU or CUDA library is a clear error and exit 2 (with
 /// `--format json`, also one JSON object saying so).
@@ -71,8 +71,9 @@ impl NotRun<'_> {
 }
 
 pub use campaign::fuzz::{
-    Accumulator, FuzzSummary, GpuOptions, HangRow, KernelRow, READBACK_GRACE, READBACK_TIMEOUT,
-    SeenAt, StaleRow, StuckReport, default_blocks, seed_from_clock, stmt_text,
+    Accumulator, FuzzError, FuzzObserver, FuzzPlan, FuzzSummary, GpuOptions, HangRow, KernelRow,
+    READBACK_GRACE, READBACK_TIMEOUT, SeenAt, StaleRow, StuckReport, default_blocks,
+    lower_for_fuzz, seed_from_clock, stmt_text,
 };
 
 impl From<&GpuArgs> for GpuOptions {
@@ -433,25 +434,6 @@ fn run_baseline(
     })
 }
 
-/// What one fuzzing run of a loaded program needs besides the GPU and the kernel.
-pub struct FuzzPlan<'a> {
-    pub gpu_args: &'a GpuArgs,
-    /// Blocks per round (default: 8 per multiprocessor).
-    pub blocks: Option<u32>,
-    /// Seed of the first round (default: from the clock).
-    pub seed: Option<u64>,
-    pub seconds: f64,
-    /// The kernel was lowered for the proxy window (`--proxy-window`).
-    pub proxy_window: bool,
-    /// A file that bulk-stores also gets rounds of the proxy-window kernel (a quarter of the
-    /// time, no delays); not with `--baseline`, whose figure is the plain kernel's throughput.
-    pub window_rounds: bool,
-    /// The `--param` overrides, for the replay flags.
-    pub params: &'a [(String, i64)],
-    /// What prints the report should the read-back of a stuck launch not return in time.
-    pub watchdog: WatchdogReport,
-}
-
 /// What the watchdog of a stuck launch's read-back prints, should the read-back not return in
 /// time, before it ends the process with exit 1 ([`read_back_stuck`]): the summary without
 /// what could not be read (the proxy-window part inside the plain part it follows).
@@ -464,49 +446,43 @@ pub enum WatchdogReport {
 }
 
 impl WatchdogReport {
-    fn print(self, summary: FuzzSummary) {
-        match self {
+    /// The [`FuzzPlan`]'s watchdog report.
+    pub fn into_watchdog(self) -> campaign::fuzz::WatchdogFallback {
+        std::sync::Arc::new(move |summary| match self {
             WatchdogReport::Summary(format) => print_summary(format, &summary),
             WatchdogReport::With(print) => print(summary),
-        }
+        })
     }
 }
 
-/// Why a fuzzing run could not give its summary.
-pub enum FuzzError {
-    /// The proxy-window variant of the kernel cannot be lowered.
-    NotLowered(lower::LowerError),
-    Run(RunError),
+/// The progress bar of `fuzz`'s plain rounds.
+struct Bar<'a> {
+    pb: &'a indicatif::ProgressBar,
+    seconds: f64,
 }
 
-/// The plain fuzzing kernel of a loaded program (or its proxy-window variant).
-pub fn lower_for_fuzz(
-    program: &Program,
-    file: &SourceFile,
-    proxy_window: bool,
-) -> Result<Lowered, lower::LowerError> {
-    lower::lower(
-        program,
-        Some(file),
-        &LowerOptions {
-            mode: Mode::Fuzz,
-            proxy_window,
-            ..Default::default()
-        },
-    )
+impl FuzzObserver for Bar<'_> {
+    fn round(&self, elapsed: f64, acc: &Accumulator<'_>) {
+        self.pb
+            .set_position((elapsed * 10.0).min(self.seconds * 10.0) as u64);
+        self.pb.set_message(format!(
+            "{} trials, {} hang(s), {} stale read(s)",
+            acc.summary.trials,
+            acc.hangs_seen(),
+            acc.stale_seen()
+        ));
+    }
+
+    fn stuck(&self) {
+        self.pb.finish_and_clear();
+    }
+
+    fn window_rounds(&self) {
+        self.pb.set_message("proxy-window rounds (no delays)");
+    }
 }
 
-/// Fuzz a loaded program on an open GPU: compile `lowered` (from [`lower_for_fuzz`]) and launch
-/// rounds for `plan.seconds`, a quarter of them in the proxy-window kernel when the file has a
-/// `tma_store` and `plan.window_rounds` (in the plain kernel the harness's own bookkeeping
-/// drains the writers' stores before the copy, so a missing `fence_proxy_async` rarely shows
-/// there: docs/gpu.md "Proxy fences"). A launch stuck in a hardware collective ends the run:
-/// it is read back ([`read_back_stuck`], guarded by a watchdog that prints `plan.watchdog`'s
-/// report and ends the process should the read-back not return) and the summary comes back with
-/// its stuck part ([`FuzzSummary::is_stuck`]), with no proxy-window rounds after a stuck plain
-/// part. The caller reports it and must then end the process (`end_process`): the stuck kernel
-/// is freed only with it. `fuzz` and `mutate --gpu` run this (`confirm` runs [`fuzz_rounds`]
-/// for files without error-level findings).
+/// [`campaign::fuzz::fuzz_program`] with its progress on a bar.
 pub fn fuzz_program(
     gpu: &Gpu,
     file: &SourceFile,
@@ -515,99 +491,18 @@ pub fn fuzz_program(
     plan: &FuzzPlan<'_>,
     pb: Option<&indicatif::ProgressBar>,
 ) -> Result<FuzzSummary, FuzzError> {
-    let kernel = gpu.load_lowered(lowered).map_err(FuzzError::Run)?;
-    let cluster = lowered.cluster.max(1);
-    let blocks = plan
-        .blocks
-        .map(|b| (b.max(cluster) / cluster) * cluster)
-        .unwrap_or_else(|| default_blocks(gpu, cluster));
-    let first_seed = plan.seed.unwrap_or_else(seed_from_clock);
-    let window = (!plan.proxy_window
-        && plan.window_rounds
-        && lowered.stmts.iter().any(|s| s.keyword == "tma_store"))
-    .then(|| lower_for_fuzz(program, file, true))
-    .transpose()
-    .map_err(FuzzError::NotLowered)?;
-    let window_kernel = window
-        .as_ref()
-        .map(|w| gpu.load_lowered(w))
-        .transpose()
-        .map_err(FuzzError::Run)?;
-    let window_seconds = if window.is_some() {
-        plan.seconds / 4.0
-    } else {
-        0.0
-    };
-    let device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
-    // One part of the run: `seconds` of rounds of one kernel from `seed` on. A stuck launch
-    // ends it: it is read back and reported with the part (`outer`: the plain part, when this
-    // is the proxy-window part, for the watchdog's report).
-    let watchdog = plan.watchdog;
-    let run_part = |l: &Lowered,
-                    k: &LoadedKernel,
-                    gpu_args: &GpuArgs,
-                    proxy_window: bool,
-                    seed: u64,
-                    seconds: f64,
-                    progress: Option<&indicatif::ProgressBar>,
-                    outer: Option<FuzzSummary>|
-     -> Result<FuzzSummary, RunError> {
-        let mut acc = Accumulator::new(file, program, l);
-        acc.summary.device = device.clone();
-        acc.summary.blocks_per_round = blocks;
-        acc.summary.first_seed = seed;
-        acc.summary.replay_flags = replay_flags(plan.params, gpu_args, proxy_window);
-        let t0 = Instant::now();
-        let stuck = fuzz_rounds(
-            gpu, k, &mut acc, l, gpu_args, blocks, seed, seconds, progress,
-        )?;
-        if let Some(stuck) = stuck {
-            if let Some(pb) = progress {
-                pb.finish_and_clear();
-            }
-            let wall = t0.elapsed().as_secs_f64();
-            read_back_stuck(gpu, &mut acc, &stuck, wall, move |part| {
-                watchdog.print(with_outer(outer, part));
-            });
-        }
-        Ok(acc.finish(t0.elapsed().as_secs_f64()))
-    };
-    let mut summary = run_part(
-        lowered,
-        &kernel,
-        plan.gpu_args,
-        plan.proxy_window,
-        first_seed,
-        plan.seconds - window_seconds,
+    let bar = pb.map(|pb| Bar {
         pb,
-        None,
+        seconds: plan.seconds,
+    });
+    campaign::fuzz::fuzz_program(
+        gpu,
+        file,
+        program,
+        lowered,
+        plan,
+        bar.as_ref().map(|b| b as &dyn FuzzObserver),
     )
-    .map_err(FuzzError::Run)?;
-    // A stuck plain part ends the run: no proxy-window rounds after it (the caller reports it
-    // and ends the process, which frees the GPU).
-    if let (Some(w), Some(k), false) = (&window, &window_kernel, summary.is_stuck()) {
-        if let Some(pb) = pb {
-            pb.set_message("proxy-window rounds (no delays)");
-        }
-        let gpu_args = GpuArgs {
-            delay_ns: 0,
-            ..plan.gpu_args.clone()
-        };
-        let seed = first_seed.wrapping_add(summary.rounds);
-        let part = run_part(
-            w,
-            k,
-            &gpu_args,
-            true,
-            seed,
-            window_seconds,
-            None,
-            Some(summary.clone()),
-        )
-        .map_err(FuzzError::Run)?;
-        summary.proxy_window = Some(Box::new(part));
-    }
-    Ok(summary)
 }
 
 pub fn run(args: &FuzzArgs) -> Exit {
@@ -641,14 +536,15 @@ pub fn run(args: &FuzzArgs) -> Exit {
         pb
     });
     let plan = FuzzPlan {
-        gpu_args: &args.gpu,
+        gpu: GpuOptions::from(&args.gpu),
         blocks: args.blocks,
         seed: args.seed,
         seconds: args.seconds,
         proxy_window: args.proxy_window,
         window_rounds: args.baseline.is_none(),
         params: &args.params,
-        watchdog: WatchdogReport::Summary(args.format),
+        watchdog: WatchdogReport::Summary(args.format).into_watchdog(),
+        exit_code: Exit::Findings as i32,
     };
     let summary = fuzz_program(&gpu, &file, &program, &lowered, &plan, pb.as_ref());
     if let Some(pb) = &pb {
@@ -717,37 +613,11 @@ pub fn print_summary(format: Format, summary: &FuzzSummary) {
 }
 
 /// A proxy-window part inside the plain part it follows (`outer`), or the part alone.
-fn with_outer(outer: Option<FuzzSummary>, part: FuzzSummary) -> FuzzSummary {
-    match outer {
-        Some(mut o) => {
-            o.proxy_window = Some(Box::new(part));
-            o
-        }
-        None => part,
-    }
-}
-
-/// The options besides the file, `--seed` and `--blocks` that replay a round: parameters,
-/// delay and wait settings, the kernel variant.
-fn replay_flags(params: &[(String, i64)], gpu: &GpuArgs, proxy_window: bool) -> String {
-    let mut f = String::new();
-    for (k, v) in params {
-        f.push_str(&format!(" --param {k}={v}"));
-    }
-    if proxy_window {
-        f.push_str(" --proxy-window");
-    }
-    f.push_str(&format!(
-        " --delay-ns {} --delay-every {} --wait-cycles {}",
-        gpu.delay_ns, gpu.delay_every, gpu.wait_cycles
-    ));
-    f
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use gpu_harness::decode::{Event, EventKind, LaunchResult, OutLayout};
+    use gpu_harness::lower::{self, LowerOptions, Mode};
     use gpu_harness::run::StuckReadback;
 
     /// Results of several kernels decode to rows that name the statement and its kernel

@@ -416,14 +416,15 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
             .push(format!("not fuzzed: cannot lower: {}", e.message)),
         Ok(lowered) => {
             let plan = FuzzPlan {
-                gpu_args: &args.gpu_args,
+                gpu: fuzz::GpuOptions::from(&args.gpu_args),
                 blocks: None,
                 seed: None,
                 seconds: args.gpu_seconds,
                 proxy_window: false,
                 window_rounds: true,
                 params: &prepared.overrides,
-                watchdog: WatchdogReport::With(stuck_fuzz_fallback),
+                watchdog: WatchdogReport::With(stuck_fuzz_fallback).into_watchdog(),
+                exit_code: Exit::Findings as i32,
             };
             match fuzz::fuzz_program(&gpu, file, program, &lowered, &plan, None) {
                 Ok(s) if s.is_stuck() => {

@@ -16,6 +16,11 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+mod program;
+pub use program::{
+    FuzzError, FuzzObserver, FuzzPlan, WatchdogFallback, fuzz_program, lower_for_fuzz,
+};
+
 /// How long the read-back of a stuck launch may take (its copies normally take milliseconds),
 /// and how much longer the watchdog gives it before the caller's fallback reports without it.
 pub const READBACK_TIMEOUT: Duration = Duration::from_secs(5);
