@@ -15,6 +15,7 @@ pub mod config;
 pub mod expectations;
 mod fuzzing;
 mod mutations;
+mod replay_plan;
 pub mod report;
 pub mod status;
 
@@ -27,6 +28,7 @@ pub use mutations::{
     Mutant, MutantCheck, MutantResult, Mutants, MutateOptions, MutateReport, mutants, mutate,
     mutate_text,
 };
+pub use replay_plan::{PlannedReplay, confirm_plan};
 
 /// The GPU commands, as the command line runs them: each prints its report (human or
 /// `--format json`) to standard output and returns the command's exit code. The report values
