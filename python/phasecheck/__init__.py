@@ -10,7 +10,8 @@
 Bad input (a protocol that does not load, a kernel the PTX front end cannot extract, an
 unreadable file) raises `InputError`, a `PhasecheckError`. `phasecheck.triton.verify` checks
 a Triton `CompiledKernel`. `phasecheck.mutate` makes the mutants of a protocol (a flipped
-parity, a count off by one, ...) and checks each one.
+parity, a count off by one, ...) and checks each one; `phasecheck.lower` gives the CUDA kernel that
+`phasecheck fuzz` launches.
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ __all__ = [
     "Span",
     "TraceStep",
     "extract",
+    "Kernel",
     "Mutant",
     "MutateReport",
     "lint",
+    "lower",
     "mutate",
     "verify",
     "verify_ptx",
@@ -420,3 +423,38 @@ def mutate(
         not_loading=len(doc["not_loading"]),
         duplicates=doc["duplicates"],
     )
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The CUDA C++ stress kernel of a protocol, as `phasecheck lower` writes it and
+    `phasecheck fuzz` launches it."""
+
+    source: str
+    name: str
+    block: int
+    cluster: int
+
+
+def lower(
+    path_or_text: Union[str, "os.PathLike[str]"],
+    params: Optional[Mapping[str, int]] = None,
+    *,
+    name: str = "<text>.phase",
+    proxy_window: bool = False,
+) -> Kernel:
+    """The fuzzing kernel of a protocol (a path to a `.phase` file, or its text); no GPU or
+    CUDA install needed. A protocol that does not load or lower raises `InputError`."""
+    p = _pairs(params, "param")
+    if isinstance(path_or_text, os.PathLike) or _looks_like_path(path_or_text):
+        path = os.fspath(path_or_text)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"cannot read {path}: {e}") from None
+        name = path
+    else:
+        text = path_or_text
+    source, kernel, block, cluster = _native.fuzz_kernel(name, text, p, proxy_window)
+    return Kernel(source=source, name=kernel, block=block, cluster=cluster)

@@ -57,3 +57,9 @@ def mutate(
     max_states: int,
     max_time: Optional[float],
 ) -> str: ...
+def fuzz_kernel(
+    name: str,
+    text: str,
+    params: List[Tuple[str, int]],
+    proxy_window: bool,
+) -> Tuple[str, str, int, int]: ...

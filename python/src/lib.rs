@@ -8,7 +8,7 @@ use clap::{Args, FromArgMatches};
 use phasecheck_api::args::LintArgs;
 use phasecheck_api::cmd::extract::PtxArgs;
 use phasecheck_api::campaign::mutate::Operator;
-use phasecheck_api::{Checked, MutateOptions, VerifyOptions};
+use phasecheck_api::{Checked, FuzzOptions, MutateOptions, VerifyOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -242,6 +242,26 @@ fn mutate(
     }
 }
 
+/// The CUDA stress kernel `phasecheck fuzz` launches for a `.phase` text (no GPU):
+/// (source, kernel name, threads per block, cluster size).
+#[pyfunction]
+#[pyo3(signature = (name, text, params, proxy_window))]
+fn fuzz_kernel(
+    name: &str,
+    text: &str,
+    params: Vec<(String, i64)>,
+    proxy_window: bool,
+) -> PyResult<(String, String, u32, u32)> {
+    let o = FuzzOptions {
+        params,
+        proxy_window,
+        ..FuzzOptions::default()
+    };
+    phasecheck_api::fuzz_kernel(name, text, &o)
+        .map(|k| (k.source, k.kernel_name, k.block, k.cluster))
+        .map_err(input_error)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PhasecheckError", m.py().get_type::<PhasecheckError>())?;
@@ -251,6 +271,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify_ptx, m)?)?;
     m.add_function(wrap_pyfunction!(extract, m)?)?;
     m.add_function(wrap_pyfunction!(mutate, m)?)?;
+    m.add_function(wrap_pyfunction!(fuzz_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(lint, m)?)?;
     Ok(())
 }

@@ -1,4 +1,5 @@
-"""phasecheck.mutate: the mutants of a protocol and the checker's verdict on each (no GPU)."""
+"""phasecheck.mutate (the mutants of a protocol, each checked) and phasecheck.lower (its fuzzing
+kernel): neither needs a GPU."""
 
 import pytest
 
@@ -54,3 +55,11 @@ def test_bad_input_raises():
         phasecheck.mutate(HANDOFF, operators=["no-such-operator"])
     with pytest.raises(phasecheck.InputError):
         phasecheck.mutate("protocol p\nblock 0\n")
+
+
+def test_lower_gives_the_fuzzing_kernel_without_a_gpu():
+    kernel = phasecheck.lower(HANDOFF, {})
+    assert kernel.block == 2 and kernel.cluster == 1
+    assert "__global__" in kernel.source and kernel.name in kernel.source
+    with pytest.raises(phasecheck.InputError):
+        phasecheck.lower("protocol p\nblock 0\n")
