@@ -33,7 +33,8 @@ pub use replay_plan::{PlannedReplay, confirm_plan};
 /// The GPU commands, as the command line runs them: each prints its report (human or
 /// `--format json`) to standard output and returns the command's exit code. The report values
 /// are [`fuzz`]'s `FuzzSummary` and [`mutate`]'s `MutateReport` (checker side); `confirm`'s
-/// driver still prints (its pieces are in [`campaign::confirm`]).
+/// driver still prints (its plan, replay engine and results are in [`campaign::confirm`];
+/// [`confirm_plan`] is its GPU-free part as a value).
 pub mod campaigns {
     pub use crate::cmd::confirm::run as confirm;
     pub use crate::cmd::fuzz::run as fuzz;

@@ -5,9 +5,10 @@
 //!
 //! - [`fuzz`]: rounds of launches accumulated into a [`fuzz::FuzzSummary`], the read-back of
 //!   a stuck launch.
-//! - [`confirm`]: a checker finding's replay plan, its aimed fuzz rounds, the judging of a
-//!   launch, the obstacles that keep a finding from being replayed.
-//! - [`mutate`]: the mutation operators (no GPU).
+//! - [`confirm`]: a checker finding's replay plan and its replay on the GPU, its aimed fuzz
+//!   rounds, the judging of a launch, the obstacles that keep a finding from being replayed,
+//!   the result per finding.
+//! - [`mutate`]: the mutation operators and the mutants that load (no GPU).
 
 pub mod confirm;
 pub mod fuzz;

@@ -4,8 +4,12 @@
 //! - [`obstacle`]: what keeps a finding from being replayed as the checker found it.
 //! - [`aim`]: fuzz rounds aimed at the finding's statements, and judging them.
 //! - [`judge`]: whether one replay launch showed the finding.
+//! - [`replay`]: the replay of a finding on the GPU and the aimed fuzz after it.
+//! - [`report`]: the result per finding.
 
 pub mod aim;
 pub mod judge;
 pub mod obstacle;
 pub mod plan;
+pub mod replay;
+pub mod report;

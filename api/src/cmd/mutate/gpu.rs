@@ -502,11 +502,13 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
                     finish(out, fuzzed);
                 }
             };
+            let gpu_options = fuzz::GpuOptions::from(&args.gpu_args);
             let rp = Replayer {
                 gpu: &gpu,
                 kernel: &kernel,
                 lowered: &lowered,
-                gpu_args: &args.gpu_args,
+                gpu_args: &gpu_options,
+                on_lower_error: crate::cmd::lower::report_lower_error,
             };
             const LOST: &str = "the GPU context was lost: later findings were not replayed";
             let mut shell = out.clone();
