@@ -333,6 +333,13 @@ mod tests {
         (program, lowered, errors)
     }
 
+    /// The campaign ends a process whose stuck launch's read-back hung with the command line's
+    /// "findings" exit code.
+    #[test]
+    fn the_stuck_exit_is_the_findings_exit() {
+        assert_eq!(STUCK_EXIT, Exit::Findings as i32);
+    }
+
     /// A finding whose file cannot be lowered for its replay says why, by class: a file of
     /// several kernels (what `confirm` and `mutate --gpu` report for it without a GPU).
     #[test]
