@@ -3,7 +3,9 @@
 //!
 //! Each command has a module under [`cmd`] whose `run` takes that command's options
 //! ([`args`]) and prints what the command line prints; the typed functions at the root
-//! ([`verify`], [`verify_ptx`], [`lint`], ...) return report values instead.
+//! ([`verify`], [`verify_ptx`], [`lint`], [`mutate`], [`fuzz`], ...) return report values
+//! instead. The GPU campaigns themselves live in the crate [`campaign`] (re-exported), which
+//! returns values and prints nothing; this crate renders them.
 
 pub mod args;
 pub mod budget;
@@ -11,13 +13,28 @@ mod checks;
 pub mod cmd;
 pub mod config;
 pub mod expectations;
+mod fuzzing;
+mod mutations;
+mod replay_plan;
 pub mod report;
 pub mod status;
 
+/// The campaign crate (fuzz rounds, confirm's plan/aim/judge, mutation operators), whose
+/// report values the commands render.
+pub use campaign;
 pub use checks::{Checked, Error, VerifyOptions, extract, lint, verify, verify_ptx, verify_text};
+pub use fuzzing::{FuzzOptions, fuzz, fuzz_kernel, fuzz_text};
+pub use mutations::{
+    Mutant, MutantCheck, MutantResult, Mutants, MutateOptions, MutateReport, mutants, mutate,
+    mutate_text,
+};
+pub use replay_plan::{PlannedReplay, confirm_plan};
 
-/// The GPU campaigns, as the command line runs them. Not yet report values: each prints its
-/// report (human or `--format json`) to standard output and returns the command's exit code.
+/// The GPU commands, as the command line runs them: each prints its report (human or
+/// `--format json`) to standard output and returns the command's exit code. The report values
+/// are [`fuzz`]'s `FuzzSummary` and [`mutate`]'s `MutateReport` (checker side); `confirm`'s
+/// driver still prints (its plan, replay engine and results are in [`campaign::confirm`];
+/// [`confirm_plan`] is its GPU-free part as a value).
 pub mod campaigns {
     pub use crate::cmd::confirm::run as confirm;
     pub use crate::cmd::fuzz::run as fuzz;

@@ -9,7 +9,9 @@
 
 Bad input (a protocol that does not load, a kernel the PTX front end cannot extract, an
 unreadable file) raises `InputError`, a `PhasecheckError`. `phasecheck.triton.verify` checks
-a Triton `CompiledKernel`.
+a Triton `CompiledKernel`. `phasecheck.mutate` makes the mutants of a protocol (a flipped
+parity, a count off by one, ...) and checks each one; `phasecheck.lower` gives the CUDA kernel that
+`phasecheck fuzz` launches.
 """
 
 from __future__ import annotations
@@ -31,7 +33,12 @@ __all__ = [
     "Span",
     "TraceStep",
     "extract",
+    "Kernel",
+    "Mutant",
+    "MutateReport",
     "lint",
+    "lower",
+    "mutate",
     "verify",
     "verify_ptx",
 ]
@@ -324,3 +331,130 @@ def lint(
         summary=parsed["summary"],
         _sarif=sarif,
     )
+
+
+MUTATE_MAX_STATES = 2_000_000
+MUTATE_MAX_TIME = 10.0
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: its 1-based id, the operator, the first changed line, the lines before and
+    after, its `.phase` text, and (when checked) the checker's verdict and error rules."""
+
+    id: int
+    operator: str
+    line: int
+    before: List[str]
+    after: List[str]
+    text: str
+    verdict: Optional[str] = None
+    rules: List[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MutateReport:
+    """The mutants of a protocol. `verdict` is the original's (None when not checked);
+    `not_loading` counts proposals that do not load, `duplicates` repeated texts."""
+
+    file: str
+    verdict: Optional[str]
+    mutants: List[Mutant]
+    not_loading: int
+    duplicates: int
+
+    @property
+    def score(self) -> Optional[float]:
+        """The share of mutants the checker flags as a hazard (None without mutants or
+        without checking), as `phasecheck mutate` reports it."""
+        if not self.mutants or self.verdict is None:
+            return None
+        return sum(m.verdict == "hazard" for m in self.mutants) / len(self.mutants)
+
+
+def _mutant(m: Mapping[str, Any]) -> Mutant:
+    checked = m.get("checked") or {}
+    return Mutant(
+        id=m["id"],
+        operator=m["operator"],
+        line=m["change"]["line"],
+        before=list(m["change"]["before"]),
+        after=list(m["change"]["after"]),
+        text=m["text"],
+        verdict=checked.get("verdict"),
+        rules=list(checked.get("rules", [])),
+    )
+
+
+def mutate(
+    path_or_text: Union[str, "os.PathLike[str]"],
+    params: Optional[Mapping[str, int]] = None,
+    *,
+    operators: Optional[Sequence[str]] = None,
+    check: bool = True,
+    name: str = "<text>.phase",
+    max_states: int = MUTATE_MAX_STATES,
+    max_time: Optional[float] = MUTATE_MAX_TIME,
+) -> MutateReport:
+    """The mutants of a protocol (a path to a `.phase` file, or its text), as
+    `phasecheck mutate` makes them, each checked by the checker unless `check=False` (no GPU
+    either way). `operators` names the operators to apply (all by default), e.g.
+    `["flip-parity"]`; an unknown name raises `InputError`.
+    """
+    p = _pairs(params, "param")
+    if isinstance(path_or_text, os.PathLike) or _looks_like_path(path_or_text):
+        path = os.fspath(path_or_text)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"cannot read {path}: {e}") from None
+        name = path
+    else:
+        text = path_or_text
+    doc = json.loads(
+        _native.mutate(name, text, p, list(operators or []), check, max_states, max_time)
+    )
+    original = doc.get("original")
+    return MutateReport(
+        file=name,
+        verdict=original["verdict"] if original else None,
+        mutants=[_mutant(m) for m in doc["mutants"]],
+        not_loading=len(doc["not_loading"]),
+        duplicates=doc["duplicates"],
+    )
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The CUDA C++ stress kernel of a protocol, as `phasecheck lower` writes it and
+    `phasecheck fuzz` launches it."""
+
+    source: str
+    name: str
+    block: int
+    cluster: int
+
+
+def lower(
+    path_or_text: Union[str, "os.PathLike[str]"],
+    params: Optional[Mapping[str, int]] = None,
+    *,
+    name: str = "<text>.phase",
+    proxy_window: bool = False,
+) -> Kernel:
+    """The fuzzing kernel of a protocol (a path to a `.phase` file, or its text); no GPU or
+    CUDA install needed. A protocol that does not load or lower raises `InputError`."""
+    p = _pairs(params, "param")
+    if isinstance(path_or_text, os.PathLike) or _looks_like_path(path_or_text):
+        path = os.fspath(path_or_text)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise InputError(f"cannot read {path}: {e}") from None
+        name = path
+    else:
+        text = path_or_text
+    source, kernel, block, cluster = _native.fuzz_kernel(name, text, p, proxy_window)
+    return Kernel(source=source, name=kernel, block=block, cluster=cluster)

@@ -48,3 +48,18 @@ def extract(
     assume: List[Tuple[str, int]],
 ) -> str: ...
 def lint(argv: List[str]) -> Tuple[str, str]: ...
+def mutate(
+    name: str,
+    text: str,
+    params: List[Tuple[str, int]],
+    operators: List[str],
+    check: bool,
+    max_states: int,
+    max_time: Optional[float],
+) -> str: ...
+def fuzz_kernel(
+    name: str,
+    text: str,
+    params: List[Tuple[str, int]],
+    proxy_window: bool,
+) -> Tuple[str, str, int, int]: ...

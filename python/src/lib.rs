@@ -1,12 +1,14 @@
 //! `phasecheck._native`: the Rust side of the Python package. Each function calls one function of
 //! `phasecheck_api` and hands back the report as the JSON of `phasecheck lint --format json`
 //! (one entry per file) plus its SARIF; `python/phasecheck/__init__.py` turns that into objects.
+//! `mutate` hands back the JSON of `phasecheck_api::MutateReport`.
 //! Bad input raises `phasecheck.InputError` (a `phasecheck.PhasecheckError`).
 
 use clap::{Args, FromArgMatches};
 use phasecheck_api::args::LintArgs;
 use phasecheck_api::cmd::extract::PtxArgs;
-use phasecheck_api::{Checked, VerifyOptions};
+use phasecheck_api::campaign::mutate::Operator;
+use phasecheck_api::{Checked, FuzzOptions, MutateOptions, VerifyOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -190,6 +192,76 @@ fn lint(py: Python<'_>, argv: Vec<String>) -> PyResult<(String, String)> {
         .map_err(input_error)
 }
 
+/// The mutants of a `.phase` text (`phasecheck mutate`'s operators), each checked by the
+/// checker when `check` (no GPU): the JSON of `phasecheck_api::MutateReport`, or of
+/// `phasecheck_api::Mutants` without `check`.
+#[pyfunction]
+#[pyo3(signature = (name, text, params, operators, check, max_states, max_time))]
+#[allow(clippy::too_many_arguments)]
+fn mutate(
+    py: Python<'_>,
+    name: &str,
+    text: &str,
+    params: Vec<(String, i64)>,
+    operators: Vec<String>,
+    check: bool,
+    max_states: u64,
+    max_time: Option<f64>,
+) -> PyResult<String> {
+    let max_time = match max_time {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
+        Some(t) => return Err(input_error(format!("max_time must be positive, not {t}"))),
+    };
+    let operators = operators
+        .iter()
+        .map(|n| {
+            Operator::parse(n).ok_or_else(|| {
+                let names: Vec<&str> = Operator::ALL.iter().map(|o| o.name()).collect();
+                input_error(format!(
+                    "unknown operator {n:?} (operators: {})",
+                    names.join(", ")
+                ))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let o = MutateOptions {
+        params,
+        operators,
+        max_states,
+        max_time,
+        ..MutateOptions::default()
+    };
+    if check {
+        py.detach(|| phasecheck_api::mutate_text(name, text, &o))
+            .map(|r| r.to_json().to_string())
+            .map_err(input_error)
+    } else {
+        let m = phasecheck_api::mutants(name, text, &o).map_err(input_error)?;
+        serde_json::to_string(&m).map_err(input_error)
+    }
+}
+
+/// The CUDA stress kernel `phasecheck fuzz` launches for a `.phase` text (no GPU):
+/// (source, kernel name, threads per block, cluster size).
+#[pyfunction]
+#[pyo3(signature = (name, text, params, proxy_window))]
+fn fuzz_kernel(
+    name: &str,
+    text: &str,
+    params: Vec<(String, i64)>,
+    proxy_window: bool,
+) -> PyResult<(String, String, u32, u32)> {
+    let o = FuzzOptions {
+        params,
+        proxy_window,
+        ..FuzzOptions::default()
+    };
+    phasecheck_api::fuzz_kernel(name, text, &o)
+        .map(|k| (k.source, k.kernel_name, k.block, k.cluster))
+        .map_err(input_error)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PhasecheckError", m.py().get_type::<PhasecheckError>())?;
@@ -198,6 +270,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify_path, m)?)?;
     m.add_function(wrap_pyfunction!(verify_ptx, m)?)?;
     m.add_function(wrap_pyfunction!(extract, m)?)?;
+    m.add_function(wrap_pyfunction!(mutate, m)?)?;
+    m.add_function(wrap_pyfunction!(fuzz_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(lint, m)?)?;
     Ok(())
 }

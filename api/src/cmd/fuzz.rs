@@ -4,18 +4,12 @@
 
 use crate::args::{Exit, Format, FuzzArgs, GpuArgs};
 use crate::cmd::lower::report_lower_error;
-use gpu_harness::decode::{
-    BarrierState, EventKind, LaunchResult, OutLayout, Positions, Stamp, thread_ranges,
-};
-use gpu_harness::lower::{self, LowerOptions, Lowered, Mode};
-use gpu_harness::run::{
-    Gpu, LaunchParams, LoadedKernel, RunError, StuckLaunch, StuckReadback, Watchdog, end_process,
-};
+use gpu_harness::lower::Lowered;
+use gpu_harness::run::{Gpu, LaunchParams, LoadedKernel, RunError, StuckLaunch, end_process};
 use protocols::SourceFile;
 use protocols::ir::Program;
 use serde::Serialize;
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Open the GPU; a missing GPU or CUDA library is a clear error and exit 2 (with
 /// `--format json`, also one JSON object saying so).
@@ -27,11 +21,6 @@ pub fn open_gpu(gpu: &GpuArgs, not_run: &NotRun) -> Result<Gpu, Exit> {
 pub fn fail(e: RunError) -> Exit {
     fail_as(e, None)
 }
-
-/// How long the read-back of a stuck launch may take (its copies normally take milliseconds),
-/// and how much longer the watchdog gives it before printing the report without it.
-pub const READBACK_TIMEOUT: Duration = Duration::from_secs(5);
-pub const READBACK_GRACE: Duration = Duration::from_secs(10);
 
 /// [`fail`], and with `--format json` the JSON object of a run that did not happen.
 pub fn fail_as(e: RunError, not_run: Option<&NotRun>) -> Exit {
@@ -81,463 +70,25 @@ impl NotRun<'_> {
     }
 }
 
-/// First line of a statement's source text.
-pub fn stmt_text(file: &SourceFile, span: protocols::Span) -> String {
-    file.text
-        .get(span.start as usize..span.end as usize)
-        .unwrap_or("")
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_string()
-}
+pub use campaign::fuzz::{
+    Accumulator, FuzzError, FuzzObserver, FuzzPlan, FuzzSummary, GpuOptions, HangRow, KernelRow,
+    READBACK_GRACE, READBACK_TIMEOUT, SeenAt, StaleRow, StuckReport, default_blocks,
+    lower_for_fuzz, seed_from_clock, stmt_text,
+};
 
-/// Where a hazard was first seen: the round's seed and the block (trial) in it.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-pub struct SeenAt {
-    pub seed: u64,
-    pub block: u64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct HangRow {
-    pub statement: String,
-    pub line: u32,
-    pub count: u64,
-    pub first: SeenAt,
-    /// Observed state at the first recorded expiry, e.g. `current parity 1, waited parity 1`.
-    pub observed: String,
-    /// The kernel the statement is in (files with several `kernel` blocks only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<String>,
-    /// A hardware collective (`syncthreads`, `bar_sync`, `cluster_sync`, ...) in which threads
-    /// were still blocked when their launch was given up (it cannot be bounded): `count` is
-    /// the threads blocked there, `trials` the trials with one. Absent for expired bounded
-    /// waits.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub stuck: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trials: Option<u64>,
-}
-
-/// A launch that did not finish: a hardware collective was stuck. The run ends with it (the
-/// GPU is freed by ending the process); the rounds before it are reported as usual, the
-/// threads still blocked as `stuck` rows of `hangs`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct StuckReport {
-    /// The round that got stuck (replay it with `--seed SEED --blocks BLOCKS --seconds 0`).
-    pub seed: u64,
-    pub blocks: u32,
-    /// How long the host waited for it.
-    pub seconds: f64,
-    /// Whether the position words (where each thread was) could be read back.
-    pub positions_read: bool,
-    /// Why they could not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub read_error: Option<String>,
-    /// That round's trials by outcome (when the positions were read).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trials_done: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trials_stuck: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trials_not_started: Option<u64>,
-    /// Threads still running that had entered no hardware collective.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub running_elsewhere: u64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct StaleRow {
-    pub buffer: String,
-    pub statement: String,
-    pub line: u32,
-    pub count: u64,
-    pub first: SeenAt,
-    /// The other access, from the stamp it left (statement line, thread).
-    pub other: String,
-    /// The kernel the statement is in (files with several `kernel` blocks only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<String>,
-}
-
-/// One of several concurrently launched kernels (language.md §6).
-#[derive(Clone, Debug, Serialize)]
-pub struct KernelRow {
-    pub name: String,
-    pub domain: gpu_harness::lower::MemSyncDomain,
-    pub threads_per_block: u32,
-}
-
-/// Totals of a fuzzing run.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct FuzzSummary {
-    pub file: String,
-    pub device: String,
-    pub rounds: u64,
-    pub trials: u64,
-    pub blocks_per_round: u32,
-    pub threads_per_block: u32,
-    pub first_seed: u64,
-    pub kernel_seconds: f64,
-    pub wall_seconds: f64,
-    pub barrier_phases: u64,
-    pub phases_per_second: f64,
-    pub hangs: Vec<HangRow>,
-    pub stale_reads: Vec<StaleRow>,
-    pub runaway_loops: u64,
-    /// Trials where some thread did not reach the end (hangs make threads zombies; they still
-    /// finish, so this counts threads missing for other reasons).
-    pub threads_missing: u64,
-    /// Several kernels: each launched concurrently, block i of each forming trial i.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kernels: Vec<KernelRow>,
-    /// Several kernels: blocks that stopped waiting for their trial's partner blocks and ran
-    /// alone (the kernels were not co-resident; their waits may have expired for that reason).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub blocks_apart: u64,
-    /// What `phasecheck fuzz FILE` needs besides `--seed`/`--blocks` to replay a round of this
-    /// run (parameters, delay and wait settings, the kernel variant).
-    #[serde(skip)]
-    pub replay_flags: String,
-    /// Rounds of the proxy-window kernel (files with a `tma_store`): what they saw.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_window: Option<Box<FuzzSummary>>,
-    /// The launch that got stuck in a hardware collective, which ended the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stuck: Option<StuckReport>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl FuzzSummary {
-    /// Nothing seen, in this part and in the proxy-window rounds.
-    pub fn clean(&self) -> bool {
-        self.part_clean() && self.proxy_window.as_ref().is_none_or(|w| w.clean())
-    }
-
-    /// Nothing seen in this part's own rounds.
-    fn part_clean(&self) -> bool {
-        self.hangs.is_empty()
-            && self.stale_reads.is_empty()
-            && self.runaway_loops == 0
-            && self.stuck.is_none()
-    }
-
-    /// The run, or its proxy-window part, ended with a stuck launch.
-    pub fn is_stuck(&self) -> bool {
-        self.stuck.is_some() || self.proxy_window.as_ref().is_some_and(|w| w.is_stuck())
-    }
-}
-
-/// Accumulates launches.
-#[derive(Clone)]
-pub struct Accumulator<'a> {
-    file: &'a SourceFile,
-    program: &'a Program,
-    lowered: &'a Lowered,
-    hang: BTreeMap<u32, (u64, SeenAt, String)>,
-    stale: BTreeMap<(u32, u32), (u64, SeenAt, String)>,
-    stuck_rows: Vec<HangRow>,
-    pub summary: FuzzSummary,
-}
-
-impl<'a> Accumulator<'a> {
-    pub fn new(file: &'a SourceFile, program: &'a Program, lowered: &'a Lowered) -> Self {
-        Accumulator {
-            file,
-            program,
-            lowered,
-            hang: BTreeMap::new(),
-            stale: BTreeMap::new(),
-            stuck_rows: Vec::new(),
-            summary: FuzzSummary {
-                file: file.name.clone(),
-                threads_per_block: lowered.block,
-                kernels: if lowered.kernels.len() > 1 {
-                    lowered
-                        .kernels
-                        .iter()
-                        .map(|k| KernelRow {
-                            name: k.name.clone(),
-                            domain: k.domain,
-                            threads_per_block: k.block,
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                ..Default::default()
-            },
+impl From<&GpuArgs> for GpuOptions {
+    fn from(a: &GpuArgs) -> Self {
+        GpuOptions {
+            device: a.device,
+            delay_ns: a.delay_ns,
+            delay_every: a.delay_every,
+            wait_cycles: a.wait_cycles,
+            launch_timeout: a.launch_timeout,
         }
     }
-
-    fn line_of(&self, stmt: u32) -> u32 {
-        self.lowered
-            .stmts
-            .get(stmt as usize)
-            .map(|s| self.file.line_col(s.span.start).line)
-            .unwrap_or(0)
-    }
-
-    /// The kernel of a statement, when the file has several.
-    fn kernel_of(&self, stmt: u32) -> Option<String> {
-        if self.lowered.kernels.len() < 2 {
-            return None;
-        }
-        self.lowered
-            .kernels
-            .iter()
-            .find(|k| k.stmts.contains(&stmt))
-            .map(|k| k.name.clone())
-    }
-
-    fn text_of(&self, stmt: u32) -> String {
-        self.lowered
-            .stmts
-            .get(stmt as usize)
-            .map(|s| stmt_text(self.file, s.span))
-            .unwrap_or_else(|| format!("statement #{stmt}"))
-    }
-
-    pub fn add(&mut self, r: &LaunchResult, seed: u64, blocks: u32, seconds: f64) {
-        self.summary.rounds += 1;
-        self.summary.trials += u64::from(blocks / self.lowered.cluster.max(1));
-        self.summary.kernel_seconds += seconds;
-        self.summary.barrier_phases += r.phases();
-        self.summary.runaway_loops += r.runaway;
-        self.summary.blocks_apart += r.apart;
-        let expected = u64::from(blocks / self.lowered.cluster.max(1))
-            * u64::from(self.lowered.threads_per_trial());
-        self.summary.threads_missing += expected.saturating_sub(r.threads_done);
-        self.add_events(r, seed);
-    }
-
-    /// The hangs and stale reads of a launch (also of a stuck one, read back while it ran).
-    fn add_events(&mut self, r: &LaunchResult, seed: u64) {
-        let kind_hang = 0;
-        for (stmt, &n) in r.counts[kind_hang].iter().enumerate() {
-            if n == 0 {
-                continue;
-            }
-            let stmt = stmt as u32;
-            let first = SeenAt {
-                seed,
-                block: r.first_block[kind_hang][stmt as usize].unwrap_or(0),
-            };
-            let observed = r
-                .events
-                .iter()
-                .find(|e| e.kind == EventKind::Hang && e.stmt == stmt)
-                .map(|e| self.describe_hang(e))
-                .unwrap_or_default();
-            let entry = self.hang.entry(stmt).or_insert((0, first, observed));
-            entry.0 += n;
-        }
-        for e in r.events.iter().filter(|e| e.kind == EventKind::Race) {
-            let other = Stamp::decode(e.a);
-            let other_text = match other.stmt {
-                Some(s) => format!(
-                    "line {} (`{}`) by t{}{}{}",
-                    self.line_of(s),
-                    self.text_of(s),
-                    other.tid,
-                    if other.cta > 0 {
-                        format!(" of cta {}", other.cta)
-                    } else {
-                        String::new()
-                    },
-                    if other.busy { ", still writing" } else { "" }
-                ),
-                // `pc_load` detector 3: a global read as never written after an acquire that
-                // synchronized with a release published after a store of it.
-                None if e.b & 0xffff_ffff == 3 => "none visible: the global still reads as never \
-                     written, although this thread's acquire saw a release made after a store of it"
-                    .into(),
-                None => "an unwritten buffer".into(),
-            };
-            let entry = self
-                .stale
-                .entry((self.buffer_of(e.stmt), e.stmt))
-                .or_insert((
-                    0,
-                    SeenAt {
-                        seed,
-                        block: e.block,
-                    },
-                    other_text,
-                ));
-            entry.0 += 1;
-        }
-        // Events beyond the buffer were counted on the device: use the exact counts.
-        let _ = r.events_dropped;
-    }
-
-    /// The launch of `stuck` did not finish: add what could be read back of it (`read`: its
-    /// result buffer and where each thread was) and say so. Its trials are not counted as a
-    /// round; its expired bounded waits and stale reads are, and every hardware collective
-    /// with threads still blocked in it becomes a `stuck` hang row.
-    pub fn add_stuck(&mut self, stuck: &StuckLaunch, read: Result<&StuckReadback, String>) {
-        let mut report = StuckReport {
-            seed: stuck.seed,
-            blocks: stuck.blocks,
-            seconds: stuck.seconds,
-            positions_read: false,
-            read_error: None,
-            trials_done: None,
-            trials_stuck: None,
-            trials_not_started: None,
-            running_elsewhere: 0,
-        };
-        match read {
-            Ok(rb) => {
-                let layout = OutLayout::new(self.lowered);
-                if rb.out.len() >= layout.total_words() {
-                    let r = LaunchResult::decode(&layout, &rb.out);
-                    self.summary.runaway_loops += r.runaway;
-                    self.add_events(&r, stuck.seed);
-                }
-                let p = Positions::decode(self.lowered, stuck.blocks, &rb.positions);
-                report.positions_read = true;
-                report.trials_done = Some(p.trials_done);
-                report.trials_stuck = Some(p.trials_stuck);
-                report.trials_not_started = Some(p.trials_not_started);
-                report.running_elsewhere = p.running_elsewhere;
-                for b in &p.blocked {
-                    let threads: Vec<(u32, u32)> =
-                        b.first_threads.iter().map(|&(c, t, _)| (c, t)).collect();
-                    let mut occs: Vec<u32> = b.first_threads.iter().map(|t| t.2).collect();
-                    occs.sort_unstable();
-                    occs.dedup();
-                    let occ = match occs.as_slice() {
-                        [one] => format!("its execution #{} of the statement", one + 1),
-                        _ => format!(
-                            "executions #{} of the statement",
-                            occs.iter()
-                                .map(|o| (o + 1).to_string())
-                                .collect::<Vec<_>>()
-                                .join(", #")
-                        ),
-                    };
-                    self.stuck_rows.push(HangRow {
-                        statement: self.text_of(b.stmt),
-                        line: self.line_of(b.stmt),
-                        count: b.threads,
-                        first: SeenAt {
-                            seed: stuck.seed,
-                            block: b.first_block,
-                        },
-                        observed: format!(
-                            "{} of block {} blocked here ({occ}) after {:.1} s",
-                            thread_ranges(&threads, self.lowered.cluster.max(1)),
-                            b.first_block,
-                            stuck.seconds
-                        ),
-                        kernel: self.kernel_of(b.stmt),
-                        stuck: true,
-                        trials: Some(b.trials),
-                    });
-                }
-            }
-            Err(e) => report.read_error = Some(e),
-        }
-        self.summary.stuck = Some(report);
-    }
-
-    fn buffer_of(&self, stmt: u32) -> u32 {
-        self.lowered
-            .stmts
-            .get(stmt as usize)
-            .and_then(|s| s.object)
-            .unwrap_or(u32::MAX)
-    }
-
-    fn describe_hang(&self, e: &gpu_harness::decode::Event) -> String {
-        let (stmt, a, b, tid, cta, raw) = (e.stmt, e.a, e.b, e.tid, e.cta, e.raw);
-        let info = &self.lowered.stmts[stmt as usize];
-        let who = if cta > 0 {
-            format!("cta{cta}.t{tid}")
-        } else {
-            format!("t{tid}")
-        };
-        match info.keyword {
-            "wait" | "arrive_and_wait" | "producer_acquire" | "consumer_wait" => {
-                let st = BarrierState::decode(a);
-                let text = self.text_of(stmt);
-                if text.contains(" token ") || info.keyword == "arrive_and_wait" {
-                    format!(
-                        "{who}: barrier instance {} in a phase of parity {}, token 0x{b:x} (raw mbarrier word 0x{raw:x})",
-                        st.index, st.current_parity
-                    )
-                } else {
-                    format!(
-                        "{who}: barrier instance {} in a phase of parity {}, waiting for parity {} to complete (raw mbarrier word 0x{raw:x})",
-                        st.index,
-                        st.current_parity,
-                        b & 1
-                    )
-                }
-            }
-            "load_acquire" => format!("{who}: the global still read 0 (no release seen)"),
-            _ => who,
-        }
-    }
-
-    pub fn finish(mut self, wall: f64) -> FuzzSummary {
-        self.summary.wall_seconds = wall;
-        self.summary.phases_per_second = if self.summary.kernel_seconds > 0.0 {
-            self.summary.barrier_phases as f64 / self.summary.kernel_seconds
-        } else {
-            0.0
-        };
-        let hang = std::mem::take(&mut self.hang);
-        for (stmt, (count, first, observed)) in hang {
-            self.summary.hangs.push(HangRow {
-                statement: self.text_of(stmt),
-                line: self.line_of(stmt),
-                count,
-                first,
-                observed,
-                kernel: self.kernel_of(stmt),
-                stuck: false,
-                trials: None,
-            });
-        }
-        self.summary.hangs.append(&mut self.stuck_rows);
-        let stale = std::mem::take(&mut self.stale);
-        for ((buf, stmt), (count, first, other)) in stale {
-            let buffer = self
-                .program
-                .objects
-                .get(buf as usize)
-                .map(|o| o.name.clone())
-                .unwrap_or_default();
-            self.summary.stale_reads.push(StaleRow {
-                buffer,
-                statement: self.text_of(stmt),
-                line: self.line_of(stmt),
-                count,
-                first,
-                other,
-                kernel: self.kernel_of(stmt),
-            });
-        }
-        self.summary
-    }
 }
 
-/// How long `fuzz` waits for one launch before it counts as stuck: `--launch-timeout`, or
-/// 30 s plus the run's length.
-pub fn launch_timeout(gpu_args: &GpuArgs, seconds: f64) -> Duration {
-    Duration::from_secs_f64(gpu_args.launch_timeout.unwrap_or(30.0 + seconds).max(0.001))
-}
-
-/// Launch rounds until `seconds` have passed (at least one round). A launch that does not
-/// finish (a stuck hardware collective) ends the rounds: it is returned, to be read back
-/// ([`read_back_stuck`]) and reported; the process must end afterwards to free the GPU.
+/// [`campaign::fuzz::fuzz_rounds`] with the command line's options, its progress on a bar.
 #[allow(clippy::too_many_arguments)]
 pub fn fuzz_rounds(
     gpu: &Gpu,
@@ -550,44 +101,32 @@ pub fn fuzz_rounds(
     seconds: f64,
     progress: Option<&indicatif::ProgressBar>,
 ) -> Result<Option<Box<StuckLaunch>>, RunError> {
-    let t0 = Instant::now();
-    let mut seed = first_seed;
-    loop {
-        let params = LaunchParams {
-            blocks,
-            seed,
-            delay_max_ns: gpu_args.delay_ns,
-            delay_every: gpu_args.delay_every.max(1),
-            budget_cycles: gpu_args.wait_cycles,
-            timeout: launch_timeout(gpu_args, seconds),
-        };
-        let (r, secs) = match gpu.launch(kernel, lowered, &params, &[]) {
-            Ok(x) => x,
-            Err(RunError::Stuck(s)) => return Ok(Some(s)),
-            Err(e) => return Err(e),
-        };
-        acc.add(&r, seed, blocks, secs);
-        seed = seed.wrapping_add(1);
-        let elapsed = t0.elapsed().as_secs_f64();
-        if let Some(pb) = progress {
+    let show = progress.map(|pb| {
+        move |elapsed: f64, acc: &Accumulator<'_>| {
             pb.set_position((elapsed * 10.0).min(seconds * 10.0) as u64);
             pb.set_message(format!(
                 "{} trials, {} hang(s), {} stale read(s)",
                 acc.summary.trials,
-                acc.hang.values().map(|v| v.0).sum::<u64>(),
-                acc.stale.values().map(|v| v.0).sum::<u64>()
+                acc.hangs_seen(),
+                acc.stale_seen()
             ));
         }
-        if elapsed >= seconds {
-            return Ok(None);
-        }
-    }
+    });
+    campaign::fuzz::fuzz_rounds(
+        gpu,
+        kernel,
+        acc,
+        lowered,
+        &GpuOptions::from(gpu_args),
+        blocks,
+        first_seed,
+        seconds,
+        show.as_ref().map(|f| f as &campaign::fuzz::Progress),
+    )
 }
 
-/// Read a stuck launch back and add it to `acc` ([`Accumulator::add_stuck`]). A watchdog
-/// guards the read-back (whose driver calls do not block, but a stuck context is no place to
-/// rely on that): should it not return in time, `fallback` gets the summary without it (with
-/// `wall` seconds), prints it, and the process ends with exit 1.
+/// [`campaign::fuzz::read_back_stuck`]; should the read-back not return, `fallback` prints the
+/// report and the process ends with exit 1.
 pub fn read_back_stuck(
     gpu: &Gpu,
     acc: &mut Accumulator<'_>,
@@ -595,36 +134,7 @@ pub fn read_back_stuck(
     wall: f64,
     fallback: impl FnOnce(FuzzSummary) + Send + 'static,
 ) {
-    let mut preview = acc.clone();
-    preview.add_stuck(
-        stuck,
-        Err(format!(
-            "the read-back did not return within {:.0} s",
-            (READBACK_TIMEOUT + READBACK_GRACE).as_secs_f64()
-        )),
-    );
-    let preview = preview.finish(wall);
-    let dog = Watchdog::arm(
-        READBACK_TIMEOUT + READBACK_GRACE,
-        Exit::Findings as i32,
-        move || fallback(preview),
-    );
-    let read = gpu.read_stuck(stuck, READBACK_TIMEOUT);
-    dog.claim();
-    acc.add_stuck(stuck, read.as_ref().map_err(|e| e.clone()));
-}
-
-pub fn default_blocks(gpu: &Gpu, cluster: u32) -> u32 {
-    let b = (gpu.multiprocessors.max(1) * 8).max(cluster);
-    b / cluster * cluster
-}
-
-pub fn seed_from_clock() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
-        & 0xffff_ffff
+    campaign::fuzz::read_back_stuck(gpu, acc, stuck, wall, Exit::Findings as i32, fallback)
 }
 
 pub fn render_human(s: &FuzzSummary) -> String {
@@ -924,25 +434,6 @@ fn run_baseline(
     })
 }
 
-/// What one fuzzing run of a loaded program needs besides the GPU and the kernel.
-pub struct FuzzPlan<'a> {
-    pub gpu_args: &'a GpuArgs,
-    /// Blocks per round (default: 8 per multiprocessor).
-    pub blocks: Option<u32>,
-    /// Seed of the first round (default: from the clock).
-    pub seed: Option<u64>,
-    pub seconds: f64,
-    /// The kernel was lowered for the proxy window (`--proxy-window`).
-    pub proxy_window: bool,
-    /// A file that bulk-stores also gets rounds of the proxy-window kernel (a quarter of the
-    /// time, no delays); not with `--baseline`, whose figure is the plain kernel's throughput.
-    pub window_rounds: bool,
-    /// The `--param` overrides, for the replay flags.
-    pub params: &'a [(String, i64)],
-    /// What prints the report should the read-back of a stuck launch not return in time.
-    pub watchdog: WatchdogReport,
-}
-
 /// What the watchdog of a stuck launch's read-back prints, should the read-back not return in
 /// time, before it ends the process with exit 1 ([`read_back_stuck`]): the summary without
 /// what could not be read (the proxy-window part inside the plain part it follows).
@@ -955,49 +446,43 @@ pub enum WatchdogReport {
 }
 
 impl WatchdogReport {
-    fn print(self, summary: FuzzSummary) {
-        match self {
+    /// The [`FuzzPlan`]'s watchdog report.
+    pub fn into_watchdog(self) -> campaign::fuzz::WatchdogFallback {
+        std::sync::Arc::new(move |summary| match self {
             WatchdogReport::Summary(format) => print_summary(format, &summary),
             WatchdogReport::With(print) => print(summary),
-        }
+        })
     }
 }
 
-/// Why a fuzzing run could not give its summary.
-pub enum FuzzError {
-    /// The proxy-window variant of the kernel cannot be lowered.
-    NotLowered(lower::LowerError),
-    Run(RunError),
+/// The progress bar of `fuzz`'s plain rounds.
+struct Bar<'a> {
+    pb: &'a indicatif::ProgressBar,
+    seconds: f64,
 }
 
-/// The plain fuzzing kernel of a loaded program (or its proxy-window variant).
-pub fn lower_for_fuzz(
-    program: &Program,
-    file: &SourceFile,
-    proxy_window: bool,
-) -> Result<Lowered, lower::LowerError> {
-    lower::lower(
-        program,
-        Some(file),
-        &LowerOptions {
-            mode: Mode::Fuzz,
-            proxy_window,
-            ..Default::default()
-        },
-    )
+impl FuzzObserver for Bar<'_> {
+    fn round(&self, elapsed: f64, acc: &Accumulator<'_>) {
+        self.pb
+            .set_position((elapsed * 10.0).min(self.seconds * 10.0) as u64);
+        self.pb.set_message(format!(
+            "{} trials, {} hang(s), {} stale read(s)",
+            acc.summary.trials,
+            acc.hangs_seen(),
+            acc.stale_seen()
+        ));
+    }
+
+    fn stuck(&self) {
+        self.pb.finish_and_clear();
+    }
+
+    fn window_rounds(&self) {
+        self.pb.set_message("proxy-window rounds (no delays)");
+    }
 }
 
-/// Fuzz a loaded program on an open GPU: compile `lowered` (from [`lower_for_fuzz`]) and launch
-/// rounds for `plan.seconds`, a quarter of them in the proxy-window kernel when the file has a
-/// `tma_store` and `plan.window_rounds` (in the plain kernel the harness's own bookkeeping
-/// drains the writers' stores before the copy, so a missing `fence_proxy_async` rarely shows
-/// there: docs/gpu.md "Proxy fences"). A launch stuck in a hardware collective ends the run:
-/// it is read back ([`read_back_stuck`], guarded by a watchdog that prints `plan.watchdog`'s
-/// report and ends the process should the read-back not return) and the summary comes back with
-/// its stuck part ([`FuzzSummary::is_stuck`]), with no proxy-window rounds after a stuck plain
-/// part. The caller reports it and must then end the process (`end_process`): the stuck kernel
-/// is freed only with it. `fuzz` and `mutate --gpu` run this (`confirm` runs [`fuzz_rounds`]
-/// for files without error-level findings).
+/// [`campaign::fuzz::fuzz_program`] with its progress on a bar.
 pub fn fuzz_program(
     gpu: &Gpu,
     file: &SourceFile,
@@ -1006,99 +491,18 @@ pub fn fuzz_program(
     plan: &FuzzPlan<'_>,
     pb: Option<&indicatif::ProgressBar>,
 ) -> Result<FuzzSummary, FuzzError> {
-    let kernel = gpu.load_lowered(lowered).map_err(FuzzError::Run)?;
-    let cluster = lowered.cluster.max(1);
-    let blocks = plan
-        .blocks
-        .map(|b| (b.max(cluster) / cluster) * cluster)
-        .unwrap_or_else(|| default_blocks(gpu, cluster));
-    let first_seed = plan.seed.unwrap_or_else(seed_from_clock);
-    let window = (!plan.proxy_window
-        && plan.window_rounds
-        && lowered.stmts.iter().any(|s| s.keyword == "tma_store"))
-    .then(|| lower_for_fuzz(program, file, true))
-    .transpose()
-    .map_err(FuzzError::NotLowered)?;
-    let window_kernel = window
-        .as_ref()
-        .map(|w| gpu.load_lowered(w))
-        .transpose()
-        .map_err(FuzzError::Run)?;
-    let window_seconds = if window.is_some() {
-        plan.seconds / 4.0
-    } else {
-        0.0
-    };
-    let device = format!("{} (device {})", gpu.device_name, gpu.ordinal);
-    // One part of the run: `seconds` of rounds of one kernel from `seed` on. A stuck launch
-    // ends it: it is read back and reported with the part (`outer`: the plain part, when this
-    // is the proxy-window part, for the watchdog's report).
-    let watchdog = plan.watchdog;
-    let run_part = |l: &Lowered,
-                    k: &LoadedKernel,
-                    gpu_args: &GpuArgs,
-                    proxy_window: bool,
-                    seed: u64,
-                    seconds: f64,
-                    progress: Option<&indicatif::ProgressBar>,
-                    outer: Option<FuzzSummary>|
-     -> Result<FuzzSummary, RunError> {
-        let mut acc = Accumulator::new(file, program, l);
-        acc.summary.device = device.clone();
-        acc.summary.blocks_per_round = blocks;
-        acc.summary.first_seed = seed;
-        acc.summary.replay_flags = replay_flags(plan.params, gpu_args, proxy_window);
-        let t0 = Instant::now();
-        let stuck = fuzz_rounds(
-            gpu, k, &mut acc, l, gpu_args, blocks, seed, seconds, progress,
-        )?;
-        if let Some(stuck) = stuck {
-            if let Some(pb) = progress {
-                pb.finish_and_clear();
-            }
-            let wall = t0.elapsed().as_secs_f64();
-            read_back_stuck(gpu, &mut acc, &stuck, wall, move |part| {
-                watchdog.print(with_outer(outer, part));
-            });
-        }
-        Ok(acc.finish(t0.elapsed().as_secs_f64()))
-    };
-    let mut summary = run_part(
-        lowered,
-        &kernel,
-        plan.gpu_args,
-        plan.proxy_window,
-        first_seed,
-        plan.seconds - window_seconds,
+    let bar = pb.map(|pb| Bar {
         pb,
-        None,
+        seconds: plan.seconds,
+    });
+    campaign::fuzz::fuzz_program(
+        gpu,
+        file,
+        program,
+        lowered,
+        plan,
+        bar.as_ref().map(|b| b as &dyn FuzzObserver),
     )
-    .map_err(FuzzError::Run)?;
-    // A stuck plain part ends the run: no proxy-window rounds after it (the caller reports it
-    // and ends the process, which frees the GPU).
-    if let (Some(w), Some(k), false) = (&window, &window_kernel, summary.is_stuck()) {
-        if let Some(pb) = pb {
-            pb.set_message("proxy-window rounds (no delays)");
-        }
-        let gpu_args = GpuArgs {
-            delay_ns: 0,
-            ..plan.gpu_args.clone()
-        };
-        let seed = first_seed.wrapping_add(summary.rounds);
-        let part = run_part(
-            w,
-            k,
-            &gpu_args,
-            true,
-            seed,
-            window_seconds,
-            None,
-            Some(summary.clone()),
-        )
-        .map_err(FuzzError::Run)?;
-        summary.proxy_window = Some(Box::new(part));
-    }
-    Ok(summary)
 }
 
 pub fn run(args: &FuzzArgs) -> Exit {
@@ -1132,14 +536,15 @@ pub fn run(args: &FuzzArgs) -> Exit {
         pb
     });
     let plan = FuzzPlan {
-        gpu_args: &args.gpu,
+        gpu: GpuOptions::from(&args.gpu),
         blocks: args.blocks,
         seed: args.seed,
         seconds: args.seconds,
         proxy_window: args.proxy_window,
         window_rounds: args.baseline.is_none(),
         params: &args.params,
-        watchdog: WatchdogReport::Summary(args.format),
+        watchdog: WatchdogReport::Summary(args.format).into_watchdog(),
+        exit_code: Exit::Findings as i32,
     };
     let summary = fuzz_program(&gpu, &file, &program, &lowered, &plan, pb.as_ref());
     if let Some(pb) = &pb {
@@ -1208,37 +613,12 @@ pub fn print_summary(format: Format, summary: &FuzzSummary) {
 }
 
 /// A proxy-window part inside the plain part it follows (`outer`), or the part alone.
-fn with_outer(outer: Option<FuzzSummary>, part: FuzzSummary) -> FuzzSummary {
-    match outer {
-        Some(mut o) => {
-            o.proxy_window = Some(Box::new(part));
-            o
-        }
-        None => part,
-    }
-}
-
-/// The options besides the file, `--seed` and `--blocks` that replay a round: parameters,
-/// delay and wait settings, the kernel variant.
-fn replay_flags(params: &[(String, i64)], gpu: &GpuArgs, proxy_window: bool) -> String {
-    let mut f = String::new();
-    for (k, v) in params {
-        f.push_str(&format!(" --param {k}={v}"));
-    }
-    if proxy_window {
-        f.push_str(" --proxy-window");
-    }
-    f.push_str(&format!(
-        " --delay-ns {} --delay-every {} --wait-cycles {}",
-        gpu.delay_ns, gpu.delay_every, gpu.wait_cycles
-    ));
-    f
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_harness::decode::Event;
+    use gpu_harness::decode::{Event, EventKind, LaunchResult, OutLayout};
+    use gpu_harness::lower::{self, LowerOptions, Mode};
+    use gpu_harness::run::StuckReadback;
 
     /// Results of several kernels decode to rows that name the statement and its kernel
     /// (statement ids run across kernels), without a GPU.

@@ -416,14 +416,15 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
             .push(format!("not fuzzed: cannot lower: {}", e.message)),
         Ok(lowered) => {
             let plan = FuzzPlan {
-                gpu_args: &args.gpu_args,
+                gpu: fuzz::GpuOptions::from(&args.gpu_args),
                 blocks: None,
                 seed: None,
                 seconds: args.gpu_seconds,
                 proxy_window: false,
                 window_rounds: true,
                 params: &prepared.overrides,
-                watchdog: WatchdogReport::With(stuck_fuzz_fallback),
+                watchdog: WatchdogReport::With(stuck_fuzz_fallback).into_watchdog(),
+                exit_code: Exit::Findings as i32,
             };
             match fuzz::fuzz_program(&gpu, file, program, &lowered, &plan, None) {
                 Ok(s) if s.is_stuck() => {
@@ -501,11 +502,13 @@ pub(super) fn child(args: &MutateArgs, only: &[super::Operator], id: usize) -> E
                     finish(out, fuzzed);
                 }
             };
+            let gpu_options = fuzz::GpuOptions::from(&args.gpu_args);
             let rp = Replayer {
                 gpu: &gpu,
                 kernel: &kernel,
                 lowered: &lowered,
-                gpu_args: &args.gpu_args,
+                gpu_args: &gpu_options,
+                on_lower_error: crate::cmd::lower::report_lower_error,
             };
             const LOST: &str = "the GPU context was lost: later findings were not replayed";
             let mut shell = out.clone();

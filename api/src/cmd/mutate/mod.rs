@@ -14,7 +14,7 @@
 //! else the declared values (`--declared` forces those); `-p` overrides on top.
 
 mod gpu;
-pub mod operators;
+pub use campaign::mutate::operators;
 mod report;
 
 use crate::args::{Exit, Format, MutateArgs, TimeLimit};
@@ -22,6 +22,7 @@ use crate::budget::Budget;
 use crate::config;
 use crate::expectations;
 use crate::status::Status;
+pub(crate) use campaign::mutate::{Loaded, Skipped};
 use checker::{CheckOptions, Severity, Verdict};
 use operators::{Change, Operator};
 use protocols::SourceFile;
@@ -107,14 +108,6 @@ pub(crate) struct MutantResult {
     pub(crate) change: Change,
     pub(crate) checked: Checked,
     pub(crate) gpu: Option<gpu::GpuOutcome>,
-}
-
-/// A proposed mutant that does not load.
-pub(crate) struct Skipped {
-    pub(crate) operator: Operator,
-    pub(crate) change: Change,
-    /// The first load error's code and message.
-    pub(crate) reason: String,
 }
 
 pub(crate) struct FileRun {
@@ -277,7 +270,7 @@ fn prepare(
 }
 
 /// Check one program with the mutate options; a checker panic is verdict `error`.
-fn check(
+pub(crate) fn check(
     file: &SourceFile,
     program: &Program,
     options: &CheckOptions,
@@ -323,54 +316,12 @@ fn check(
     }
 }
 
-/// A mutant that loads.
-pub(crate) struct Loaded {
-    pub(crate) operator: Operator,
-    pub(crate) change: Change,
-    /// The mutant's text, under the original's name.
-    pub(crate) file: SourceFile,
-    pub(crate) program: Program,
-}
-
-/// The mutants of a prepared file that load, in order (ids are their positions + 1), the ones
-/// that do not load, and how many repeated an earlier mutant's text.
+/// The mutants of a prepared file that load ([`campaign::mutate::loaded_mutants`]).
 pub(crate) fn loaded_mutants(
     prepared: &Prepared,
     only: &[Operator],
 ) -> (Vec<Loaded>, Vec<Skipped>, usize) {
-    let original = &prepared.file.text;
-    let mut seen = std::collections::HashSet::new();
-    seen.insert(original.to_string());
-    let mut loaded = Vec::new();
-    let mut skipped = Vec::new();
-    let mut duplicates = 0;
-    for p in operators::mutants(&prepared.file, &prepared.program, only) {
-        let text = p.apply(original);
-        let change = operators::change(original, &text);
-        if !seen.insert(text.clone()) {
-            duplicates += 1;
-            continue;
-        }
-        let mutant = SourceFile::new(prepared.file.name.clone(), &text);
-        match protocols::load(&mutant, &prepared.overrides) {
-            Ok(program) => loaded.push(Loaded {
-                operator: p.operator,
-                change,
-                file: mutant,
-                program,
-            }),
-            Err(e) => skipped.push(Skipped {
-                operator: p.operator,
-                change,
-                reason: e
-                    .errors
-                    .first()
-                    .map(|e| format!("{}: {}", e.code, e.message))
-                    .unwrap_or_default(),
-            }),
-        }
-    }
-    (loaded, skipped, duplicates)
+    campaign::mutate::loaded_mutants(&prepared.file, &prepared.program, &prepared.overrides, only)
 }
 
 /// Every parameter's value, in declaration order.
@@ -577,4 +528,25 @@ pub(crate) fn gpu_sample(mutants: &[MutantResult], hazards: Option<usize>) -> Ve
         keep[flagged[k * flagged.len() / n]] = true;
     }
     keep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--operator`'s help names every operator.
+    #[test]
+    fn the_help_lists_every_operator() {
+        use clap::Args;
+        let mutate = crate::args::MutateArgs::augment_args(clap::Command::new("mutate"));
+        let help = mutate
+            .get_arguments()
+            .find(|a| a.get_id() == "operators")
+            .and_then(|a| a.get_help())
+            .expect("--operator has help")
+            .to_string();
+        for op in Operator::ALL {
+            assert!(help.contains(op.name()), "{}: {help}", op.name());
+        }
+    }
 }

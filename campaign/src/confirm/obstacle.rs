@@ -104,7 +104,7 @@ pub fn obstacles(
     };
     let mut out = Vec::new();
     let line = |stmt: u32| file.line_of(lowered.stmts[stmt as usize].span);
-    let text = |stmt: u32| crate::cmd::fuzz::stmt_text(file, lowered.stmts[stmt as usize].span);
+    let text = |stmt: u32| crate::fuzz::stmt_text(file, lowered.stmts[stmt as usize].span);
     if plan.unsequenced {
         out.push(Obstacle::new(
             ObstacleClass::StoreWindow,

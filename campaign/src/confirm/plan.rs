@@ -9,7 +9,7 @@ use protocols::Span;
 use protocols::ir::Program;
 
 /// The statement id of a span (exact, else the statement containing it).
-pub(super) fn stmt_of(lowered: &Lowered, span: Span) -> Option<u32> {
+pub fn stmt_of(lowered: &Lowered, span: Span) -> Option<u32> {
     lowered
         .stmts
         .iter()
@@ -28,7 +28,7 @@ pub(super) fn stmt_of(lowered: &Lowered, span: Span) -> Option<u32> {
 /// deferred landing before the next step when its copy has one destination block; other
 /// async events are left to the hardware. Returns the thread steps, the landings and where
 /// the trace completes a thread's `cp.async` copies (see [`Steps`]).
-pub(super) fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Steps, String> {
+pub fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Result<Steps, String> {
     let kernel = &program.kernels[0];
     let nthreads = kernel.block * kernel.cluster;
     let unfolded: Vec<&checker::TraceStep> = f
@@ -113,19 +113,19 @@ pub(super) fn steps_of(program: &Program, lowered: &Lowered, f: &Finding) -> Res
 }
 
 /// A counterexample as the sequencer replays it.
-pub(super) struct Steps {
-    pub(super) steps: Vec<SeqStep>,
-    pub(super) landings: Vec<Landing>,
+pub struct Steps {
+    pub steps: Vec<SeqStep>,
+    pub landings: Vec<Landing>,
     /// `(cta, tid, before)`: the trace completes thread (cta, tid)'s `cp.async` copies (a
     /// `cp.async` arrive-on event) just before step `before`; its earlier copies are no longer
     /// in flight from there on.
-    pub(super) fills_done: Vec<(u32, u32, usize)>,
+    pub fills_done: Vec<(u32, u32, usize)>,
 }
 
 /// The issue step of a TMA landing: the first step of the issuing thread at the `tma` whose
 /// copy has not landed yet, preferring one on the barrier the landing completes (the issue's
 /// state names it: `full[1]: phase ...`; the landing's text ends `completes tx on full[1]`).
-pub(super) fn landing_issue(
+pub fn landing_issue(
     t: &checker::TraceStep,
     cta: u32,
     tid: u32,
@@ -149,7 +149,7 @@ pub(super) fn landing_issue(
 /// one-destination `tma`, a `cp_async` or a `memcpy_async`) and a buffer access (`read`,
 /// `write`, `mma`) that the trace runs after the issue while the copy has not landed. Returns
 /// (access step, issue step).
-pub(super) fn tma_in_flight(
+pub fn tma_in_flight(
     lowered: &Lowered,
     f: &Finding,
     steps: &[SeqStep],
@@ -196,7 +196,7 @@ pub(super) fn tma_in_flight(
 }
 
 /// The thread whose next step after `schedule` executes statement `stmt`, and its actor.
-pub(super) fn next_access(
+pub fn next_access(
     program: &Program,
     lowered: &Lowered,
     schedule: &checker::Schedule,
@@ -227,7 +227,7 @@ pub(super) fn next_access(
 /// can move; async events never, so copies stay in flight), until a thread accesses the buffer
 /// of a one-destination TMA issued and not landed. Returns the added steps and the (access,
 /// issue) step indices into `steps` + the added steps. At most 32 steps.
-pub(super) fn extend_to_in_flight_access(
+pub fn extend_to_in_flight_access(
     program: &Program,
     lowered: &Lowered,
     schedule: &checker::Schedule,
@@ -273,7 +273,7 @@ pub(super) fn extend_to_in_flight_access(
 }
 
 /// For a race: the earlier access to hold open (the labelled one) and the racing access.
-pub(super) fn race_pair(
+pub fn race_pair(
     lowered: &Lowered,
     f: &Finding,
     steps: &[SeqStep],
@@ -307,12 +307,12 @@ pub(super) fn race_pair(
 
 /// What a finding's replay runs: the thread steps, the sequencer's table (with deferred TMA
 /// landings and the held access), and a statement whose stale read also shows the finding.
-pub(super) struct ReplayPlan {
-    pub(super) steps: Vec<SeqStep>,
-    pub(super) table: sequencer::SeqTable,
-    pub(super) extra_wanted: Option<u32>,
+pub struct ReplayPlan {
+    pub steps: Vec<SeqStep>,
+    pub table: sequencer::SeqTable,
+    pub extra_wanted: Option<u32>,
     /// Run the kernel without the sequencer (an empty table), see [`unsequenced`].
-    pub(super) unsequenced: bool,
+    pub unsequenced: bool,
 }
 
 /// Whether the finding is replayed without the sequencer. A `missing-proxy-fence` before a
@@ -326,17 +326,13 @@ pub(super) struct ReplayPlan {
 /// them), and a stale stamp at the `tma_store` (what the copy stored is not what its source
 /// held once the copy had completed) shows the hazard. Measured on an H100 (docs/gpu.md
 /// "Proxy fences").
-pub(super) fn unsequenced(lowered: &Lowered, f: &Finding) -> bool {
+pub fn unsequenced(lowered: &Lowered, f: &Finding) -> bool {
     f.rule.name == "missing-proxy-fence"
         && stmt_of(lowered, f.span)
             .is_some_and(|s| lowered.stmts[s as usize].keyword == "tma_store")
 }
 
-pub(super) fn plan(
-    program: &Program,
-    lowered: &Lowered,
-    f: &Finding,
-) -> Result<ReplayPlan, String> {
+pub fn plan(program: &Program, lowered: &Lowered, f: &Finding) -> Result<ReplayPlan, String> {
     let Steps {
         mut steps,
         mut landings,

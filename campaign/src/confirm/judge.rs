@@ -11,7 +11,7 @@ use protocols::SourceFile;
 /// `None`. Deadlocks: a bounded wait expired at the finding's statement or one of its wait-for
 /// graph; races: an overlap at either access (for `stale-phase`, the replayed wait passed at its
 /// first try); UB: a hang, or an overlap after it.
-pub(super) fn judge(
+pub fn judge(
     lowered: &Lowered,
     file: &SourceFile,
     f: &Finding,
