@@ -6,8 +6,8 @@
 
 use clap::{Args, FromArgMatches};
 use phasecheck_api::args::LintArgs;
-use phasecheck_api::cmd::extract::PtxArgs;
 use phasecheck_api::campaign::mutate::Operator;
+use phasecheck_api::cmd::extract::PtxArgs;
 use phasecheck_api::{Checked, FuzzOptions, MutateOptions, VerifyOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
