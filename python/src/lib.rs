@@ -70,6 +70,8 @@ fn options(
             cluster,
             args,
             assume,
+            // A capture file (`phasecheck capture`) is a command-line input for now.
+            launch: None,
         },
         ..VerifyOptions::default()
     })
@@ -173,6 +175,7 @@ fn extract(
         cluster,
         args,
         assume,
+        launch: None,
     };
     phasecheck_api::extract(name, ptx, &a)
         .map(|ex| ex.text)
