@@ -231,7 +231,8 @@ pub fn verify_ptx(name: &str, ptx_text: &str, options: &VerifyOptions) -> Result
 
 /// A kernel's PTX as a `.phase` protocol (what `phasecheck extract` prints is `.text`).
 pub fn extract(name: &str, ptx_text: &str, options: &PtxArgs) -> Result<ptx::Extracted, Error> {
-    ptx::extract(ptx_text, name, &crate::cmd::extract::options(options))
+    // `extract_text` resolves `--launch` (a capture file) as the command line does.
+    crate::cmd::extract::extract_text(ptx_text, name, options)
         .map_err(|e| error(format!("{name}: {e}")))
 }
 

@@ -243,6 +243,7 @@ def verify_ptx(
     *,
     kernel: Optional[str] = None,
     assume: Optional[Mapping[Union[str, int], int]] = None,
+    launch: Optional[str] = None,
     name: str = "kernel.ptx",
     max_states: int = DEFAULT_MAX_STATES,
     max_time: Optional[float] = DEFAULT_MAX_TIME,
@@ -251,7 +252,9 @@ def verify_ptx(
     """Check a kernel given as PTX text (docs/ptx.md): its synchronization skeleton is extracted
     and checked. `block`: threads per block (default: the kernel's .reqntid); `cluster`: blocks
     per cluster; `args`: kernel parameter values by index, `param_N` or PTX name (for a tensor
-    map, the bytes one copy through it moves); `assume`: `{PTX line: value}` for unknowns."""
+    map, the bytes one copy through it moves); `assume`: `{PTX line: value}` for unknowns;
+    `launch`: a launch recorded by `phasecheck capture`, `"FILE"` or `"FILE#N"` (its block,
+    cluster and parameter bytes; `block`, `cluster` and `args` win over it)."""
     return _one(
         _native.verify_ptx(
             name,
@@ -265,6 +268,7 @@ def verify_ptx(
             cluster,
             _pairs(args, "arg"),
             _pairs(assume, "assume"),
+            launch,
         )
     )
 
@@ -277,6 +281,7 @@ def extract(
     *,
     kernel: Optional[str] = None,
     assume: Optional[Mapping[Union[str, int], int]] = None,
+    launch: Optional[str] = None,
     name: str = "kernel.ptx",
 ) -> str:
     """The `.phase` protocol extracted from a kernel's PTX (what `phasecheck extract` prints)."""
@@ -288,6 +293,7 @@ def extract(
         cluster,
         _pairs(args, "arg"),
         _pairs(assume, "assume"),
+        launch,
     )
 
 

@@ -24,6 +24,7 @@ def verify_path(
     cluster: Optional[int],
     args: List[Tuple[str, int]],
     assume: List[Tuple[str, int]],
+    launch: Optional[str] = ...,
 ) -> Tuple[str, str]: ...
 def verify_ptx(
     name: str,
@@ -37,6 +38,7 @@ def verify_ptx(
     cluster: Optional[int],
     args: List[Tuple[str, int]],
     assume: List[Tuple[str, int]],
+    launch: Optional[str] = ...,
 ) -> Tuple[str, str]: ...
 def extract(
     name: str,
@@ -46,6 +48,7 @@ def extract(
     cluster: Optional[int],
     args: List[Tuple[str, int]],
     assume: List[Tuple[str, int]],
+    launch: Optional[str] = ...,
 ) -> str: ...
 def lint(argv: List[str]) -> Tuple[str, str]: ...
 def mutate(

@@ -50,6 +50,7 @@ fn options(
     cluster: Option<u32>,
     args: Vec<(String, i64)>,
     assume: Vec<(String, i64)>,
+    launch: Option<String>,
 ) -> PyResult<VerifyOptions> {
     let max_time = match max_time {
         None => None,
@@ -70,8 +71,7 @@ fn options(
             cluster,
             args,
             assume,
-            // A capture file (`phasecheck capture`) is a command-line input for now.
-            launch: None,
+            launch,
         },
         ..VerifyOptions::default()
     })
@@ -99,6 +99,7 @@ fn verify_text(
         None,
         vec![],
         vec![],
+        None,
     )?;
     py.detach(|| phasecheck_api::verify_text(name, text, &o))
         .map(|c| rendered(&c))
@@ -107,7 +108,7 @@ fn verify_text(
 
 /// Check a `.phase` or `.ptx` file.
 #[pyfunction]
-#[pyo3(signature = (path, params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume))]
+#[pyo3(signature = (path, params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume, launch=None))]
 #[allow(clippy::too_many_arguments)]
 fn verify_path(
     py: Python<'_>,
@@ -121,9 +122,10 @@ fn verify_path(
     cluster: Option<u32>,
     args: Vec<(String, i64)>,
     assume: Vec<(String, i64)>,
+    launch: Option<String>,
 ) -> PyResult<(String, String)> {
     let o = options(
-        params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume,
+        params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume, launch,
     )?;
     py.detach(|| phasecheck_api::verify(&path, &o))
         .map(|c| rendered(&c))
@@ -132,7 +134,7 @@ fn verify_path(
 
 /// Check a kernel given as PTX text.
 #[pyfunction]
-#[pyo3(signature = (name, ptx, params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume))]
+#[pyo3(signature = (name, ptx, params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume, launch=None))]
 #[allow(clippy::too_many_arguments)]
 fn verify_ptx(
     py: Python<'_>,
@@ -147,9 +149,10 @@ fn verify_ptx(
     cluster: Option<u32>,
     args: Vec<(String, i64)>,
     assume: Vec<(String, i64)>,
+    launch: Option<String>,
 ) -> PyResult<(String, String)> {
     let o = options(
-        params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume,
+        params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume, launch,
     )?;
     py.detach(|| phasecheck_api::verify_ptx(name, ptx, &o))
         .map(|c| rendered(&c))
@@ -158,7 +161,7 @@ fn verify_ptx(
 
 /// The `.phase` protocol extracted from PTX text.
 #[pyfunction]
-#[pyo3(signature = (name, ptx, kernel, block, cluster, args, assume))]
+#[pyo3(signature = (name, ptx, kernel, block, cluster, args, assume, launch=None))]
 #[allow(clippy::too_many_arguments)]
 fn extract(
     name: &str,
@@ -168,6 +171,7 @@ fn extract(
     cluster: Option<u32>,
     args: Vec<(String, i64)>,
     assume: Vec<(String, i64)>,
+    launch: Option<String>,
 ) -> PyResult<String> {
     let a = PtxArgs {
         kernel,
@@ -175,7 +179,7 @@ fn extract(
         cluster,
         args,
         assume,
-        launch: None,
+        launch,
     };
     phasecheck_api::extract(name, ptx, &a)
         .map(|ex| ex.text)

@@ -34,3 +34,16 @@ def test_extract_gives_the_protocol(root):
     assert "mbarrier" in text
     # The extracted protocol checks as the PTX does.
     assert phasecheck.verify(text).verdict == "ok"
+
+
+def test_a_captured_launch_gives_block_and_arguments(root):
+    # The capture file was recorded on an H100 by `phasecheck capture` from the test program
+    # capture/tests/fixtures/tma_launch.cu; launch 0 is `tma_tiles` with 64 threads.
+    fixtures = root / "capture/tests/fixtures"
+    ptx = (fixtures / "tma_launch.ptx").read_text()
+    launch = f"{fixtures / 'tma_launch.capture.json'}#0"
+    report = phasecheck.verify_ptx(ptx, launch=launch, kernel="tma_tiles")
+    assert report.verdict == "ok", report.findings
+    assert "--launch" in phasecheck.extract(ptx, launch=launch, kernel="tma_tiles")
+    with pytest.raises(phasecheck.InputError, match="99"):
+        phasecheck.verify_ptx(ptx, launch=f"{fixtures / 'tma_launch.capture.json'}#99")
