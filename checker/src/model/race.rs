@@ -7,9 +7,11 @@
 //!    event that carries no happens-before (a TMA completion does not publish its issuer's
 //!    writes, a `.cta` arrive into a peer block publishes nothing, cp.async writes are visible
 //!    to their thread only, a gpu-scope release does not reach another domain): every thread
-//!    keeps its accesses until it has released them at a scope wide enough for every other
-//!    possible accessor ([`Access::level`]), and generic accesses to buffers that the async
-//!    proxy also touches until a `fence_proxy_async`.
+//!    keeps its accesses until every other possible accessor happens after them through
+//!    morally strong release → acquire links ([`Access::seen`]), and generic accesses to
+//!    buffers that the async proxy also touches until a `fence_proxy_async`. A flag's own
+//!    `store_release` / `load_acquire` are accesses too, which race only when they are not
+//!    morally strong ([`Access::strong`]).
 
 use super::code::Instr;
 use super::exec::peek_bar;
