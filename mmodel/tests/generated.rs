@@ -151,16 +151,21 @@ fn report(t: &Tally) -> String {
     s
 }
 
+/// Every case judged, and judged alike by the checker and the oracle.
+fn assert_agreed(t: &Tally) {
+    assert!(
+        t.false_races.0 == 0 && t.missed.0 == 0 && t.missed_on_flag.0 == 0 && t.broken.is_empty(),
+        "{}",
+        report(t)
+    );
+}
+
 #[test]
 fn generated_programs_agree() {
     let cases = env_u64("MMODEL_GEN_CASES").unwrap_or(300);
     let t = run(cases, Scopes::Adequate, true);
     eprintln!("{}", report(&t));
-    assert!(
-        t.false_races.0 == 0 && t.missed.0 == 0 && t.missed_on_flag.0 == 0 && t.broken.is_empty(),
-        "{}",
-        report(&t)
-    );
+    assert_agreed(&t);
     // The generator must produce both answers, or the comparison says little.
     assert!(t.races > 0 && t.races < t.cases, "{}", report(&t));
 }
@@ -173,11 +178,7 @@ fn generated_programs_with_relays_agree() {
     let cases = env_u64("MMODEL_GEN_CASES").unwrap_or(300);
     let t = run(cases, Scopes::Adequate, false);
     eprintln!("{}", report(&t));
-    assert!(
-        t.false_races.0 == 0 && t.missed.0 == 0 && t.missed_on_flag.0 == 0 && t.broken.is_empty(),
-        "{}",
-        report(&t)
-    );
+    assert_agreed(&t);
 }
 
 /// Random scopes on every link (too narrow, adequate or wider, on either side) with relays:
@@ -188,11 +189,7 @@ fn generated_programs_with_random_scopes_agree() {
     let cases = env_u64("MMODEL_GEN_CASES").unwrap_or(300);
     let t = run(cases, Scopes::Random, false);
     eprintln!("{}", report(&t));
-    assert!(
-        t.false_races.0 == 0 && t.missed.0 == 0 && t.missed_on_flag.0 == 0 && t.broken.is_empty(),
-        "{}",
-        report(&t)
-    );
+    assert_agreed(&t);
     assert!(t.races > 0 && t.races < t.cases, "{}", report(&t));
 }
 

@@ -568,12 +568,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 // issuer's proxy fence (semantics.md §6.3).
                 for c in done {
                     let mut pubs = self.cp_pubs(thread, c.seq);
-                    let own = Pub {
-                        obj: SyncObj::Bar(bar),
-                        from: self.m.block_of(thread),
-                        scope: LVL_CTA,
-                        done: false,
-                    };
+                    let own = self.cp_arrive_pub(thread, bar);
                     if let Err(i) = pubs.binary_search(&own) {
                         pubs.insert(i, own);
                     }

@@ -238,18 +238,24 @@ impl Exec<'_, '_> {
             .filter_map(|e| match *e {
                 Event::CpArrive {
                     thread, bar, upto, ..
-                } if thread == t && seq < upto => Some(Pub {
-                    obj: SyncObj::Bar(bar),
-                    from: self.m.block_of(t),
-                    scope: LVL_CTA,
-                    done: false,
-                }),
+                } if thread == t && seq < upto => Some(self.cp_arrive_pub(t, bar)),
                 _ => None,
             })
             .collect();
         pubs.sort();
         pubs.dedup();
         pubs
+    }
+
+    /// The publication of a completed copy of `t` into `bar` by a cp.async arrive-on: it
+    /// fires in `t`'s block, with no scope of its own (`.cta`), pending until the phase completes.
+    pub(super) fn cp_arrive_pub(&self, t: u32, bar: u32) -> Pub {
+        Pub {
+            obj: SyncObj::Bar(bar),
+            from: self.m.block_of(t),
+            scope: LVL_CTA,
+            done: false,
+        }
     }
 
     pub(super) fn cp_arrive(&mut self, t: u32, bar: u32, noinc: bool, span: Span) -> bool {
