@@ -6,9 +6,13 @@
 //! kernel, and the values it answers the front end's questions with (block, cluster, the bytes
 //! of every parameter, the bytes one copy through each tensor map moves).
 //!
+//! [`fuzz`]: what `phasecheck fuzz --app` shares with the injection library (the instrumented
+//! kernel's globals and stuck records, the report file).
+//!
 //! The injection library that writes the file is the `capture-inject` crate.
 
 pub mod format;
+pub mod fuzz;
 pub mod record;
 pub mod tensor_map;
 

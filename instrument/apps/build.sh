@@ -1,0 +1,14 @@
+#!/bin/sh
+# Build the test application of `phasecheck fuzz --app` and keep its PTX (issue 27):
+#   CUTLASS=.../site-packages/cutlass_library/source/include NVCC=nvcc OUT=dir ./build.sh
+# Writes $OUT/pingpong_gemm (sm_90a) and $OUT/pingpong_gemm.ptx (the same compilation's PTX,
+# which `phasecheck fuzz --app` instruments and swaps in). The CUTLASS headers come from the
+# nvidia-cutlass Python package; nothing of them is kept here.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+NVCC=${NVCC:-nvcc}
+OUT=${OUT:-.}
+: "${CUTLASS:?set CUTLASS to the CUTLASS include folder}"
+flags="-arch=sm_90a -O3 -std=c++17 -lineinfo --expt-relaxed-constexpr -DNDEBUG -I$CUTLASS"
+"$NVCC" $flags -ptx "$here/pingpong_gemm.cu" -o "$OUT/pingpong_gemm.ptx"
+"$NVCC" $flags "$here/pingpong_gemm.cu" -o "$OUT/pingpong_gemm" -lcuda
