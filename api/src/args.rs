@@ -332,6 +332,8 @@ pub struct FuzzArgs {
     pub proxy_window: bool,
     #[command(flatten)]
     pub ptx: crate::cmd::extract::PtxArgs,
+    #[command(flatten)]
+    pub app: crate::cmd::fuzz_app::AppArgs,
 }
 
 #[derive(Args, Debug)]

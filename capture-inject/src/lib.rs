@@ -14,6 +14,7 @@
 
 pub mod ffi;
 mod launch;
+mod swap;
 
 pub use launch::{Api, ParamInfo, launch_from, tensor_map_encode};
 
@@ -37,6 +38,15 @@ struct Out {
 
 static STATE: OnceLock<State> = OnceLock::new();
 
+/// `phasecheck fuzz --app`'s mode ([`swap`]): set instead of [`STATE`].
+struct Fuzzing {
+    swap: swap::Swap,
+    cuda: ffi::Cuda,
+    _cupti: libloading::Library,
+}
+
+static FUZZING: OnceLock<Fuzzing> = OnceLock::new();
+
 fn warn(msg: &str) {
     eprintln!("phasecheck capture: {msg}");
 }
@@ -59,8 +69,21 @@ pub extern "C" fn InitializeInjection() -> i32 {
 }
 
 fn init() -> Result<(), String> {
-    if STATE.get().is_some() {
+    if STATE.get().is_some() || FUZZING.get().is_some() {
         return Ok(());
+    }
+    if let Some(swap) = swap::Swap::from_env()? {
+        let cupti = ffi::open_cupti()?;
+        let api = ffi::Cupti::from(&cupti)?;
+        let f = Fuzzing {
+            swap,
+            cuda: ffi::Cuda::open()?,
+            _cupti: cupti,
+        };
+        if FUZZING.set(f).is_err() {
+            return Ok(());
+        }
+        return api.subscribe(callback);
     }
     let path = std::env::var("PHASECHECK_CAPTURE_FILE")
         .map_err(|_| "PHASECHECK_CAPTURE_FILE is not set: nothing is recorded".to_string())?;
@@ -93,11 +116,46 @@ unsafe extern "C" fn callback(_user: *mut c_void, domain: u32, cbid: u32, data: 
         if domain != ffi::DOMAIN_DRIVER_API || data.is_null() {
             return;
         }
-        let Some(state) = STATE.get() else { return };
         // SAFETY: CUPTI passes a `CUpti_CallbackData` for the driver-API domain.
         let data = unsafe { &*(data as *const ffi::CallbackData) };
+        if let Some(f) = FUZZING.get() {
+            unsafe { on_fuzz_call(f, cbid, data) };
+            return;
+        }
+        let Some(state) = STATE.get() else { return };
         unsafe { on_call(state, cbid, data) };
     });
+}
+
+/// # Safety
+/// `data` is CUPTI's callback data for driver function `cbid`.
+unsafe fn on_fuzz_call(f: &Fuzzing, cbid: u32, data: &ffi::CallbackData) {
+    let Some(api) = Api::of_cbid(cbid) else {
+        return;
+    };
+    if data.site == ffi::SITE_ENTER {
+        let name = if data.symbol_name.is_null() {
+            None
+        } else {
+            // SAFETY: a NUL-terminated name owned by the driver for the call.
+            Some(unsafe { cstr(data.symbol_name) })
+        };
+        let name = name.or_else(|| {
+            let handle = unsafe { launch::function_of(api, data.function_params) };
+            f.cuda.func_name(f.cuda.function(handle))
+        });
+        if let Some(name) = name {
+            // SAFETY: the parameters of driver function `api`, during the call.
+            unsafe {
+                f.swap
+                    .on_enter(api, data.function_params, &name, data.context as usize)
+            };
+        }
+    } else if data.site == ffi::SITE_EXIT {
+        // SAFETY: the call has returned; its result is readable.
+        let result = unsafe { (data.return_value as *const u32).as_ref() }.copied();
+        unsafe { f.swap.on_exit(api, data.function_params, result) };
+    }
 }
 
 /// # Safety

@@ -11,4 +11,4 @@ OUT=${OUT:-.}
 : "${CUTLASS:?set CUTLASS to the CUTLASS include folder}"
 flags="-arch=sm_90a -O3 -std=c++17 -lineinfo --expt-relaxed-constexpr -DNDEBUG -I$CUTLASS"
 "$NVCC" $flags -ptx "$here/pingpong_gemm.cu" -o "$OUT/pingpong_gemm.ptx"
-"$NVCC" $flags "$here/pingpong_gemm.cu" -o "$OUT/pingpong_gemm" -lcuda
+"$NVCC" $flags "$here/pingpong_gemm.cu" -o "$OUT/pingpong_gemm"

@@ -5,7 +5,10 @@
 // CUTLASS's GemmUniversalAdapter (cudaLaunchKernelEx underneath) and checks D against a naive
 // reference kernel, so that a swapped-in instrumented kernel is seen to compute the same result.
 //
-//   ./pingpong_gemm M N K ITERS      (defaults 512 512 1024 1)
+//   ./pingpong_gemm M N K ITERS [SMS]   (defaults 512 512 1024 1, SMS: the device's)
+//
+// SMS caps the persistent grid (CUTLASS's hw_info.sm_count): with fewer blocks than tiles
+// each block's two consumer warp groups take turns on several tiles.
 //
 // Built by build.sh with the headers of the nvidia-cutlass Python package
 // (site-packages/cutlass_library/source/include); nothing of CUTLASS is kept in this repository.
@@ -75,8 +78,9 @@ int main(int argc, char** argv) {
   int N = argc > 2 ? std::atoi(argv[2]) : 512;
   int K = argc > 3 ? std::atoi(argv[3]) : 1024;
   int iters = argc > 4 ? std::atoi(argv[4]) : 1;
-  if (M <= 0 || N <= 0 || K <= 0 || iters <= 0) {
-    std::fprintf(stderr, "usage: pingpong_gemm M N K ITERS (positive)\n");
+  int sms = argc > 5 ? std::atoi(argv[5]) : 0;
+  if (M <= 0 || N <= 0 || K <= 0 || iters <= 0 || sms < 0) {
+    std::fprintf(stderr, "usage: pingpong_gemm M N K ITERS [SMS] (positive)\n");
     return 2;
   }
   std::vector<ElementA> ha((size_t)M * K);
@@ -112,7 +116,7 @@ int main(int argc, char** argv) {
                                 {{1.0f, 0.0f}, c, sc, d, sd}};
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
-  args.hw_info.sm_count = prop.multiProcessorCount;
+  args.hw_info.sm_count = sms > 0 ? sms : prop.multiProcessorCount;
   Gemm gemm;
   if (gemm.can_implement(args) != cutlass::Status::kSuccess) {
     std::fprintf(stderr, "CUTLASS cannot implement %dx%dx%d\n", M, N, K);
@@ -144,6 +148,7 @@ int main(int argc, char** argv) {
       if (bad_iters <= 3) std::printf("iteration %d: %zu of %zu elements differ from the reference\n", it, wrong, hd.size());
     }
   }
-  std::printf("pingpong_gemm %dx%dx%d: %d iterations, %d with a wrong result\n", M, N, K, iters, bad_iters);
+  std::printf("pingpong_gemm %dx%dx%d on %d SMs: %d iterations, %d with a wrong result\n", M, N, K,
+              args.hw_info.sm_count, iters, bad_iters);
   return bad_iters ? 1 : 0;
 }

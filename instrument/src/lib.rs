@@ -22,6 +22,7 @@
 //! [`Point`] with its PTX line and source position (the `.loc`, with the inline stack), so a
 //! stuck record reads as a source line.
 
+pub mod app;
 mod rewrite;
 mod snippet;
 
@@ -122,20 +123,28 @@ pub fn instrument(ptx: &str, opts: &Options) -> Result<Instrumented, String> {
     rewrite::rewrite(ptx, &module, opts)
 }
 
-/// A kernel's display name (`cutlass::device_kernel<...>` stays mangled: the PTX name).
+/// The kernel to swap: `wanted` is its PTX (mangled) name or a part of it that names one
+/// kernel only (`device_kernel`); without it, the module's only kernel.
 pub fn find_kernel<'a>(inst: &'a Instrumented, wanted: Option<&str>) -> Result<&'a str, String> {
     match wanted {
-        Some(w) => inst
-            .kernels
-            .iter()
-            .find(|k| *k == w)
-            .map(String::as_str)
-            .ok_or_else(|| {
-                format!(
+        Some(w) => {
+            if let Some(k) = inst.kernels.iter().find(|k| *k == w) {
+                return Ok(k);
+            }
+            let part: Vec<&String> = inst.kernels.iter().filter(|k| k.contains(w)).collect();
+            match part.as_slice() {
+                [one] => Ok(one),
+                [] => Err(format!(
                     "the PTX has no kernel `{w}`; its kernels are {}",
                     inst.kernels.join(", ")
-                )
-            }),
+                )),
+                many => Err(format!(
+                    "`{w}` is part of {} kernels' names: give more of one ({})",
+                    many.len(),
+                    inst.kernels.join(", ")
+                )),
+            }
+        }
         None => match inst.kernels.as_slice() {
             [one] => Ok(one),
             many => Err(format!(

@@ -67,6 +67,22 @@ pub fn rewrite(text: &str, module: &Module, opts: &Options) -> Result<Instrument
             .find(|&k| lines[k].trim_start().starts_with('{'))
             .ok_or_else(|| format!("PTX line {}: `{}` has no body", f.line, f.name))?;
         edits.entry(open).or_default().prologue = Some(snippet::prologue(salt as u32));
+        // A line every point of the function is inlined into (CUTLASS's `device_kernel` calling
+        // the kernel's `operator()`): shown from the frame inside it, as the front end does.
+        let outers: std::collections::BTreeSet<Option<(u32, u32, u32)>> = f
+            .instrs
+            .iter()
+            .filter(|i| kind_of(i).is_some())
+            .map(|i| i.src.and_then(|s| s.outer).map(|p| (p.file, p.line, p.col)))
+            .collect();
+        let trampoline = match outers.into_iter().collect::<Vec<_>>().as_slice() {
+            [Some((file, line, col))] => Some(ptx::parse::Pos {
+                file: *file,
+                line: *line,
+                col: *col,
+            }),
+            _ => None,
+        };
         for ins in &f.instrs {
             let Some(kind) = kind_of(ins) else { continue };
             let k = ins.line as usize - 1;
@@ -91,7 +107,9 @@ pub fn rewrite(text: &str, module: &Module, opts: &Options) -> Result<Instrument
                     e.after += &snippet::bound(id, &done, skip.as_deref());
                 }
             }
-            let source = ins.src.map(|s| ptx::source_text(&s, &module.files, None));
+            let source = ins
+                .src
+                .map(|s| ptx::source_text(&s, &module.files, trampoline));
             points.push(Point {
                 id,
                 kind,

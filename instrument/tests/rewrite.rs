@@ -124,6 +124,23 @@ fn the_cutlass_gemm_keeps_its_parameters_and_assembles() {
             .any(|p| p.text.starts_with("cp.async.bulk.tensor")),
         "the TMA loads are points"
     );
+    // Every point is inlined into `device_kernel`'s call of the kernel (a trampoline): the
+    // source shown is the frame inside it, in the kernel or its collectives.
+    let waits: Vec<&str> = inst
+        .points
+        .iter()
+        .filter(|p| p.kind == PointKind::BoundedWait)
+        .filter_map(|p| p.source.as_deref())
+        .collect();
+    assert!(!waits.is_empty());
+    assert!(
+        waits.iter().all(|s| !s.starts_with("device_kernel.h")),
+        "{waits:?}"
+    );
+    assert_eq!(
+        instrument::find_kernel(&inst, Some("device_kernel")).map(|k| k.len() > 100),
+        Ok(true)
+    );
     assembles("gemm_tma_ws", &inst.ptx);
 }
 

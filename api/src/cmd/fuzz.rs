@@ -506,6 +506,13 @@ pub fn fuzz_program(
 }
 
 pub fn run(args: &FuzzArgs) -> Exit {
+    if args.app.app {
+        return crate::cmd::fuzz_app::run(args);
+    }
+    if !args.app.command.is_empty() {
+        eprintln!("error: a program after `--` is run only with --app");
+        return Exit::BadInput;
+    }
     let name = args.file.display().to_string();
     let not_run = NotRun {
         format: args.format,

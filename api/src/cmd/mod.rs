@@ -5,6 +5,7 @@ pub mod confirm;
 pub mod explain;
 pub mod extract;
 pub mod fuzz;
+pub mod fuzz_app;
 pub mod lint;
 pub mod lower;
 pub mod mutate;

@@ -1,0 +1,165 @@
+//! `phasecheck fuzz --app` (issue 27): the real kernel, instrumented, swapped into the
+//! application. Without a GPU only the command line's errors are tested. With
+//! `PHASECHECK_GPU_TESTS=1` on a GPU machine, `the_real_kernel_runs_clean_and_its_count_bug_is_stuck`
+//! compiles instrument/tests/fixtures/handoff.cu with nvcc (and `-DCOUNT_BUG`), fuzzes both and
+//! checks the verdicts and the stuck threads' source lines (`PHASECHECK` may name a prebuilt
+//! binary, `PHASECHECK_ROOT` the repository, `PHASECHECK_INJECT` the injection library).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    std::env::var_os("PHASECHECK_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+fn bin() -> Command {
+    Command::new(
+        std::env::var_os("PHASECHECK")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_phasecheck"))),
+    )
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn fixture_ptx() -> PathBuf {
+    root().join("ptx/tests/fixtures/double_buffer.ptx")
+}
+
+#[test]
+fn app_mode_needs_a_program() {
+    let o = bin()
+        .args(["fuzz", "--app"])
+        .arg(fixture_ptx())
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("needs the program to run after `--`"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_program_without_app_is_refused() {
+    let o = bin()
+        .arg("fuzz")
+        .arg(fixture_ptx())
+        .args(["--", "./app"])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("only with --app"), "{}", text(&o));
+}
+
+#[test]
+fn an_unknown_kernel_is_named() {
+    let o = bin()
+        .args(["fuzz", "--app", "--kernel", "nope"])
+        .arg(fixture_ptx())
+        .args(["--", "true"])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("no kernel `nope`; its kernels are double_buffer"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_program_that_never_launches_the_kernel_is_not_run() {
+    // `true` makes no launch: nothing was tested, and the report says so (exit 2), never clean.
+    let o = bin()
+        .args(["fuzz", "--app"])
+        .arg(fixture_ptx())
+        .args(["--", "true"])
+        .output()
+        .expect("runs");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    if t.contains("the injection library") {
+        eprintln!("the injection library is not built (cargo build -p capture-inject): {t}");
+        return;
+    }
+    assert!(t.contains("result: not run"), "{t}");
+}
+
+fn nvcc(args: &[&str], out: &PathBuf) {
+    let nvcc = std::env::var("NVCC").unwrap_or_else(|_| "nvcc".into());
+    let st = Command::new(&nvcc)
+        .args(["-arch=sm_90a", "-O3", "-lineinfo"])
+        .args(args)
+        .arg(root().join("instrument/tests/fixtures/handoff.cu"))
+        .arg("-o")
+        .arg(out)
+        .status()
+        .expect("nvcc runs");
+    assert!(st.success(), "nvcc {args:?} failed");
+}
+
+#[test]
+fn the_real_kernel_runs_clean_and_its_count_bug_is_stuck() {
+    if std::env::var("PHASECHECK_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped: set PHASECHECK_GPU_TESTS=1 on a GPU machine to run `fuzz --app`");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("phasecheck-fuzz-app-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (app, ptx) = (dir.join("handoff"), dir.join("handoff.ptx"));
+    let (bug_app, bug_ptx) = (dir.join("handoff_bug"), dir.join("handoff_bug.ptx"));
+    nvcc(&[], &app);
+    nvcc(&["-ptx"], &ptx);
+    nvcc(&["-DCOUNT_BUG"], &bug_app);
+    nvcc(&["-DCOUNT_BUG", "-ptx"], &bug_ptx);
+
+    let o = bin()
+        .args(["fuzz", "--app", "--repeat", "50"])
+        .arg(&ptx)
+        .arg("--")
+        .arg(&app)
+        .args(["64", "2"])
+        .output()
+        .expect("runs");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(
+        t.contains("100 launch(es) of the instrumented kernel (800 blocks)"),
+        "{t}"
+    );
+    assert!(t.contains("result: clean"), "{t}");
+    assert!(t.contains("handoff: 2 launches, 0 wrong sums"), "{t}");
+
+    let o = bin()
+        .args(["fuzz", "--app", "--wait-bound-ms", "50"])
+        .arg(&bug_ptx)
+        .arg("--")
+        .arg(&bug_app)
+        .args(["64", "1"])
+        .output()
+        .expect("runs");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("result: STUCK: 1 launch(es) with stuck threads"),
+        "{t}"
+    );
+    // The consumer warp at its full-barrier wait, the producer warp at its empty-barrier wait,
+    // in all 8 blocks, each at its line of handoff.cu.
+    assert!(
+        t.contains("256 thread(s) in 8 block(s), tid 32-63") || t.contains("tid 32-63"),
+        "{t}"
+    );
+    assert!(t.contains("tid 0-31"), "{t}");
+    assert!(t.contains("stuck at handoff.cu:"), "{t}");
+}
