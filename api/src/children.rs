@@ -74,7 +74,10 @@ pub(crate) fn confirm_in_children(
                 stderr: String::from_utf8_lossy(&res.stderr).into_owned(),
             });
         }
-        if let Some(d) = field("device") {
+        // A child whose kernel did not lower names no device: keep one that ran.
+        if let Some(d) = field("device")
+            && (out.device.is_empty() || !d.starts_with("none"))
+        {
             out.device = d;
         }
         let result = parsed

@@ -4,8 +4,31 @@
 //! Each command has a module under [`cmd`] whose `run` takes that command's options
 //! ([`args`]) and prints what the command line prints; the typed functions at the root
 //! ([`verify`], [`verify_ptx`], [`lint`], [`mutate`], [`fuzz`], [`confirm`], ...) return
-//! report values instead. The GPU campaigns themselves live in the crate [`campaign`] (re-exported), which
-//! returns values and prints nothing; this crate renders them.
+//! report values instead. The GPU campaigns themselves live in the crate [`campaign`]
+//! (re-exported), which returns values and prints nothing; this crate renders them.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use phasecheck_api::{cmd::extract::PtxArgs, confirm, verify, ConfirmOptions, VerifyOptions};
+//! let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+//! let race = format!("{root}/corpus/hazards/data-race/fail.phase");
+//! let checked = verify(race.as_ref(), &VerifyOptions::default())?;
+//! assert_eq!(checked.verdict(), "hazard");
+//! let ptx = PtxArgs { block: Some([64, 1, 1]), args: vec![("2".into(), 4)], ..Default::default() };
+//! let kernel = VerifyOptions { ptx, ..Default::default() };
+//! let db = format!("{root}/ptx/tests/fixtures/double_buffer.ptx");
+//! assert_eq!(verify(db.as_ref(), &kernel)?.verdict(), "ok");
+//! let mut options = ConfirmOptions::default();
+//! options.settings.aim_seconds = 0.0;
+//! match confirm(race.as_ref(), &options) {
+//!     // Never a bare "confirmed": the report names the kernel that showed it.
+//!     Ok(report) => assert!(report.findings.iter().all(|f| f.outcome_text() != "confirmed")),
+//!     Err(e) if e.is_no_gpu() => eprintln!("{e}"),
+//!     Err(e) => return Err(e.into()),
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod args;
 pub mod budget;
