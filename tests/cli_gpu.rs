@@ -263,9 +263,23 @@ fn gpu_confirm_confirms_the_wrong_parity_deadlock() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let f = v["findings"].as_array().expect("findings");
     assert!(
-        f.iter()
-            .any(|x| x["class"] == "deadlock" && x["outcome"] == "confirmed"),
+        f.iter().any(|x| x["class"] == "deadlock"
+            && x["outcome"] == "confirmed"
+            && x["evidence"] == "model"),
         "{v}"
+    );
+    // The human report names the kernel that showed it.
+    let out = bin()
+        .args(["confirm", "--param", "K=2", "--aim-seconds", "0"])
+        .arg(fixture("db_wrong_parity.phase"))
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.lines().any(|l| l.contains("deadlock")
+            && l.ends_with("confirmed on a stress kernel built from the model")),
+        "{text}"
     );
 }
 

@@ -160,10 +160,35 @@ fn confirm_takes_a_ptx_file_with_the_options_of_verify() {
         // Exit 1 when a finding is confirmed (on an H200, 2026-11-26: the deadlock and both
         // races of this file were).
         assert!(code == 0 || code == 1, "{stdout}{err}");
-        assert!(
-            !v["findings"].as_array().expect("findings").is_empty(),
-            "{stdout}"
-        );
+        let findings = v["findings"].as_array().expect("findings");
+        assert!(!findings.is_empty(), "{stdout}");
+        // The replays ran a stress kernel built from the extracted protocol, not the kernel
+        // itself: every result says so (issue 27 point 3).
+        for f in findings {
+            assert_eq!(f["evidence"], "model", "{f}");
+        }
+        let (_, human, err) = phasecheck(&[
+            "confirm",
+            BUG,
+            "--block",
+            "64",
+            "--arg",
+            "2=4",
+            "--seconds",
+            "1",
+            "--aim-seconds",
+            "0",
+        ]);
+        let rows: Vec<&str> = human
+            .lines()
+            .filter(|l| l.contains(" confirmed") || l.ends_with("not observed"))
+            .collect();
+        for row in rows {
+            assert!(
+                row.ends_with("on a stress kernel built from the model"),
+                "{row}\n{human}{err}"
+            );
+        }
     }
 }
 

@@ -4,10 +4,10 @@
 //! trace (`campaign::confirm::obstacle`). `phasecheck confirm` then runs these plans on the GPU.
 
 use crate::checks::{Error, VerifyOptions, verify_text};
-use crate::cmd::confirm::lower_for_replay;
 use crate::report::files::Outcome;
 use campaign::confirm::obstacle::{Obstacle, obstacles};
 use campaign::confirm::plan::plan;
+use campaign::confirm::replay::lower_for_replay;
 use checker::Severity;
 use serde::Serialize;
 

@@ -9,7 +9,7 @@
 //! collected so far (equal futures, equal final edge sets). It stops with a refusal past
 //! [`MAX_STATES`]. What each synchronizing operation does is in `step.rs`.
 
-use crate::fragment::{BarKey, Ev, Lowered, NamedKey, Refusal};
+use crate::fragment::{BarKey, Ev, Lowered, NamedKey, Refusal, too_large};
 use crate::step::{Mbar, State, Use};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -167,9 +167,9 @@ impl<'a> Explorer<'a> {
             }
             self.states += 1;
             if self.states > MAX_STATES {
-                return Err(Refusal(format!(
+                return too_large(format!(
                     "more than {MAX_STATES} states: too large for the oracle"
-                )));
+                ));
             }
             let next = self.successors(&s)?;
             if next.is_empty() {

@@ -18,16 +18,41 @@ pub const MAX_TRIPS: u32 = 256;
 /// Why the oracle gives no answer: the program is outside the fragment, too large, or
 /// reaches undefined behaviour (which is not a race question).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal(pub String);
+pub struct Refusal {
+    /// What lies outside, in words.
+    pub why: String,
+    /// The program is inside the fragment but beyond the oracle's capacity (threads, events
+    /// per thread, states): a bigger bound would judge it. Callers count these apart from
+    /// programs the oracle cannot judge at all.
+    pub too_large: bool,
+}
+
+impl Refusal {
+    /// A refusal for a program outside the fragment (or one reaching undefined behaviour).
+    pub(crate) fn outside(why: String) -> Self {
+        Refusal {
+            why,
+            too_large: false,
+        }
+    }
+}
 
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.why)
     }
 }
 
 pub(crate) fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
-    Err(Refusal(why.into()))
+    Err(Refusal::outside(why.into()))
+}
+
+/// A refusal for a program beyond the oracle's bounds.
+pub(crate) fn too_large<T>(why: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal {
+        why: why.into(),
+        too_large: true,
+    })
 }
 
 /// A memory location: one instance of a shared-memory buffer (per kernel and CTA), or a
@@ -169,7 +194,7 @@ pub fn lower(program: &Program) -> Result<Lowered, Refusal> {
         kernels.push((kernel.block, kernel.cluster));
         let count = kernel.block as usize * kernel.cluster as usize;
         if threads.len() + count > MAX_THREADS {
-            return refuse(format!(
+            return too_large(format!(
                 "more than {MAX_THREADS} threads (the oracle enumerates executions exhaustively)"
             ));
         }

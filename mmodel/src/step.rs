@@ -89,7 +89,7 @@ impl Explorer<'_> {
             };
             let b = &mut n.bars[self.bar_index[bar]];
             if !b.valid {
-                return Err(Refusal(
+                return Err(Refusal::outside(
                     "a copy lands on an uninitialised barrier (UB)".into(),
                 ));
             }
@@ -132,12 +132,12 @@ impl Explorer<'_> {
                 let block = self.p.kernels[th.kernel as usize].0;
                 let u = &mut n.uses[self.named_index[key]];
                 if u.arrivals.iter().any(|&(_, x)| x == t) {
-                    return Err(Refusal(
+                    return Err(Refusal::outside(
                         "a thread arrives twice in one use of a named barrier (UB)".into(),
                     ));
                 }
                 if !u.arrivals.is_empty() && u.count != *count {
-                    return Err(Refusal(
+                    return Err(Refusal::outside(
                         "the arrivals of one named-barrier use give different counts (UB)".into(),
                     ));
                 }
@@ -169,7 +169,9 @@ impl Explorer<'_> {
             Ev::Init { bar, count } => {
                 let b = &mut n.bars[self.bar_index[bar]];
                 if b.valid {
-                    return Err(Refusal("an mbarrier is initialised twice (UB)".into()));
+                    return Err(Refusal::outside(
+                        "an mbarrier is initialised twice (UB)".into(),
+                    ));
                 }
                 *b = Mbar {
                     valid: true,
@@ -184,12 +186,12 @@ impl Explorer<'_> {
             Ev::Arrive { bar, count, tx, .. } => {
                 let b = &mut n.bars[self.bar_index[bar]];
                 if !b.valid {
-                    return Err(Refusal(
+                    return Err(Refusal::outside(
                         "an mbarrier is used before its init in some execution (UB)".into(),
                     ));
                 }
                 if !b.observed {
-                    return Err(Refusal(
+                    return Err(Refusal::outside(
                         "an arrive on an mbarrier whose previous phase no wait observed (UB, R-CONSUME)"
                             .into(),
                     ));
@@ -197,7 +199,7 @@ impl Explorer<'_> {
                 b.tx += i64::from(*tx);
                 b.pending -= i64::from(*count);
                 if b.pending < 0 {
-                    return Err(Refusal(
+                    return Err(Refusal::outside(
                         "more arrivals than an mbarrier phase expects (UB)".into(),
                     ));
                 }
@@ -207,7 +209,7 @@ impl Explorer<'_> {
             Ev::ExpectTx { bar, bytes } => {
                 let b = &mut n.bars[self.bar_index[bar]];
                 if !b.valid {
-                    return Err(Refusal(
+                    return Err(Refusal::outside(
                         "an mbarrier is used before its init in some execution (UB)".into(),
                     ));
                 }
@@ -216,7 +218,7 @@ impl Explorer<'_> {
             Ev::Wait { bar, parity, .. } => {
                 let b = &s.bars[self.bar_index[bar]];
                 if !b.valid {
-                    return Err(Refusal(
+                    return Err(Refusal::outside(
                         "an mbarrier is used before its init in some execution (UB)".into(),
                     ));
                 }

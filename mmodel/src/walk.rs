@@ -2,7 +2,7 @@
 //! `for` loops unrolled, each operation translated into an [`Ev`] of the fragment or refused.
 
 use crate::fragment::{
-    BarKey, Ev, Loc, MAX_EVENTS_PER_THREAD, MAX_TRIPS, NamedKey, Proxy, Refusal, refuse,
+    BarKey, Ev, Loc, MAX_EVENTS_PER_THREAD, MAX_TRIPS, NamedKey, Proxy, Refusal, refuse, too_large,
 };
 use protocols::eval::eval;
 use protocols::ir::{
@@ -73,7 +73,7 @@ impl<'a> Walker<'a> {
 
     fn push(&mut self, e: Ev, span: Span) -> Result<(), Refusal> {
         if self.events.len() >= MAX_EVENTS_PER_THREAD {
-            return refuse(format!(
+            return too_large(format!(
                 "a thread has more than {MAX_EVENTS_PER_THREAD} events after unrolling"
             ));
         }

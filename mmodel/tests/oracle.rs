@@ -17,10 +17,10 @@ fn verdict(src: &str) -> Verdict {
     decide(&load(src)).unwrap_or_else(|e| panic!("refused: {e}"))
 }
 
-fn refusal(src: &str) -> String {
+fn refusal(src: &str) -> mmodel::Refusal {
     match decide(&load(src)) {
         Ok(v) => panic!("decided: {v:?}"),
-        Err(e) => e.0,
+        Err(e) => e,
     }
 }
 
@@ -71,9 +71,12 @@ fn refuses_what_lies_outside_the_fragment() {
     for (src, why) in cases {
         let r = refusal(src);
         assert!(
-            r.contains(why),
+            r.why.contains(why),
             "{src:?}: refused with {r:?}, expected {why:?}"
         );
+        // Only the bounds on size are capacity; the rest lies outside the fragment.
+        let capacity = why.starts_with("more than") && !why.contains("arrivals");
+        assert_eq!(r.too_large, capacity, "{src:?}: {r:?}");
     }
 }
 

@@ -11,7 +11,8 @@ Bad input (a protocol that does not load, a kernel the PTX front end cannot extr
 unreadable file) raises `InputError`, a `PhasecheckError`. `phasecheck.triton.verify` checks
 a Triton `CompiledKernel`. `phasecheck.mutate` makes the mutants of a protocol (a flipped
 parity, a count off by one, ...) and checks each one; `phasecheck.lower` gives the CUDA kernel that
-`phasecheck fuzz` launches.
+`phasecheck fuzz` launches. `phasecheck.confirm` replays each finding on a GPU (on a stress
+kernel built from the model; without a GPU it raises `NoGpuError`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._native import InputError, PhasecheckError
+from ._native import GpuError, InputError, NoGpuError, PhasecheckError
 
 __all__ = [
+    "ConfirmReport",
+    "ConfirmedFinding",
     "Finding",
+    "GpuError",
+    "NoGpuError",
     "InputError",
     "LintReport",
     "PhasecheckError",
@@ -39,6 +44,7 @@ __all__ = [
     "lint",
     "lower",
     "mutate",
+    "confirm",
     "verify",
     "verify_ptx",
 ]
@@ -208,6 +214,34 @@ def _block(block: Union[None, int, Sequence[int]]) -> Optional[Tuple[int, int, i
     return (dims[0], dims[1], dims[2])
 
 
+def _options(
+    params: Optional[Mapping[str, int]],
+    max_states: int,
+    max_time: Optional[float],
+    exhaustive: bool,
+    *,
+    kernel: Optional[str] = None,
+    block: Union[None, int, Sequence[int]] = None,
+    cluster: Optional[int] = None,
+    args: Optional[Mapping[Union[str, int], int]] = None,
+    assume: Optional[Mapping[Union[str, int], int]] = None,
+    launch: Optional[str] = None,
+) -> "_native.CheckOptions":
+    """The native options of a check, from the keywords the functions below share."""
+    return _native.CheckOptions(
+        params=_pairs(params, "param"),
+        max_states=max_states,
+        max_time=max_time,
+        exhaustive=exhaustive,
+        kernel=kernel,
+        block=_block(block),
+        cluster=cluster,
+        args=_pairs(args, "arg"),
+        assume=_pairs(assume, "assume"),
+        launch=launch,
+    )
+
+
 def _looks_like_path(s: str) -> bool:
     return "\n" not in s and (s.endswith(".phase") or s.endswith(".ptx") or os.path.exists(s))
 
@@ -226,13 +260,10 @@ def verify(
     `params` overrides `param` declarations (`{"STAGES": 4}`). `max_time` is in seconds
     (None: no limit); a search that stops at a limit has verdict "inconclusive".
     """
-    p = _pairs(params, "param")
+    options = _options(params, max_states, max_time, exhaustive)
     if isinstance(path_or_text, os.PathLike) or _looks_like_path(path_or_text):
-        path = os.fspath(path_or_text)
-        return _one(
-            _native.verify_path(path, p, max_states, max_time, exhaustive, None, None, None, [], [])
-        )
-    return _one(_native.verify_text(name, path_or_text, p, max_states, max_time, exhaustive))
+        return _one(_native.verify_path(os.fspath(path_or_text), options))
+    return _one(_native.verify_text(name, path_or_text, options))
 
 
 def verify_ptx(
@@ -255,22 +286,19 @@ def verify_ptx(
     map, the bytes one copy through it moves); `assume`: `{PTX line: value}` for unknowns;
     `launch`: a launch recorded by `phasecheck capture`, `"FILE"` or `"FILE#N"` (its block,
     cluster and parameter bytes; `block`, `cluster` and `args` win over it)."""
-    return _one(
-        _native.verify_ptx(
-            name,
-            ptx_text,
-            [],
-            max_states,
-            max_time,
-            exhaustive,
-            kernel,
-            _block(block),
-            cluster,
-            _pairs(args, "arg"),
-            _pairs(assume, "assume"),
-            launch,
-        )
+    options = _options(
+        None,
+        max_states,
+        max_time,
+        exhaustive,
+        kernel=kernel,
+        block=block,
+        cluster=cluster,
+        args=args,
+        assume=assume,
+        launch=launch,
     )
+    return _one(_native.verify_ptx(name, ptx_text, options))
 
 
 def extract(
@@ -285,16 +313,19 @@ def extract(
     name: str = "kernel.ptx",
 ) -> str:
     """The `.phase` protocol extracted from a kernel's PTX (what `phasecheck extract` prints)."""
-    return _native.extract(
-        name,
-        ptx_text,
-        kernel,
-        _block(block),
-        cluster,
-        _pairs(args, "arg"),
-        _pairs(assume, "assume"),
-        launch,
+    options = _options(
+        None,
+        DEFAULT_MAX_STATES,
+        DEFAULT_MAX_TIME,
+        False,
+        kernel=kernel,
+        block=block,
+        cluster=cluster,
+        args=args,
+        assume=assume,
+        launch=launch,
     )
+    return _native.extract(name, ptx_text, options)
 
 
 def lint(
@@ -464,3 +495,112 @@ def lower(
         text = path_or_text
     source, kernel, block, cluster = _native.fuzz_kernel(name, text, p, proxy_window)
     return Kernel(source=source, name=kernel, block=block, cluster=cluster)
+
+
+@dataclass(frozen=True)
+class ConfirmedFinding:
+    """What the GPU showed for one error-level finding. `outcome`: "confirmed", "not-observed"
+    or "not-observable"; `evidence`: the kernel that ran, "model" (a stress kernel lowered
+    from the protocol: for a `.ptx` input, from the extracted protocol, not the kernel itself)
+    or "real-kernel"; `outcome_text` says both ("confirmed on a stress kernel built from the
+    model")."""
+
+    rule: str
+    code: str
+    class_: str
+    line: int
+    statement: str
+    outcome: str
+    evidence: str
+    outcome_text: str
+    detail: str
+    trials: int
+    trials_showing: int
+
+
+@dataclass(frozen=True)
+class ConfirmReport:
+    """`phasecheck confirm`'s report: the device, each finding's result, and for a protocol
+    without error-level findings the fuzzing summary (`fuzz`, as `phasecheck fuzz --format
+    json` prints it). `raw` is the whole JSON object."""
+
+    file: str
+    device: str
+    findings: List[ConfirmedFinding]
+    fuzz: Optional[Dict[str, Any]]
+    raw: Dict[str, Any] = field(repr=False)
+
+    @property
+    def shown(self) -> bool:
+        """The GPU showed a hazard: a finding confirmed, or the fuzzing saw one."""
+        fuzz = self.fuzz or {}
+        return any(f.outcome == "confirmed" for f in self.findings) or bool(
+            fuzz.get("hangs") or fuzz.get("stale_reads") or fuzz.get("stuck")
+        )
+
+
+def confirm(
+    path_or_text: Union[str, "os.PathLike[str]"],
+    params: Optional[Mapping[str, int]] = None,
+    *,
+    name: str = "<text>.phase",
+    seconds: float = 5.0,
+    aim_seconds: float = 5.0,
+    fuzz_seconds: float = 10.0,
+    block: Union[None, int, Sequence[int]] = None,
+    cluster: Optional[int] = None,
+    args: Optional[Mapping[Union[str, int], int]] = None,
+    kernel: Optional[str] = None,
+    assume: Optional[Mapping[Union[str, int], int]] = None,
+    launch: Optional[str] = None,
+) -> ConfirmReport:
+    """Check a protocol (a `.phase` or `.ptx` path, or `.phase` text) and replay each
+    error-level finding on the GPU, in this process (`phasecheck_api::confirm`). Each result
+    says which kernel showed it: today a stress kernel built from the model, never the user's
+    own kernel. Without a GPU this raises `NoGpuError`; bad input raises `InputError`, a failed
+    GPU run `GpuError`. A launch stuck in a hardware collective ends the run and holds the GPU
+    until the Python process ends."""
+    options = _options(
+        params,
+        DEFAULT_MAX_STATES,
+        DEFAULT_MAX_TIME,
+        False,
+        kernel=kernel,
+        block=block,
+        cluster=cluster,
+        args=args,
+        assume=assume,
+        launch=launch,
+    )
+    if isinstance(path_or_text, os.PathLike) or _looks_like_path(path_or_text):
+        doc = _native.confirm_path(
+            os.fspath(path_or_text), options, seconds, aim_seconds, fuzz_seconds
+        )
+    else:
+        doc = _native.confirm_text(
+            name, path_or_text, options, seconds, aim_seconds, fuzz_seconds
+        )
+    raw = json.loads(doc)
+    findings = [
+        ConfirmedFinding(
+            rule=f["rule"],
+            code=f["code"],
+            class_=f["class"],
+            line=f["line"],
+            statement=f["statement"],
+            outcome=f["outcome"],
+            evidence=f["evidence"],
+            outcome_text=f["outcome_text"],
+            detail=f["detail"],
+            trials=f["trials"],
+            trials_showing=f["trials_showing"],
+        )
+        for f in raw["findings"]
+    ]
+    return ConfirmReport(
+        file=raw["file"],
+        device=raw["device"],
+        findings=findings,
+        fuzz=raw.get("fuzz"),
+        raw=raw,
+    )

@@ -1,54 +1,47 @@
 # Type stubs of the Rust extension (python/src/lib.rs). Each check returns
-# (lint JSON, SARIF) as strings; phasecheck/__init__.py builds the report objects.
+# (lint JSON, SARIF) as strings, confirm the report's JSON; phasecheck/__init__.py builds the
+# report objects. The check options travel as one CheckOptions.
 from typing import List, Optional, Tuple
 
 class PhasecheckError(Exception): ...
 class InputError(PhasecheckError): ...
+class NoGpuError(PhasecheckError): ...
+class GpuError(PhasecheckError): ...
 
-def verify_text(
+class CheckOptions:
+    def __init__(
+        self,
+        *,
+        params: List[Tuple[str, int]],
+        max_states: int,
+        max_time: Optional[float],
+        exhaustive: bool,
+        kernel: Optional[str] = ...,
+        block: Optional[Tuple[int, int, int]] = ...,
+        cluster: Optional[int] = ...,
+        args: List[Tuple[str, int]] = ...,
+        assume: List[Tuple[str, int]] = ...,
+        launch: Optional[str] = ...,
+    ) -> None: ...
+
+def verify_text(name: str, text: str, options: CheckOptions) -> Tuple[str, str]: ...
+def verify_path(path: str, options: CheckOptions) -> Tuple[str, str]: ...
+def verify_ptx(name: str, ptx: str, options: CheckOptions) -> Tuple[str, str]: ...
+def extract(name: str, ptx: str, options: CheckOptions) -> str: ...
+def confirm_text(
     name: str,
     text: str,
-    params: List[Tuple[str, int]],
-    max_states: int,
-    max_time: Optional[float],
-    exhaustive: bool,
-) -> Tuple[str, str]: ...
-def verify_path(
+    options: CheckOptions,
+    seconds: float,
+    aim_seconds: float,
+    fuzz_seconds: float,
+) -> str: ...
+def confirm_path(
     path: str,
-    params: List[Tuple[str, int]],
-    max_states: int,
-    max_time: Optional[float],
-    exhaustive: bool,
-    kernel: Optional[str],
-    block: Optional[Tuple[int, int, int]],
-    cluster: Optional[int],
-    args: List[Tuple[str, int]],
-    assume: List[Tuple[str, int]],
-    launch: Optional[str] = ...,
-) -> Tuple[str, str]: ...
-def verify_ptx(
-    name: str,
-    ptx: str,
-    params: List[Tuple[str, int]],
-    max_states: int,
-    max_time: Optional[float],
-    exhaustive: bool,
-    kernel: Optional[str],
-    block: Optional[Tuple[int, int, int]],
-    cluster: Optional[int],
-    args: List[Tuple[str, int]],
-    assume: List[Tuple[str, int]],
-    launch: Optional[str] = ...,
-) -> Tuple[str, str]: ...
-def extract(
-    name: str,
-    ptx: str,
-    kernel: Optional[str],
-    block: Optional[Tuple[int, int, int]],
-    cluster: Optional[int],
-    args: List[Tuple[str, int]],
-    assume: List[Tuple[str, int]],
-    launch: Optional[str] = ...,
+    options: CheckOptions,
+    seconds: float,
+    aim_seconds: float,
+    fuzz_seconds: float,
 ) -> str: ...
 def lint(argv: List[str]) -> Tuple[str, str]: ...
 def mutate(

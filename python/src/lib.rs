@@ -1,14 +1,18 @@
 //! `phasecheck._native`: the Rust side of the Python package. Each function calls one function of
 //! `phasecheck_api` and hands back the report as the JSON of `phasecheck lint --format json`
 //! (one entry per file) plus its SARIF; `python/phasecheck/__init__.py` turns that into objects.
-//! `mutate` hands back the JSON of `phasecheck_api::MutateReport`.
+//! `mutate` hands back the JSON of `phasecheck_api::MutateReport`, `confirm_*` that of
+//! `phasecheck_api`'s `ConfirmReport`. The check options travel as one [`CheckOptions`].
 //! Bad input raises `phasecheck.InputError` (a `phasecheck.PhasecheckError`).
 
 use clap::{Args, FromArgMatches};
 use phasecheck_api::args::LintArgs;
+use phasecheck_api::campaign::confirm::report::ConfirmReport;
 use phasecheck_api::campaign::mutate::Operator;
 use phasecheck_api::cmd::extract::PtxArgs;
-use phasecheck_api::{Checked, FuzzOptions, MutateOptions, VerifyOptions};
+use phasecheck_api::{
+    Checked, ConfirmError, ConfirmOptions, FuzzOptions, MutateOptions, VerifyOptions,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -27,6 +31,19 @@ create_exception!(
     "Bad input: a protocol that does not load, a kernel the PTX front end cannot extract, an unreadable file or a bad option."
 );
 
+create_exception!(
+    _native,
+    NoGpuError,
+    PhasecheckError,
+    "No GPU can be used here: no CUDA driver, NVRTC or device (confirm runs on a GPU)."
+);
+create_exception!(
+    _native,
+    GpuError,
+    PhasecheckError,
+    "A GPU run failed: a kernel NVRTC rejects, a driver error."
+);
+
 fn input_error(e: impl std::fmt::Display) -> PyErr {
     InputError::new_err(e.to_string())
 }
@@ -39,151 +56,164 @@ fn rendered(checked: &Checked) -> (String, String) {
     )
 }
 
-#[allow(clippy::too_many_arguments)]
-fn options(
-    params: Vec<(String, i64)>,
-    max_states: u64,
-    max_time: Option<f64>,
-    exhaustive: bool,
-    kernel: Option<String>,
-    block: Option<[u32; 3]>,
-    cluster: Option<u32>,
-    args: Vec<(String, i64)>,
-    assume: Vec<(String, i64)>,
-    launch: Option<String>,
-) -> PyResult<VerifyOptions> {
-    let max_time = match max_time {
-        None => None,
-        Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
-        Some(t) => return Err(input_error(format!("max_time must be positive, not {t}"))),
-    };
-    if block.is_some_and(|b| b.contains(&0)) || cluster == Some(0) {
-        return Err(input_error("block and cluster sizes must be at least 1"));
+/// The options of a check (`verify_*`, `extract`, `confirm_*`): the keywords of the Python
+/// functions, validated once here. The PTX ones (`kernel` to `launch`) matter for PTX input.
+#[pyclass(frozen, module = "phasecheck._native")]
+struct CheckOptions {
+    inner: VerifyOptions,
+}
+
+#[pymethods]
+impl CheckOptions {
+    #[new]
+    #[pyo3(signature = (*, params, max_states, max_time, exhaustive, kernel=None, block=None, cluster=None, args=vec![], assume=vec![], launch=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        params: Vec<(String, i64)>,
+        max_states: u64,
+        max_time: Option<f64>,
+        exhaustive: bool,
+        kernel: Option<String>,
+        block: Option<[u32; 3]>,
+        cluster: Option<u32>,
+        args: Vec<(String, i64)>,
+        assume: Vec<(String, i64)>,
+        launch: Option<String>,
+    ) -> PyResult<CheckOptions> {
+        let max_time = match max_time {
+            None => None,
+            Some(t) if t.is_finite() && t > 0.0 => Some(Duration::from_secs_f64(t)),
+            Some(t) => return Err(input_error(format!("max_time must be positive, not {t}"))),
+        };
+        if block.is_some_and(|b| b.contains(&0)) || cluster == Some(0) {
+            return Err(input_error("block and cluster sizes must be at least 1"));
+        }
+        let inner = VerifyOptions {
+            params,
+            max_states,
+            max_time,
+            exhaustive,
+            ptx: PtxArgs {
+                kernel,
+                block,
+                cluster,
+                args,
+                assume,
+                launch,
+            },
+            ..VerifyOptions::default()
+        };
+        Ok(CheckOptions { inner })
     }
-    Ok(VerifyOptions {
-        params,
-        max_states,
-        max_time,
-        exhaustive,
-        ptx: PtxArgs {
-            kernel,
-            block,
-            cluster,
-            args,
-            assume,
-            launch,
-        },
-        ..VerifyOptions::default()
-    })
 }
 
 /// Check a `.phase` protocol given as text.
 #[pyfunction]
-#[pyo3(signature = (name, text, params, max_states, max_time, exhaustive))]
 fn verify_text(
     py: Python<'_>,
     name: &str,
     text: &str,
-    params: Vec<(String, i64)>,
-    max_states: u64,
-    max_time: Option<f64>,
-    exhaustive: bool,
+    options: &CheckOptions,
 ) -> PyResult<(String, String)> {
-    let o = options(
-        params,
-        max_states,
-        max_time,
-        exhaustive,
-        None,
-        None,
-        None,
-        vec![],
-        vec![],
-        None,
-    )?;
-    py.detach(|| phasecheck_api::verify_text(name, text, &o))
+    py.detach(|| phasecheck_api::verify_text(name, text, &options.inner))
         .map(|c| rendered(&c))
         .map_err(input_error)
 }
 
 /// Check a `.phase` or `.ptx` file.
 #[pyfunction]
-#[pyo3(signature = (path, params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume, launch=None))]
-#[allow(clippy::too_many_arguments)]
 fn verify_path(
     py: Python<'_>,
     path: std::path::PathBuf,
-    params: Vec<(String, i64)>,
-    max_states: u64,
-    max_time: Option<f64>,
-    exhaustive: bool,
-    kernel: Option<String>,
-    block: Option<[u32; 3]>,
-    cluster: Option<u32>,
-    args: Vec<(String, i64)>,
-    assume: Vec<(String, i64)>,
-    launch: Option<String>,
+    options: &CheckOptions,
 ) -> PyResult<(String, String)> {
-    let o = options(
-        params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume, launch,
-    )?;
-    py.detach(|| phasecheck_api::verify(&path, &o))
+    py.detach(|| phasecheck_api::verify(&path, &options.inner))
         .map(|c| rendered(&c))
         .map_err(input_error)
 }
 
 /// Check a kernel given as PTX text.
 #[pyfunction]
-#[pyo3(signature = (name, ptx, params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume, launch=None))]
-#[allow(clippy::too_many_arguments)]
 fn verify_ptx(
     py: Python<'_>,
     name: &str,
     ptx: &str,
-    params: Vec<(String, i64)>,
-    max_states: u64,
-    max_time: Option<f64>,
-    exhaustive: bool,
-    kernel: Option<String>,
-    block: Option<[u32; 3]>,
-    cluster: Option<u32>,
-    args: Vec<(String, i64)>,
-    assume: Vec<(String, i64)>,
-    launch: Option<String>,
+    options: &CheckOptions,
 ) -> PyResult<(String, String)> {
-    let o = options(
-        params, max_states, max_time, exhaustive, kernel, block, cluster, args, assume, launch,
-    )?;
-    py.detach(|| phasecheck_api::verify_ptx(name, ptx, &o))
+    py.detach(|| phasecheck_api::verify_ptx(name, ptx, &options.inner))
         .map(|c| rendered(&c))
         .map_err(input_error)
 }
 
-/// The `.phase` protocol extracted from PTX text.
+/// The `.phase` protocol extracted from PTX text (the PTX options only).
 #[pyfunction]
-#[pyo3(signature = (name, ptx, kernel, block, cluster, args, assume, launch=None))]
-#[allow(clippy::too_many_arguments)]
-fn extract(
-    name: &str,
-    ptx: &str,
-    kernel: Option<String>,
-    block: Option<[u32; 3]>,
-    cluster: Option<u32>,
-    args: Vec<(String, i64)>,
-    assume: Vec<(String, i64)>,
-    launch: Option<String>,
-) -> PyResult<String> {
-    let a = PtxArgs {
-        kernel,
-        block,
-        cluster,
-        args,
-        assume,
-        launch,
-    };
-    phasecheck_api::extract(name, ptx, &a)
+fn extract(name: &str, ptx: &str, options: &CheckOptions) -> PyResult<String> {
+    phasecheck_api::extract(name, ptx, &options.inner.ptx)
         .map(|ex| ex.text)
         .map_err(input_error)
+}
+
+/// The JSON of a `ConfirmReport`, each finding with its `outcome_text` (the outcome and the
+/// kernel it was seen on, as `phasecheck confirm` prints it).
+fn confirm_json(report: Result<ConfirmReport, ConfirmError>) -> PyResult<String> {
+    let report = report.map_err(|e| match e {
+        ConfirmError::BadInput(_) => InputError::new_err(e.to_string()),
+        ConfirmError::NoGpu(_) => NoGpuError::new_err(e.to_string()),
+        ConfirmError::Gpu { .. } => GpuError::new_err(e.to_string()),
+    })?;
+    let mut v = serde_json::to_value(&report).map_err(input_error)?;
+    if let Some(rows) = v["findings"].as_array_mut() {
+        for (row, r) in rows.iter_mut().zip(&report.findings) {
+            row["outcome_text"] = serde_json::Value::String(r.outcome_text());
+        }
+    }
+    Ok(v.to_string())
+}
+
+fn confirm_options(
+    options: &CheckOptions,
+    seconds: f64,
+    aim_seconds: f64,
+    fuzz_seconds: f64,
+) -> ConfirmOptions {
+    let mut o = ConfirmOptions {
+        params: options.inner.params.clone(),
+        ptx: options.inner.ptx.clone(),
+        ..ConfirmOptions::default()
+    };
+    o.settings.seconds = seconds;
+    o.settings.aim_seconds = aim_seconds;
+    o.settings.fuzz_seconds = fuzz_seconds;
+    o
+}
+
+/// `confirm` of a `.phase` text on the GPU: the JSON of the report.
+#[pyfunction]
+fn confirm_text(
+    py: Python<'_>,
+    name: &str,
+    text: &str,
+    options: &CheckOptions,
+    seconds: f64,
+    aim_seconds: f64,
+    fuzz_seconds: f64,
+) -> PyResult<String> {
+    let o = confirm_options(options, seconds, aim_seconds, fuzz_seconds);
+    confirm_json(py.detach(|| phasecheck_api::confirm_text(name, text, &o)))
+}
+
+/// `confirm` of a `.phase` or `.ptx` file on the GPU: the JSON of the report.
+#[pyfunction]
+fn confirm_path(
+    py: Python<'_>,
+    path: std::path::PathBuf,
+    options: &CheckOptions,
+    seconds: f64,
+    aim_seconds: f64,
+    fuzz_seconds: f64,
+) -> PyResult<String> {
+    let o = confirm_options(options, seconds, aim_seconds, fuzz_seconds);
+    confirm_json(py.detach(|| phasecheck_api::confirm(&path, &o)))
 }
 
 /// `phasecheck lint ARGV...`: the arguments as on the command line (paths and options).
@@ -273,10 +303,15 @@ fn fuzz_kernel(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PhasecheckError", m.py().get_type::<PhasecheckError>())?;
     m.add("InputError", m.py().get_type::<InputError>())?;
+    m.add("NoGpuError", m.py().get_type::<NoGpuError>())?;
+    m.add("GpuError", m.py().get_type::<GpuError>())?;
+    m.add_class::<CheckOptions>()?;
     m.add_function(wrap_pyfunction!(verify_text, m)?)?;
     m.add_function(wrap_pyfunction!(verify_path, m)?)?;
     m.add_function(wrap_pyfunction!(verify_ptx, m)?)?;
     m.add_function(wrap_pyfunction!(extract, m)?)?;
+    m.add_function(wrap_pyfunction!(confirm_text, m)?)?;
+    m.add_function(wrap_pyfunction!(confirm_path, m)?)?;
     m.add_function(wrap_pyfunction!(mutate, m)?)?;
     m.add_function(wrap_pyfunction!(fuzz_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(lint, m)?)?;

@@ -93,3 +93,20 @@ def test_lint_a_folder(root):
         phasecheck.lint([root / "docs"], no_config=True)
     with pytest.raises(phasecheck.PhasecheckError):
         phasecheck.lint([root / "corpus/hazards/data-race"], extra_args=["--no-such-flag"])
+
+
+def test_confirm_says_which_kernel_or_that_there_is_no_gpu(root):
+    """`confirm` replays the race on the GPU; without one (CI) it raises `NoGpuError`, a
+    `PhasecheckError`, naming what is missing. Bad input is an `InputError` before any GPU."""
+    path = root / "corpus/hazards/data-race/fail.phase"
+    try:
+        report = phasecheck.confirm(path, seconds=1.0, aim_seconds=0.0)
+    except phasecheck.NoGpuError as e:
+        assert isinstance(e, phasecheck.PhasecheckError)
+        assert "no GPU" in str(e)
+    else:
+        race = next(f for f in report.findings if f.rule == "data-race")
+        assert race.evidence == "model"
+        assert race.outcome_text.endswith("on a stress kernel built from the model")
+    with pytest.raises(phasecheck.InputError):
+        phasecheck.confirm("protocol\n", name="bad.phase")

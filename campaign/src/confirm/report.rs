@@ -1,4 +1,5 @@
-//! The result of `confirm`: per finding what the hardware showed (the command line renders it).
+//! The result of `confirm`: per finding what the hardware showed, and on which kernel (the
+//! command line renders it).
 
 use super::aim::AimedFuzz;
 use super::obstacle::Obstacle;
@@ -25,6 +26,32 @@ impl Outcome {
     }
 }
 
+/// Where a finding's GPU evidence came from. Today every replay and aimed fuzz runs a stress
+/// kernel lowered from the protocol (`gpu_harness::lower`): for a `.ptx` input that protocol is
+/// the one the PTX front end extracted, so what the GPU shows there is what the *model* of the
+/// kernel shows, not the user's kernel (issue 27). The instrumented real kernel is to come.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Evidence {
+    /// A stress kernel lowered from the protocol (the `.phase` file, or the protocol extracted
+    /// from a `.ptx`).
+    #[default]
+    Model,
+    /// The user's own kernel, instrumented and run with its real arguments (issue 27; nothing
+    /// produces it yet).
+    RealKernel,
+}
+
+impl Evidence {
+    /// The kernel the evidence came from, as the report says it.
+    pub fn kernel(self) -> &'static str {
+        match self {
+            Evidence::Model => "a stress kernel built from the model",
+            Evidence::RealKernel => "the real kernel",
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct FindingResult {
     pub rule: String,
@@ -33,6 +60,9 @@ pub struct FindingResult {
     pub line: u32,
     pub statement: String,
     pub outcome: Outcome,
+    /// The kernel that ran: a stress kernel lowered from the protocol, or the real one.
+    #[serde(default)]
+    pub evidence: Evidence,
     /// What was seen (or why nothing could be).
     pub detail: String,
     pub trials: u64,
@@ -61,6 +91,7 @@ impl FindingResult {
             line: file.line_col(f.span.start).line,
             statement: crate::fuzz::stmt_text(file, f.span),
             outcome: Outcome::NotObserved,
+            evidence: Evidence::Model,
             detail: String::new(),
             trials: 0,
             trials_showing: 0,
@@ -71,9 +102,22 @@ impl FindingResult {
             aimed_fuzz: None,
         }
     }
+
+    /// The outcome as the report says it, naming the kernel it was seen (or not seen) on:
+    /// "confirmed on a stress kernel built from the model", never a bare "confirmed" for a
+    /// result the model's kernel gave.
+    pub fn outcome_text(&self) -> String {
+        match self.outcome {
+            Outcome::Confirmed | Outcome::NotObserved => {
+                format!("{} on {}", self.outcome.as_str(), self.evidence.kernel())
+            }
+            Outcome::NotObservable => self.outcome.as_str().to_string(),
+        }
+    }
 }
 
-#[derive(Clone, Serialize)]
+/// `confirm`'s report of one file.
+#[derive(Clone, Debug, Serialize)]
 pub struct ConfirmReport {
     pub file: String,
     pub device: String,
@@ -82,4 +126,33 @@ pub struct ConfirmReport {
     pub findings: Vec<FindingResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fuzz: Option<crate::fuzz::FuzzSummary>,
+}
+
+impl ConfirmReport {
+    /// The report of `file` before anything ran on a GPU.
+    pub fn new(file: &str, check_seconds: f64) -> ConfirmReport {
+        ConfirmReport {
+            file: file.to_string(),
+            device: "none (not lowered)".into(),
+            check_seconds,
+            findings: Vec::new(),
+            fuzz: None,
+        }
+    }
+
+    /// The GPU showed a hazard: a finding confirmed, or (a file without error-level findings)
+    /// its fuzzing saw a hang or stale read.
+    pub fn shown(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.outcome == Outcome::Confirmed)
+            || self.fuzz.as_ref().is_some_and(|f| !f.clean())
+    }
+
+    /// The GPU context is lost (a launch stuck in a hardware collective, or a faulted kernel):
+    /// the stuck kernel is freed only when the process ends (`gpu_harness::run::end_process`),
+    /// and nothing else may run on the GPU in this process.
+    pub fn context_lost(&self) -> bool {
+        self.findings.iter().any(|f| f.stuck) || self.fuzz.as_ref().is_some_and(|f| f.is_stuck())
+    }
 }

@@ -1,8 +1,10 @@
-//! `mutate`'s campaign pieces that need no GPU: the mutation operators ([`operators`]) and the
-//! mutants of a loaded program that load in turn ([`loaded_mutants`]), deduplicated by text.
-//! Checking each mutant (the checker) and fuzzing it (`gpu-harness`, one child process per
-//! mutant) is the caller's (`phasecheck-api`'s `cmd::mutate`).
+//! `mutate`'s campaign pieces: the mutation operators ([`operators`]), the mutants of a loaded
+//! program that load in turn ([`loaded_mutants`]), deduplicated by text (no GPU), and the GPU
+//! run of one mutant ([`gpu::run_mutant`]: fuzzed, its findings replayed). Checking each mutant
+//! (the checker, with `mutate`'s bounds) and running [`gpu::run_mutant`] in a child process per
+//! mutant is the caller's (`phasecheck-api`).
 
+pub mod gpu;
 pub mod operators;
 
 pub use operators::{Change, Operator, Proposal, change, mutants};

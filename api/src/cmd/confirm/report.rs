@@ -3,7 +3,7 @@
 use crate::args::Format;
 use crate::cmd::fuzz;
 
-pub use campaign::confirm::report::{ConfirmReport, FindingResult, Outcome};
+pub use campaign::confirm::report::ConfirmReport;
 
 pub(super) fn render(report: &ConfirmReport) -> String {
     use std::fmt::Write;
@@ -21,7 +21,7 @@ pub(super) fn render(report: &ConfirmReport) -> String {
             format!("{}({})", r.rule, r.code),
             r.line,
             r.statement,
-            r.outcome.as_str()
+            r.outcome_text()
         );
         let _ = writeln!(
             o,
@@ -60,7 +60,10 @@ pub(super) fn render(report: &ConfirmReport) -> String {
         }
     }
     if let Some(fz) = &report.fuzz {
-        let _ = writeln!(o, "  no error-level finding: fuzzed instead");
+        let _ = writeln!(
+            o,
+            "  no error-level finding: fuzzed instead, on a stress kernel built from the model"
+        );
         for l in fuzz::render_human(fz).lines().skip(1) {
             let _ = writeln!(o, "{l}");
         }
@@ -75,5 +78,120 @@ pub(super) fn print_report(format: Format, out: &ConfirmReport) {
             "{}",
             serde_json::to_string_pretty(out).expect("JSON values serialize")
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use campaign::confirm::aim::{self, AimedFuzz};
+    use campaign::confirm::obstacle::{Obstacle, ObstacleClass};
+    use campaign::confirm::report::{Evidence, FindingResult, Outcome};
+    use checker::{Class, Finding};
+    use protocols::SourceFile;
+
+    /// A lone leader lane: lane 0 of the consumer warp arrives on `empty` alone (the checker
+    /// finds a deadlock at line 19).
+    const LONE_LEADER: &str = "protocol lone_leader\nparam N = 3\nblock 64\nmbarrier ready\n\
+        mbarrier empty\nif tid == 0 {\n  init ready, 1\n  init empty, 1\n}\nsyncthreads\n\
+        role producer when tid == 32 {\n  for i in 0..N {\n    wait empty parity (i % 2) ^ 1\n    \
+        arrive ready\n  }\n}\nrole consumer when tid < 32 {\n  for i in 0..N {\n    \
+        wait ready parity i % 2\n    if lane == 0 { arrive empty }\n  }\n}\n";
+
+    fn lone_leader() -> (SourceFile, Finding) {
+        let file = SourceFile::new("lone_leader.phase", LONE_LEADER);
+        let program = protocols::load(&file, &[]).expect("loads");
+        let report = checker::check(&program, &checker::CheckOptions::default());
+        let f = report
+            .findings
+            .into_iter()
+            .find(|f| f.class() == Class::Deadlock)
+            .expect("a deadlock");
+        (file, f)
+    }
+
+    /// The report: why the replay cannot show a finding and what the aimed fuzz did, in both
+    /// outputs; the parent reads a child's JSON back.
+    #[test]
+    fn reasons_and_the_aimed_fuzz_are_reported() {
+        let (file, f) = lone_leader();
+        let mut r = FindingResult::new(&f, &file);
+        r.detail = "the replayed interleaving did not show it".into();
+        r.trials = 1320;
+        r.why_not_shown = vec![Obstacle::new(ObstacleClass::WarpLanes, "lanes apart")];
+        r.aimed_fuzz = Some(AimedFuzz {
+            seconds: 5.0,
+            rounds: 12,
+            trials: 12672,
+            lines: vec![19, 22],
+            delay_ns: vec![2000, 20000],
+            targets: vec![aim::Targets::Laggards, aim::Targets::HalfOfEachWarp],
+            shown: false,
+            trials_showing: 0,
+            stuck: false,
+            detail: "nothing seen".into(),
+            seed: None,
+        });
+        let out = ConfirmReport {
+            file: "lone_leader.phase".into(),
+            device: "test".into(),
+            check_seconds: 0.1,
+            findings: vec![r],
+            fuzz: None,
+        };
+        let text = render(&out);
+        assert!(
+            text.contains("why not shown (warp-lanes): lanes apart"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "aimed fuzz (12 round(s), 12672 trials, 5.00 s; delays of up to 2 us / 20 us \
+                 before line 19, 22 in the threads the trace holds back; a random half of each \
+                 warp's lanes): nothing seen"
+            ),
+            "{text}"
+        );
+        let json = serde_json::to_value(&out).expect("serializes");
+        let row = &json["findings"][0];
+        assert_eq!(row["why_not_shown"][0]["class"], "warp-lanes");
+        assert_eq!(row["aimed_fuzz"]["targets"][1], "half-of-each-warp");
+        assert!(row["aimed_fuzz"].get("stuck").is_none());
+        let back: FindingResult = serde_json::from_value(row.clone()).expect("reads back");
+        assert_eq!(back.why_not_shown[0].class, ObstacleClass::WarpLanes);
+        assert_eq!(back.aimed_fuzz.expect("aimed").trials, 12672);
+    }
+
+    /// A result the model's stress kernel gave never reads as a bare "confirmed" (issue 27):
+    /// the row names the kernel; the JSON says `evidence`, and a child's JSON without it reads
+    /// back as the model's.
+    #[test]
+    fn the_report_says_which_kernel_showed_a_finding() {
+        let (file, f) = lone_leader();
+        let mut r = FindingResult::new(&f, &file);
+        r.outcome = Outcome::Confirmed;
+        r.detail = "bounded waits expired at line 19".into();
+        let mut out = ConfirmReport::new("lone_leader.phase", 0.1);
+        out.findings.push(r.clone());
+        let text = render(&out);
+        assert!(
+            text.contains("confirmed on a stress kernel built from the model\n"),
+            "{text}"
+        );
+        let json = serde_json::to_value(&out).expect("serializes");
+        assert_eq!(json["findings"][0]["evidence"], "model");
+        assert_eq!(json["findings"][0]["outcome"], "confirmed");
+        let mut row = json["findings"][0].clone();
+        row.as_object_mut().expect("an object").remove("evidence");
+        let back: FindingResult = serde_json::from_value(row).expect("reads back");
+        assert_eq!(back.evidence, Evidence::Model);
+        r.evidence = Evidence::RealKernel;
+        out.findings = vec![r.clone()];
+        assert!(render(&out).contains("confirmed on the real kernel\n"));
+        r.outcome = Outcome::NotObservable;
+        out.findings = vec![r];
+        let text = render(&out);
+        assert!(text.contains("not observable on hardware\n"), "{text}");
+        assert!(!text.contains("real kernel"), "{text}");
     }
 }

@@ -13,7 +13,7 @@
 //! nearest phasecheck.toml's `[[params]]` for the file, else the first `expect ... with` line,
 //! else the declared values (`--declared` forces those); `-p` overrides on top.
 
-mod gpu;
+pub(crate) mod gpu;
 pub use campaign::mutate::operators;
 mod report;
 
@@ -24,7 +24,8 @@ use crate::expectations;
 use crate::status::Status;
 pub(crate) use campaign::mutate::{Loaded, Skipped};
 use checker::{CheckOptions, Severity, Verdict};
-use operators::{Change, Operator};
+use operators::Change;
+pub(crate) use operators::Operator;
 use protocols::SourceFile;
 use protocols::ir::{ExpectVerdict, Program};
 use std::path::{Path, PathBuf};
@@ -234,7 +235,7 @@ fn choose_params(
 }
 
 /// Read a file, choose its parameters and load it with them.
-fn prepare(
+pub(crate) fn prepare(
     args: &MutateArgs,
     path: &Path,
     finder: &mut config::Finder,
@@ -443,7 +444,7 @@ pub fn run(args: &MutateArgs) -> Exit {
                     format!("{} (mutant {} of {total} on the GPU)", file.name, m.id),
                     0,
                 );
-                m.gpu = Some(gpu::run_child(args, &prepared, &only, m));
+                m.gpu = Some(crate::children::mutant_in_child(args, &prepared, &only, m));
                 drop(shown);
             }
         }

@@ -258,7 +258,7 @@ pub(super) fn human_file(run: &FileRun, gpu: &GpuState) -> String {
             _ => {}
         }
         if let Some(g) = &m.gpu {
-            let _ = writeln!(o, "         gpu: {}", g.describe());
+            let _ = writeln!(o, "         gpu: {}", super::gpu::describe(g));
         }
         if disagrees(m) {
             let _ = writeln!(
