@@ -68,6 +68,23 @@ pub(super) fn render(report: &ConfirmReport) -> String {
             let _ = writeln!(o, "{l}");
         }
     }
+    let from_model = report.fuzz.is_some()
+        || report
+            .findings
+            .iter()
+            .any(|r| r.evidence == campaign::confirm::report::Evidence::Model);
+    if report.file.ends_with(".ptx") && from_model {
+        // Issue 27: for a kernel's PTX, the model is the extracted protocol; say so, and how
+        // to run the kernel itself.
+        let _ = writeln!(
+            o,
+            "  note: these results come from a stress kernel built from the protocol extracted \
+             from {} (the model), not from the kernel itself; to run the real kernel, \
+             instrumented, with the application's own arguments: `phasecheck fuzz --app {} -- \
+             ./app ARGS`",
+            report.file, report.file
+        );
+    }
     o
 }
 
@@ -193,5 +210,28 @@ mod tests {
         let text = render(&out);
         assert!(text.contains("not observable on hardware\n"), "{text}");
         assert!(!text.contains("real kernel"), "{text}");
+    }
+
+    /// For a `.ptx` input, a report with results from the model says so in a note naming
+    /// `fuzz --app`; a `.phase` file's report has no such note (its model is the input).
+    #[test]
+    fn a_ptx_report_from_the_model_points_to_the_real_kernel() {
+        let (file, f) = lone_leader();
+        let mut r = FindingResult::new(&f, &file);
+        r.outcome = Outcome::Confirmed;
+        let mut out = ConfirmReport::new("k.ptx", 0.1);
+        out.findings.push(r.clone());
+        let text = render(&out);
+        assert!(
+            text.contains("note: these results come from a stress kernel built from the protocol extracted from k.ptx (the model), not from the kernel itself"),
+            "{text}"
+        );
+        assert!(
+            text.contains("phasecheck fuzz --app k.ptx -- ./app ARGS"),
+            "{text}"
+        );
+        let mut phase = ConfirmReport::new("lone_leader.phase", 0.1);
+        phase.findings.push(r);
+        assert!(!render(&phase).contains("note:"));
     }
 }
