@@ -180,11 +180,8 @@ impl Swap {
         let _ = writeln!(st.file, "{}", e.to_line()).and_then(|_| st.file.flush());
     }
 
-    /// The seed of launch `n`: distinct per launch, never 0.
     fn seed_of(&self, n: u64) -> u32 {
-        (self.seed as u64)
-            .wrapping_add(n.wrapping_mul(0x9E37_79B9))
-            .max(1) as u32
+        seed_of(self.seed, n)
     }
 
     fn load(&self, st: &mut State, context: usize) -> Result<usize, String> {
@@ -395,6 +392,13 @@ impl Swap {
     }
 }
 
+/// The seed of launch `n` of a run seeded `base`: distinct for the first 2^32 launches, never 0
+/// (the odd multiplier makes `n -> n * k` a bijection modulo 2^32).
+fn seed_of(base: u32, n: u64) -> u32 {
+    let s = base.wrapping_add((n as u32).wrapping_mul(0x9E37_79B9));
+    if s == 0 { 0x9E37_79B9 } else { s }
+}
+
 /// End the process without running exit handlers (a hung kernel would block the runtime's).
 fn end_now(code: i32) -> ! {
     unsafe extern "C" {
@@ -502,5 +506,60 @@ unsafe fn relaunch(d: &Driver, api: Api, params: *const c_void, func: Ptr) -> Re
                 (d.launch_kernel_ex)(p.config, func, p.kernel_params, p.extra)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_differ_per_launch_and_are_never_zero() {
+        let seeds: std::collections::BTreeSet<u32> = (0..10_000).map(|n| seed_of(7, n)).collect();
+        assert_eq!(seeds.len(), 10_000);
+        assert!(!seeds.contains(&0));
+        assert_eq!(seed_of(7, 0), 7);
+        // The base that would give 0 at launch 0 is moved off it.
+        assert_ne!(seed_of(0, 0), 0);
+    }
+
+    #[test]
+    fn stream_shared_memory_and_blocks_come_from_either_structure() {
+        let stream = std::ptr::without_provenance_mut(0x55);
+        let p = LaunchKernelParams {
+            f: std::ptr::null_mut(),
+            grid: [4, 2, 1],
+            block: [384, 1, 1],
+            shared_mem_bytes: 200_000,
+            stream,
+            kernel_params: std::ptr::null_mut(),
+            extra: std::ptr::null_mut(),
+        };
+        let raw = (&p as *const LaunchKernelParams).cast();
+        assert_eq!(
+            unsafe { stream_and_shared(Api::LaunchKernel, raw) },
+            (stream, 200_000)
+        );
+        assert_eq!(unsafe { grid_blocks(Api::LaunchKernel, raw) }, 8);
+        let cfg = LaunchConfig {
+            grid: [16, 1, 1],
+            block: [384, 1, 1],
+            shared_mem_bytes: 1024,
+            stream,
+            attrs: std::ptr::null(),
+            num_attrs: 0,
+        };
+        let ex = LaunchKernelExParams {
+            config: &cfg,
+            f: std::ptr::null_mut(),
+            kernel_params: std::ptr::null_mut(),
+            extra: std::ptr::null_mut(),
+        };
+        let raw = (&ex as *const LaunchKernelExParams).cast();
+        assert_eq!(
+            unsafe { stream_and_shared(Api::LaunchKernelEx, raw) },
+            (stream, 1024)
+        );
+        assert_eq!(unsafe { grid_blocks(Api::LaunchKernelEx, raw) }, 16);
     }
 }

@@ -1,7 +1,8 @@
 // A test application for `phasecheck fuzz --app` (issue 27): our own host program around the
 // stock CUTLASS 3.x sm90 Pingpong GEMM (two consumer warp groups taking turns through the
 // math order barrier, one producer warp group issuing TMA loads, the TMA-store epilogue),
-// bf16 x bf16 -> f32, 64x128x64 tiles, cluster 1x1x1. It runs the GEMM ITERS times through
+// bf16 x bf16 -> f32, 64x128x64 tiles, cluster 1x1x1 (with -DCOOPERATIVE_CLUSTER2: the
+// Cooperative schedule, 128x128x64 tiles, a 2x1 cluster with TMA multicast). It runs the GEMM ITERS times through
 // CUTLASS's GemmUniversalAdapter (cudaLaunchKernelEx underneath) and checks D against a naive
 // reference kernel, so that a swapped-in instrumented kernel is seen to compute the same result.
 //
@@ -34,21 +35,32 @@ using ElementAccumulator = float;
 using LayoutA = cutlass::layout::RowMajor;
 using LayoutB = cutlass::layout::ColumnMajor;
 using LayoutC = cutlass::layout::ColumnMajor;
+#ifdef COOPERATIVE_CLUSTER2
+// The second kernel of the test: CUTLASS's Cooperative schedule (both consumer warp groups on
+// one 128x128 tile) on a 2x1 cluster, B multicast by TMA to both blocks of the cluster.
+using TileShape = Shape<_128, _128, _64>;
+using ClusterShape = Shape<_2, _1, _1>;
+using MainloopSchedule = cutlass::gemm::KernelTmaWarpSpecializedCooperative;
+using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecializedCooperative;
+#else
 using TileShape = Shape<_64, _128, _64>;
 using ClusterShape = Shape<_1, _1, _1>;
+using MainloopSchedule = cutlass::gemm::KernelTmaWarpSpecializedPingpong;
+using EpilogueSchedule = cutlass::epilogue::TmaWarpSpecialized;
+#endif
 
 using CollectiveEpilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
     cutlass::epilogue::collective::EpilogueTileAuto, ElementAccumulator, ElementAccumulator,
     ElementC, LayoutC, 4, ElementC, LayoutC, 4,
-    cutlass::epilogue::TmaWarpSpecialized>::CollectiveOp;
+    EpilogueSchedule>::CollectiveOp;
 
 using CollectiveMainloop = typename cutlass::gemm::collective::CollectiveBuilder<
     cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementA, LayoutA, 8, ElementB, LayoutB, 8,
     ElementAccumulator, TileShape, ClusterShape,
     cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(
         sizeof(typename CollectiveEpilogue::SharedStorage))>,
-    cutlass::gemm::KernelTmaWarpSpecializedPingpong>::CollectiveOp;
+    MainloopSchedule>::CollectiveOp;
 
 using GemmKernel = cutlass::gemm::kernel::GemmUniversal<Shape<int, int, int, int>, CollectiveMainloop,
                                                         CollectiveEpilogue>;
