@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
       if (bad_iters <= 3) std::printf("iteration %d: %zu of %zu elements differ from the reference\n", it, wrong, hd.size());
     }
   }
-  std::printf("pingpong_gemm %dx%dx%d on %d SMs: %d iterations, %d with a wrong result\n", M, N, K,
+  std::printf("%s %dx%dx%d on %d SMs: %d iterations, %d with a wrong result\n", argv[0], M, N, K,
               args.hw_info.sm_count, iters, bad_iters);
   return bad_iters ? 1 : 0;
 }
