@@ -157,9 +157,13 @@ fn the_real_kernel_runs_clean_and_its_count_bug_is_stuck() {
     // The consumer warp at its full-barrier wait, the producer warp at its empty-barrier wait,
     // in all 8 blocks, each at its line of handoff.cu.
     assert!(
-        t.contains("256 thread(s) in 8 block(s), tid 32-63") || t.contains("tid 32-63"),
+        t.contains("stuck at handoff.cu:54 (via line 35)")
+            && t.contains("256 thread(s) in 8 block(s), tid 0-31"),
         "{t}"
     );
-    assert!(t.contains("tid 0-31"), "{t}");
-    assert!(t.contains("stuck at handoff.cu:"), "{t}");
+    assert!(
+        t.contains("stuck at handoff.cu:63 (via line 35)")
+            && t.contains("256 thread(s) in 8 block(s), tid 32-63"),
+        "{t}"
+    );
 }
