@@ -118,10 +118,13 @@ fn the_real_kernel_runs_clean_and_its_count_bug_is_stuck() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let (app, ptx) = (dir.join("handoff"), dir.join("handoff.ptx"));
     let (bug_app, bug_ptx) = (dir.join("handoff_bug"), dir.join("handoff_bug.ptx"));
+    let (sync_app, sync_ptx) = (dir.join("handoff_sync"), dir.join("handoff_sync.ptx"));
     nvcc(&[], &app);
     nvcc(&["-ptx"], &ptx);
     nvcc(&["-DCOUNT_BUG"], &bug_app);
     nvcc(&["-DCOUNT_BUG", "-ptx"], &bug_ptx);
+    nvcc(&["-DSYNC_BUG"], &sync_app);
+    nvcc(&["-DSYNC_BUG", "-ptx"], &sync_ptx);
 
     let o = bin()
         .args(["fuzz", "--app", "--repeat", "50"])
@@ -157,13 +160,33 @@ fn the_real_kernel_runs_clean_and_its_count_bug_is_stuck() {
     // The consumer warp at its full-barrier wait, the producer warp at its empty-barrier wait,
     // in all 8 blocks, each at its line of handoff.cu.
     assert!(
-        t.contains("stuck at handoff.cu:54 (via line 35)")
+        t.contains("stuck at handoff.cu:57 (via line ")
             && t.contains("256 thread(s) in 8 block(s), tid 0-31"),
         "{t}"
     );
     assert!(
-        t.contains("stuck at handoff.cu:63 (via line 35)")
+        t.contains("stuck at handoff.cu:69 (via line ")
             && t.contains("256 thread(s) in 8 block(s), tid 32-63"),
+        "{t}"
+    );
+
+    // A `bar.sync` cannot be bounded: the producer hangs there, the watchdog ends the batch,
+    // and the consumer's records (its wait bound expired first) are read while the kernel runs.
+    let o = bin()
+        .args(["fuzz", "--app", "--wait-bound-ms", "50", "--watchdog", "3"])
+        .arg(&sync_ptx)
+        .arg("--")
+        .arg(&sync_app)
+        .args(["64", "1"])
+        .output()
+        .expect("runs");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("result: HANG"), "{t}");
+    assert!(t.contains("a batch that never finished (watchdog)"), "{t}");
+    assert!(t.contains("run 0: exit 124"), "{t}");
+    assert!(
+        t.contains("stuck at handoff.cu:69 (via line ") && t.contains("tid 32-63"),
         "{t}"
     );
 }

@@ -60,7 +60,7 @@ pub struct AppSummary {
     pub launches: u64,
     /// Blocks those launches ran.
     pub blocks: u64,
-    /// Launches with at least one stuck thread.
+    /// Launches with at least one stuck thread (completed or hung).
     pub stuck_launches: u64,
     pub hangs: u64,
     pub errors: Vec<String>,
@@ -83,7 +83,12 @@ impl AppSummary {
                         seeds_stuck.insert(s.seed, ());
                     }
                 }
-                Event::Hang { .. } => self.hangs += 1,
+                Event::Hang { stuck, .. } => {
+                    self.hangs += 1;
+                    for s in stuck {
+                        seeds_stuck.insert(s.seed, ());
+                    }
+                }
                 Event::Error { message } => self.errors.push(message.clone()),
                 Event::Loaded { .. } => {}
             }
