@@ -7,17 +7,27 @@ This module maps Triton's arguments to the PTX kernel's parameters (constexprs a
 in and have none; a host tensor descriptor `tensordesc<T[shape]>` becomes its 128-byte tensor
 map, then one i32 per dimension of the tensor's shape, then one i64 per stride; two scratch
 pointers close the list) and calls `phasecheck.verify_ptx`.
+
+Launch hook: instead of writing the arguments by hand, record the launches a program makes,
+as `phasecheck capture` does for CUDA programs, and check each with the values it ran with:
+
+    with phasecheck.triton.capture() as launches:
+        matmul[grid](a_desc, b_desc, c, M, N, K, BM=128, BN=64, BK=64)
+    for launch in launches:
+        assert phasecheck.triton.verify_launch(launch).verdict == "ok"
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import PhasecheckError, InputError, Report, verify_ptx as _verify_ptx
 
-__all__ = ["parameters", "verify"]
+__all__ = ["Launch", "capture", "parameters", "verify", "verify_launch"]
 
 _DTYPE_BYTES = {
     "fp8e4nv": 1, "fp8e5": 1, "fp8e4b15": 1, "fp8e4b8": 1, "fp8e5b16": 1, "i8": 1, "u8": 1,
@@ -176,3 +186,71 @@ def verify(
         kernel=name,
         **options,
     )
+
+
+@dataclass
+class Launch:
+    """One launch recorded by `capture`: the compiled kernel, its grid and the values of its
+    integer arguments by Triton name (pointers, tensors, tensor descriptors and floats are left
+    out: `verify` fills in what it needs of them from the kernel)."""
+
+    kernel: Any
+    grid: Tuple[int, int, int]
+    args: Dict[str, int] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return getattr(self.kernel, "name", None) or str(_meta(self.kernel, "name"))
+
+
+def _int_args(kernel: Any, values: Sequence[Any]) -> Dict[str, int]:
+    src = getattr(kernel, "src", None)
+    fn = getattr(src, "fn", None)
+    names = list(getattr(fn, "arg_names", None) or getattr(src, "signature", {}) or [])
+    out: Dict[str, int] = {}
+    for name, value in zip(names, values):
+        if isinstance(value, bool):
+            out[name] = int(value)
+        elif isinstance(value, int):
+            out[name] = value
+    return out
+
+
+@contextlib.contextmanager
+def capture() -> Iterator[List[Launch]]:
+    """Record every Triton kernel launch made inside the `with` block (the launch hook).
+
+    Triton computes a kernel's launch metadata on every launch, by `kernel[grid](...)` or a
+    `@triton.jit` function's call, before it runs it; the hook wraps that step, so it sees the
+    compiled kernel, the grid and the argument values, and then lets the launch go on as it
+    would. The list yielded fills as launches happen. Not thread-safe: one capture at a time.
+    """
+    try:
+        from triton.compiler.compiler import CompiledKernel
+    except ImportError as e:  # pragma: no cover - only without Triton
+        raise PhasecheckError(f"phasecheck.triton.capture needs Triton: {e}") from e
+    launches: List[Launch] = []
+    original = CompiledKernel.launch_metadata
+
+    def recording(self: Any, grid: Any, stream: Any, *args: Any) -> Any:
+        dims = tuple(int(d) for d in grid) + (1,) * (3 - len(tuple(grid)))
+        launches.append(Launch(self, dims[:3], _int_args(self, args)))
+        return original(self, grid, stream, *args)
+
+    CompiledKernel.launch_metadata = recording
+    try:
+        yield launches
+    finally:
+        CompiledKernel.launch_metadata = original
+
+
+def verify_launch(launch: Launch, args: Optional[Mapping[str, Any]] = None, **options: Any) -> Report:
+    """Check a recorded launch with the values it ran with (`args` adds or overrides some);
+    other keyword `options` go to `verify`."""
+    values: Dict[str, Any] = dict(launch.args)
+    values.update(args or {})
+    _, constexprs = _signature(launch.kernel)
+    index = dict(parameters(launch.kernel))
+    # Only arguments that have a PTX parameter: constexprs are compiled in.
+    given = {k: v for k, v in values.items() if k in index and k not in constexprs}
+    return verify(launch.kernel, given, grid=launch.grid, **options)

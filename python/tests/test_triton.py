@@ -136,3 +136,55 @@ def test_an_expected_byte_count_too_small_is_found(kernel):
     report = phasecheck.triton.verify(Edited(kernel, bug), ARGS)
     assert report.verdict == "hazard", report.findings
     assert report.errors
+
+
+@pytest.fixture
+def no_gpu_hooks(monkeypatch):
+    """Triton's own launch hooks cleared: then computing the launch metadata returns before it
+    loads the kernel on a GPU, so the capture hook runs here as it does on a GPU machine."""
+    from triton import knobs
+
+    monkeypatch.setattr(knobs.runtime, "launch_enter_hook", None)
+
+
+def launch(kernel, grid, *args):
+    """What Triton does first on every launch (`kernel[grid](...)` and a `@triton.jit` call):
+    compute the launch metadata from the grid and every argument, constexprs included."""
+    return kernel.launch_metadata(grid, None, *args)
+
+
+def test_capture_records_each_launch_with_its_values(kernel, no_gpu_hooks):
+    with phasecheck.triton.capture() as launches:
+        launch(kernel, (2, 4), object(), object(), object(), 256, 256, 256, 128, 64, 64)
+        launch(kernel, (2,), object(), object(), object(), 128, 128, 64, 128, 64, 64)
+    assert [(l.grid, l.name) for l in launches] == [((2, 4, 1), kernel.name), ((2, 1, 1), kernel.name)]
+    assert launches[0].args == {"M": 256, "N": 256, "K": 256, "BM": 128, "BN": 64, "BK": 64}
+    assert launches[1].args["K"] == 64
+    for l in launches:
+        report = phasecheck.triton.verify_launch(l)
+        assert report.verdict == "ok", [(f.rule, f.message) for f in report.findings]
+
+
+def test_capture_restores_triton_after_the_block(kernel, no_gpu_hooks):
+    from triton.compiler.compiler import CompiledKernel
+
+    before = CompiledKernel.launch_metadata
+    with pytest.raises(RuntimeError):
+        with phasecheck.triton.capture():
+            raise RuntimeError("the program under test fails")
+    assert CompiledKernel.launch_metadata is before
+    with phasecheck.triton.capture() as launches:
+        pass
+    launch(kernel, (1,), None, None, None, 1, 1, 1, 128, 64, 64)
+    assert launches == []
+
+
+def test_a_captured_launch_is_checked_with_its_own_values(kernel, no_gpu_hooks):
+    # The recorded K is what the check uses: a launch whose K is missing (a float, here) is
+    # refused for the trip count, as a hand-written call without K is.
+    with phasecheck.triton.capture() as launches:
+        launch(kernel, (2, 4), None, None, None, 256, 256, 256.0, 128, 64, 64)
+    assert "K" not in launches[0].args
+    with pytest.raises(phasecheck.InputError, match="param_13|13"):
+        phasecheck.triton.verify_launch(launches[0])
+    assert phasecheck.triton.verify_launch(launches[0], {"K": 256}).verdict == "ok"
