@@ -330,7 +330,10 @@ fn fixture_options(name: &str) -> (ptx::Options, bool) {
             opts(Some(96), &[("2", 2)], &destructor(name))
         }
         "poll_two.ptx" | "poll_two_either.ptx" => opts(Some(34), &[("3", 4)], &[]),
-        "warp_split.ptx" | "warp_split_divergent.ptx" => opts(Some(96), &[], &[]),
+        "warp_split.ptx"
+        | "warp_split_divergent.ptx"
+        | "warp_groups_bar.ptx"
+        | "warp_groups_bar_divergent.ptx" => opts(Some(96), &[], &[]),
         "wgmma_lambda.ptx" => wgmma_lambda(),
         "many_roles.ptx" => opts(Some(512), &[], &[]),
         "warp_converged.ptx" | "warp_converged_no_converge.ptx" => warp_converged(),
