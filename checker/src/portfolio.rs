@@ -90,11 +90,18 @@ pub struct Portfolio<'p> {
     run_length: Option<u64>,
     pauses: u32,
     rounds: u32,
+    /// The check's time limit (`--max-time`, counted from the start of the search): walks
+    /// stop there ([`HuntOptions::deadline`]).
+    deadline: Option<std::time::Instant>,
     pub hunted: Hunted,
 }
 
 impl<'p> Portfolio<'p> {
-    pub fn new(program: &'p Program, options: &CheckOptions) -> Self {
+    pub fn new(
+        program: &'p Program,
+        options: &CheckOptions,
+        deadline: Option<std::time::Instant>,
+    ) -> Self {
         let mut raw = PhaseModel::new(program, options.max_loop_trips, false);
         raw.por = false;
         raw.goal = options.goal.clone();
@@ -106,6 +113,7 @@ impl<'p> Portfolio<'p> {
             run_length: None,
             pauses: 0,
             rounds: 0,
+            deadline,
             hunted: Hunted {
                 findings: Vec::new(),
                 walks: 0,
@@ -130,7 +138,7 @@ impl<'p> Portfolio<'p> {
             init: init.clone(),
         };
         if self.pauses == 0 {
-            self.run_length = hunt::run_length(&search, RUN_LENGTH_MAX);
+            self.run_length = hunt::run_length(&search, RUN_LENGTH_MAX, self.deadline);
         }
         // The fixed caps are for time; a long kernel's walks still reach its end: at least
         // twice the measured run length (a walk ends earlier by itself when the run does).
@@ -148,6 +156,7 @@ impl<'p> Portfolio<'p> {
                 first_round: self.rounds,
                 max_rounds: rounds,
                 max_steps,
+                deadline: self.deadline,
                 ..HuntOptions::default()
             },
         );
