@@ -183,6 +183,7 @@ impl<'p> Portfolio<'p> {
         // the results are merged in the groups' order, so the report does not depend on the
         // number of threads.
         let raw = &self.raw;
+        let deadline = self.deadline;
         let shortened: Vec<Option<Finding>> = {
             use rayon::prelude::*;
             groups
@@ -206,8 +207,13 @@ impl<'p> Portfolio<'p> {
                     }
                     let (mut f, j) = best?;
                     let hit = &hits[j];
-                    let (path, by_step) =
-                        shorten(&search, init, hit.path.clone(), hit.by_step, key);
+                    let (path, by_step) = shorten(
+                        &search,
+                        init,
+                        (hit.path.clone(), hit.by_step),
+                        key,
+                        deadline,
+                    );
                     if let Some(g) = crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
                         && g.trace.len() <= f.trace.len()
                     {
@@ -278,18 +284,23 @@ fn reaches(
 
 /// Shorten a walk's path: drop ever smaller chunks of it while the replay still reaches the
 /// finding (delta debugging, at most [`SHORTEN_TRIES`] replays and [`SHORTEN_STEPS`] replayed
-/// steps). Deterministic.
+/// steps, and none past the check's `deadline`: at 768 threads its replays ran minutes past
+/// `--max-time`). Deterministic unless the deadline stops it.
 fn shorten(
     search: &Search,
     init: &State,
-    path: Vec<u32>,
-    by_step: bool,
+    (path, by_step): (Vec<u32>, bool),
     key: (&'static str, protocols::Span),
+    deadline: Option<std::time::Instant>,
 ) -> (Vec<u32>, bool) {
     let mut best = (path, by_step);
     let mut tries = 0;
     let mut steps = 0;
-    let budget = |tries: u32, steps: usize| tries < SHORTEN_TRIES && steps < SHORTEN_STEPS;
+    let budget = |tries: u32, steps: usize| {
+        tries < SHORTEN_TRIES
+            && steps < SHORTEN_STEPS
+            && deadline.is_none_or(|d| std::time::Instant::now() < d)
+    };
     let mut chunk = best.0.len() / 2;
     while chunk >= 1 && budget(tries, steps) {
         let mut i = 0;
