@@ -48,6 +48,10 @@ pub struct HuntOptions {
     pub max_steps: u32,
     /// Stop after the first round that found something.
     pub stop_at_first_hit: bool,
+    /// Stop every walk, and the hunt, at this instant (the check's `--max-time`): a walk at
+    /// 768 threads takes seconds, and a round of them ran minutes past the limit (issue 24,
+    /// the 2x1-cluster CUTLASS GEMM). Only a check that hits its time limit depends on it.
+    pub deadline: Option<Instant>,
 }
 
 impl Default for HuntOptions {
@@ -58,6 +62,7 @@ impl Default for HuntOptions {
             max_rounds: 64,
             max_steps: 200_000,
             stop_at_first_hit: true,
+            deadline: None,
         }
     }
 }
@@ -118,7 +123,7 @@ where
         let results: Vec<(Vec<Hit<M::Finding>>, u64)> = (first
             ..first + u64::from(options.walks_per_round))
             .into_par_iter()
-            .map(|w| walk(model, w, options.max_steps))
+            .map(|w| walk(model, w, options.max_steps, options.deadline))
             .collect();
         for (hits, n) in results {
             walks += 1;
@@ -137,6 +142,9 @@ where
         if options.stop_at_first_hit && met & model.goals() == model.goals() {
             break;
         }
+        if options.deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
     }
     Hunt {
         hits: best.into_values().collect(),
@@ -149,14 +157,21 @@ where
 /// How many steps one random schedule of the model takes to its end (every thread finished, or
 /// a dead end), if it ends within `cap` steps: the protocol's own run length, which caps the
 /// walks from below so that they reach the end of a long kernel (a bug late in its pipeline),
-/// whatever the fixed step caps say. Deterministic (walk 0's seed).
-pub fn run_length<M: Walkable>(model: &M, cap: u32) -> Option<u64> {
-    let (_, steps) = walk(model, 0, cap);
-    (steps < u64::from(cap)).then_some(steps)
+/// whatever the fixed step caps say. Deterministic (walk 0's seed); `None` too when the
+/// `deadline` stopped it.
+pub fn run_length<M: Walkable>(model: &M, cap: u32, deadline: Option<Instant>) -> Option<u64> {
+    let (_, steps) = walk(model, 0, cap, deadline);
+    let stopped = deadline.is_some_and(|d| Instant::now() >= d);
+    (steps < u64::from(cap) && !stopped).then_some(steps)
 }
 
 /// One walk; returns its hits and the number of steps it took.
-fn walk<M: Walkable>(model: &M, index: u64, max_steps: u32) -> (Vec<Hit<M::Finding>>, u64) {
+fn walk<M: Walkable>(
+    model: &M,
+    index: u64,
+    max_steps: u32,
+    deadline: Option<Instant>,
+) -> (Vec<Hit<M::Finding>>, u64) {
     let mut rng = Rng::new(index.wrapping_mul(0xD129_0A6B_2F3C_4E5D) ^ 0x5EED);
     let kind = index % 3;
     let n = model.threads();
@@ -180,6 +195,9 @@ fn walk<M: Walkable>(model: &M, index: u64, max_steps: u32) -> (Vec<Hit<M::Findi
     let mut found = Vec::new();
     let mut last_label: Option<u64> = None;
     for step in 0..u64::from(max_steps) {
+        if step % 64 == 63 && deadline.is_some_and(|d| Instant::now() >= d) {
+            return (hits, step);
+        }
         actions.clear();
         model.actions(&state, &mut actions);
         found.clear();

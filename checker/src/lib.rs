@@ -135,12 +135,16 @@ pub fn check_with_progress(
             after_findings: (!options.exhaustive).then_some(AFTER_FINDINGS),
             pause_at: (!options.exhaustive).then_some(portfolio::PAUSE_AT),
         };
-        // Made at the first pause: most searches finish before one.
+        // Made at the first pause: most searches finish before one. Its walks stop at the
+        // check's time limit, counted from here.
+        let deadline = options
+            .max_time
+            .and_then(|t| std::time::Instant::now().checked_add(t));
         let mut portfolio: Option<portfolio::Portfolio> = None;
         // Each pause runs one round of walks, longer each time (steps, not time).
         let mut hook = || {
-            let portfolio =
-                portfolio.get_or_insert_with(|| portfolio::Portfolio::new(program, options));
+            let portfolio = portfolio
+                .get_or_insert_with(|| portfolio::Portfolio::new(program, options, deadline));
             portfolio.pause().then(|| {
                 (
                     format!(

@@ -90,11 +90,18 @@ pub struct Portfolio<'p> {
     run_length: Option<u64>,
     pauses: u32,
     rounds: u32,
+    /// The check's time limit (`--max-time`, counted from the start of the search): walks
+    /// stop there ([`HuntOptions::deadline`]).
+    deadline: Option<std::time::Instant>,
     pub hunted: Hunted,
 }
 
 impl<'p> Portfolio<'p> {
-    pub fn new(program: &'p Program, options: &CheckOptions) -> Self {
+    pub fn new(
+        program: &'p Program,
+        options: &CheckOptions,
+        deadline: Option<std::time::Instant>,
+    ) -> Self {
         let mut raw = PhaseModel::new(program, options.max_loop_trips, false);
         raw.por = false;
         raw.goal = options.goal.clone();
@@ -106,6 +113,7 @@ impl<'p> Portfolio<'p> {
             run_length: None,
             pauses: 0,
             rounds: 0,
+            deadline,
             hunted: Hunted {
                 findings: Vec::new(),
                 walks: 0,
@@ -130,7 +138,7 @@ impl<'p> Portfolio<'p> {
             init: init.clone(),
         };
         if self.pauses == 0 {
-            self.run_length = hunt::run_length(&search, RUN_LENGTH_MAX);
+            self.run_length = hunt::run_length(&search, RUN_LENGTH_MAX, self.deadline);
         }
         // The fixed caps are for time; a long kernel's walks still reach its end: at least
         // twice the measured run length (a walk ends earlier by itself when the run does).
@@ -148,6 +156,7 @@ impl<'p> Portfolio<'p> {
                 first_round: self.rounds,
                 max_rounds: rounds,
                 max_steps,
+                deadline: self.deadline,
                 ..HuntOptions::default()
             },
         );
@@ -174,6 +183,7 @@ impl<'p> Portfolio<'p> {
         // the results are merged in the groups' order, so the report does not depend on the
         // number of threads.
         let raw = &self.raw;
+        let deadline = self.deadline;
         let shortened: Vec<Option<Finding>> = {
             use rayon::prelude::*;
             groups
@@ -197,8 +207,13 @@ impl<'p> Portfolio<'p> {
                     }
                     let (mut f, j) = best?;
                     let hit = &hits[j];
-                    let (path, by_step) =
-                        shorten(&search, init, hit.path.clone(), hit.by_step, key);
+                    let (path, by_step) = shorten(
+                        &search,
+                        init,
+                        (hit.path.clone(), hit.by_step),
+                        key,
+                        deadline,
+                    );
                     if let Some(g) = crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
                         && g.trace.len() <= f.trace.len()
                     {
@@ -269,18 +284,23 @@ fn reaches(
 
 /// Shorten a walk's path: drop ever smaller chunks of it while the replay still reaches the
 /// finding (delta debugging, at most [`SHORTEN_TRIES`] replays and [`SHORTEN_STEPS`] replayed
-/// steps). Deterministic.
+/// steps, and none past the check's `deadline`: at 768 threads its replays ran minutes past
+/// `--max-time`). Deterministic unless the deadline stops it.
 fn shorten(
     search: &Search,
     init: &State,
-    path: Vec<u32>,
-    by_step: bool,
+    (path, by_step): (Vec<u32>, bool),
     key: (&'static str, protocols::Span),
+    deadline: Option<std::time::Instant>,
 ) -> (Vec<u32>, bool) {
     let mut best = (path, by_step);
     let mut tries = 0;
     let mut steps = 0;
-    let budget = |tries: u32, steps: usize| tries < SHORTEN_TRIES && steps < SHORTEN_STEPS;
+    let budget = |tries: u32, steps: usize| {
+        tries < SHORTEN_TRIES
+            && steps < SHORTEN_STEPS
+            && deadline.is_none_or(|d| std::time::Instant::now() < d)
+    };
     let mut chunk = best.0.len() / 2;
     while chunk >= 1 && budget(tries, steps) {
         let mut i = 0;

@@ -881,6 +881,53 @@ fn lanes_of_a_warp_at_different_named_barrier_instructions_diverge() {
     );
 }
 
+/// Two warps of one named barrier in different roles (only the first warp meets at a
+/// `__syncwarp` and lets lane 0 store: CUTLASS's consumer warp group, whose first warp issues
+/// the epilogue's TMA store) wait at one `bar.sync 1, 64` instruction: the roles are merged
+/// there, the barrier is one statement, the first warp's `syncwarp` is kept under its whole-warp
+/// guard, and the kernel verifies. As two roles it was two statements and a false
+/// `barrier-divergence` (CUTLASS Pingpong, sm90_epilogue_tma_warpspecialized.hpp:711).
+#[test]
+fn warps_of_different_roles_at_one_named_barrier_instruction_are_one_statement() {
+    let c = check("warp_groups_bar.ptx", &opts(96, &[]));
+    assert_eq!(
+        c.report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+    let syncs =
+        c.ex.text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("bar_sync 1, 64"))
+            .count();
+    assert_eq!(syncs, 1, "{}", c.ex.text);
+    // The first warp's `__syncwarp` still orders lane 31's write before lane 0's read.
+    assert!(
+        c.ex.text.contains("if warp == 0 {\n    syncwarp"),
+        "{}",
+        c.ex.text
+    );
+}
+
+/// `-DDIVERGENT`: the second warp waits at another `bar.sync 1, 64` instruction: still
+/// `barrier-divergence`, at the `// BUG` line.
+#[test]
+fn warps_at_different_named_barrier_instructions_still_diverge() {
+    let c = check("warp_groups_bar_divergent.ptx", &opts(96, &[]));
+    assert_eq!(c.report.verdict, Verdict::Hazard, "{}", c.ex.text);
+    assert_eq!(errors(&c), vec!["barrier-divergence"], "{}", c.ex.text);
+    let bug = line_of("warp_groups_bar.cu", "// BUG");
+    assert!(
+        finding_lines(&c)
+            .iter()
+            .any(|(f, l, _)| f.ends_with("warp_groups_bar.cu") && *l == bug),
+        "no finding at warp_groups_bar.cu:{bug}: {:?}",
+        finding_lines(&c)
+    );
+}
+
 fn triton_opts(k: i64) -> ptx::Options {
     // M, N, K (parameters 15-17); the bytes one copy through each tensor descriptor moves: A
     // 64 x 64 and B 128 x 64 fp16 per k-tile (8 192 + 16 384 = the 24 576 bytes expected per

@@ -1064,12 +1064,49 @@ fn op_step(
                 return Next::Unknown;
             }
         }
-        Op::Tma { multicast, .. } => {
-            if multicast.is_some() {
-                return Next::Unknown;
-            }
+        Op::Tma {
+            multicast: None, ..
+        } => {
             flag(&mut run.bufs, ids[0], X_WRITE);
             flag(&mut run.bars, ids[1], B_TX);
+        }
+        // A multicast copy writes the same CTA-relative buffer and signals the same
+        // CTA-relative barrier in every block of its mask, as the transition does
+        // (`Exec::step`, `Op::Tma`): follow it there instead of giving up the whole run (a
+        // CUTLASS cluster producer multicasts every k-tile; issue 24 point 3).
+        Op::Tma {
+            dst,
+            bar,
+            multicast: Some(e),
+            ..
+        } => {
+            let Some(mask) = eval(e, p) else {
+                return Next::Unknown;
+            };
+            let ti = &m.threads[u as usize];
+            let k = &m.kernels[ti.kernel as usize];
+            if mask <= 0 || mask >= (1i64 << k.cluster) {
+                // The transition reports it as a model error: no footprint to promise.
+                return Next::Unknown;
+            }
+            let bar_o = i64::from(m.program.object(bar.object).count());
+            let buf_o = i64::from(m.program.object(dst.object).count());
+            for c in 0..k.cluster {
+                if mask & (1 << c) == 0 {
+                    continue;
+                }
+                let delta = i64::from(k.first_block + c) - i64::from(own);
+                let b = i64::from(ids[1]) + delta * bar_o;
+                let x = i64::from(ids[0]) + delta * buf_o;
+                if b < 0 || x < 0 || b as usize >= s.bars.len() || x as usize >= m.buf_block.len() {
+                    return Next::Unknown;
+                }
+                if delta != 0 {
+                    run.remote = true;
+                }
+                flag(&mut run.bufs, x as u32, X_WRITE);
+                flag(&mut run.bars, b as u32, B_TX);
+            }
         }
         Op::Read { .. }
         | Op::Load { .. }
