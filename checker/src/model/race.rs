@@ -13,6 +13,7 @@
 //!    `store_release` / `load_acquire` are accesses too, which race only when they are not
 //!    morally strong ([`Access::strong`]).
 
+use super::bytes;
 use super::code::Instr;
 use super::exec::peek_bar;
 use super::state::*;
@@ -44,6 +45,8 @@ struct Enabled {
     value: Option<i64>,
     /// A flag's `store_release` / `load_acquire`: its scope ([`LVL_NONE`]: weak).
     strong: Level,
+    /// The bytes it touches (`bytes.rs`); `None`: the whole instance.
+    bytes: Option<bytes::Side>,
 }
 
 /// Two accesses of threads `u` and `v` with these strengths are morally strong: both strong,
@@ -136,6 +139,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                         _ => None,
                     },
                     strong,
+                    bytes: bytes::enabled_side(m, t, th.pc, &th.locals),
                 });
             }
         }
@@ -149,6 +153,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kw: "cp_async",
                 value: None,
                 strong: LVL_NONE,
+                bytes: None,
             });
         }
         for &(x, _, pc) in &th.bulk {
@@ -161,6 +166,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kw: "tma_store",
                 value: None,
                 strong: LVL_NONE,
+                bytes: None,
             });
         }
     }
@@ -178,6 +184,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kw: "tma",
                 value: None,
                 strong: LVL_NONE,
+                bytes: None,
             });
         }
     }
@@ -245,6 +252,7 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
                 || a.agent == b.agent
                 || !a.kind.conflicts(b.kind)
                 || morally_strong(m, a.thread, a.strong, b.thread, b.strong)
+                || !bytes::overlap(m, a.bytes, b.bytes)
             {
                 continue;
             }
@@ -305,6 +313,14 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
             let unordered = need != LVL_NONE
                 && !e.ordered_before(a.thread)
                 && !morally_strong(m, u, e.strong, a.thread, a.strong);
+            // Nothing to report unless unordered, or an async access after an unfenced generic
+            // one; and then only where the bytes meet (asked last: it is the dearest test).
+            let proxy = a.kind.is_async() && !e.kind.is_async() && !fenced_for(e, a, u);
+            if !(unordered && !(e.kind.is_async() && a.kind.is_async())) && !proxy
+                || !bytes::overlap(m, bytes::kept_side(m, u, e), a.bytes)
+            {
+                continue;
+            }
             let e_span = m.code_of(u).instrs[e.pc as usize].span();
             let e_what = || {
                 format!(
