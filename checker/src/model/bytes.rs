@@ -323,3 +323,15 @@ pub fn kept_side_at(m: &PhaseModel, t: u32, pc: u32, key: i64) -> Option<Side> {
         len: r.len,
     })
 }
+
+/// Accesses of one statement with one key by different threads of one range group whose
+/// threads each touch their own bytes never overlap: this class (kernel, statement, group,
+/// key), compared before anything else in the race check (128 lanes storing their fragments
+/// are 8 128 pairs in every state).
+pub fn owned_class(m: &PhaseModel, s: Option<Side>) -> Option<(u32, u32, u32, i64)> {
+    let s = s?;
+    let k = m.threads[s.thread as usize].kernel;
+    let g = m.ranges.group_of[s.thread as usize];
+    let st = m.ranges.stmt(k, s.pc)?;
+    st.owned[g as usize].then_some((k, s.pc, g, s.key))
+}

@@ -246,10 +246,12 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         }
     };
     // 1. Co-enabled conflicting accesses.
+    let owned: Vec<_> = acc.iter().map(|a| bytes::owned_class(m, a.bytes)).collect();
     for (i, a) in acc.iter().enumerate() {
-        for b in &acc[i + 1..] {
+        for (j, b) in acc.iter().enumerate().skip(i + 1) {
             if a.buf != b.buf
                 || a.agent == b.agent
+                || owned[i].is_some() && owned[i] == owned[j]
                 || !a.kind.conflicts(b.kind)
                 || morally_strong(m, a.thread, a.strong, b.thread, b.strong)
                 || !bytes::overlap(m, a.bytes, b.bytes)
@@ -295,11 +297,17 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         .flat_map(|u| s.threads[u as usize].acc.iter().map(move |e| (u, e)))
         .collect();
     kept.sort_by_key(|&(_, e)| e.buf);
-    for a in &acc {
+    let kept_owned: Vec<_> = kept
+        .iter()
+        .map(|&(u, e)| bytes::owned_class(m, bytes::kept_side(m, u, e)))
+        .collect();
+    for (i, a) in acc.iter().enumerate() {
         let from = kept.partition_point(|&(_, e)| e.buf < a.buf);
         let to = kept.partition_point(|&(_, e)| e.buf <= a.buf);
-        for &(u, e) in &kept[from..to] {
-            if !e.kind.conflicts(a.kind) {
+        for (j, &(u, e)) in kept.iter().enumerate().take(to).skip(from) {
+            if !e.kind.conflicts(a.kind)
+                || owned[i].is_some() && owned[i] == kept_owned[j] && a.thread != u
+            {
                 continue;
             }
             // Program order covers a thread's own later accesses (the proxy rule still
