@@ -147,7 +147,7 @@ pub struct ObjRefAst {
     pub index: Option<Expr>,
     pub cta: Option<Expr>,
     /// `bytes OFF .. +LEN`: (OFF, LEN, the span of the clause).
-    pub bytes: Option<(Expr, Expr, Span)>,
+    pub bytes: Option<Box<(Expr, Expr, Span)>>,
     pub span: Span,
 }
 

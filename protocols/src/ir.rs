@@ -200,7 +200,7 @@ pub struct ObjRef {
     /// `bytes OFF .. +LEN` (buffer accesses only): the bytes of the instance the access
     /// touches; `None` = all of them.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<ByteRange>,
+    pub bytes: Option<Box<ByteRange>>,
     pub span: Span,
 }
 

@@ -30,7 +30,7 @@ use protocols::ir::{BinaryOp as BinOp, ByteRange, Expr, ExprKind, Op};
 /// The byte range of an operation, if it has one.
 pub fn op_range(op: &Op) -> Option<&ByteRange> {
     match op {
-        Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } => buf.bytes.as_ref(),
+        Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } => buf.bytes.as_deref(),
         _ => None,
     }
 }

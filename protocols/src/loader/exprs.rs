@@ -472,7 +472,8 @@ impl Loader<'_> {
         }
         let bytes = match &r.bytes {
             None => None,
-            Some((off, len, at)) => {
+            Some(b) => {
+                let (off, len, at) = &**b;
                 let off = self.expr(off);
                 let len_span = len.span;
                 let len = self.const_expr(len, "the length of a byte range");
@@ -496,7 +497,7 @@ impl Loader<'_> {
                 } else {
                     match len {
                         Some(l) if (1..=MAX_BYTE_RANGE).contains(&l) => {
-                            Some(ByteRange { off, len: l })
+                            Some(Box::new(ByteRange { off, len: l }))
                         }
                         Some(l) => {
                             self.error(

@@ -533,7 +533,7 @@ impl Parser<'_> {
             self.expect(Tok::DotDot)?;
             self.expect(Tok::Plus)?;
             let len = self.expr()?;
-            Some((off, len, at.to(self.prev_span())))
+            Some(Box::new((off, len, at.to(self.prev_span()))))
         } else {
             None
         };
