@@ -654,6 +654,10 @@ impl Stmt {
 struct Ctx<'a> {
     inp: &'a Input<'a>,
     objs: &'a Objects,
+    /// Per (rank, tid) key: is the write a part write (for instructions not in `ranged`).
+    part: HashMap<(u32, u32, usize), bool>,
+    /// Instructions whose accesses keep their bytes ([`ranged_instrs`]).
+    ranged: std::collections::HashSet<u32>,
     /// Per (rank, tid) key: the value tag of a store whose bytes are known (`value_tags`).
     values: HashMap<(u32, u32, usize), u32>,
     syncthreads_segments: bool,
@@ -894,16 +898,22 @@ impl Ctx<'_> {
                 }
                 p.push(txt("read "));
                 p.extend(o.buf(sh, *r));
-                p.extend(o.bytes(sh, *r));
+                if self.ranged.contains(&e.instr) {
+                    p.extend(o.bytes(sh, *r));
+                }
             }
             Ev::Write(r, _) => {
                 if self.on_barrier(*r) {
                     return None;
                 }
-                p.push(txt("write "));
+                let ranged = self.ranged.contains(&e.instr);
+                let part = !ranged && self.part.get(&(t.rank, t.tid, i)).copied().unwrap_or(false);
+                p.push(txt(if part { "write part " } else { "write " }));
                 p.extend(o.buf(sh, *r));
-                p.extend(o.bytes(sh, *r));
-                if let Some(v) = self.values.get(&(t.rank, t.tid, i)) {
+                if ranged {
+                    p.extend(o.bytes(sh, *r));
+                }
+                if let Some(v) = self.values.get(&(t.rank, t.tid, i)).filter(|_| !part) {
                     p.push(txt(&format!(" value {v}")));
                 }
             }
@@ -913,7 +923,9 @@ impl Ctx<'_> {
                 }
                 p.push(txt("mma "));
                 p.extend(o.buf(sh, *r));
-                p.extend(o.bytes(sh, *r));
+                if self.ranged.contains(&e.instr) {
+                    p.extend(o.bytes(sh, *r));
+                }
             }
         }
         Some(Stmt {
@@ -934,6 +946,107 @@ impl Ctx<'_> {
             .iter()
             .any(|&(a, b)| a <= r.at.off && r.at.off < b)
     }
+}
+
+/// The instructions whose accesses keep their bytes: at every occurrence, the offsets of the
+/// threads that run it are one function of `tid` that the role folding can write (`fit`). A
+/// swizzled layout (Triton's shared tiles) is not; its accesses fall back to `write part X`
+/// (when no other thread ever stores to its bytes: [`part_writes`]) or a whole-region access,
+/// rather than splitting the role into one `if` per thread.
+fn ranged_instrs(inp: &Input, objs: &Objects) -> std::collections::HashSet<u32> {
+    // Per (instruction, occurrence): (tid, offset in its region, length).
+    let mut per: HashMap<(u32, usize), Vec<(i64, i64, u64)>> = HashMap::new();
+    let mut count: HashMap<(u32, u32, u32), usize> = HashMap::new();
+    for t in &inp.traces {
+        for e in &t.events {
+            let r = match &e.ev {
+                Ev::Read(r) | Ev::Write(r, _) | Ev::Mma(r) => *r,
+                _ => continue,
+            };
+            let Some(s) = Objects::sym_of(inp.shared, r.at.off) else {
+                continue;
+            };
+            let Some(&(a, _)) = objs.syms[s]
+                .regions
+                .iter()
+                .find(|&&(a, b)| a <= r.at.off && r.at.off < b)
+            else {
+                continue;
+            };
+            let n = count.entry((t.rank, t.tid, e.instr)).or_default();
+            per.entry((e.instr, *n)).or_default().push((
+                i64::from(t.tid),
+                (r.at.off - a) as i64,
+                r.len,
+            ));
+            *n += 1;
+        }
+    }
+    let mut bad = std::collections::HashSet::new();
+    let mut all = std::collections::HashSet::new();
+    for ((instr, _), mut pts) in per {
+        all.insert(instr);
+        pts.sort_unstable();
+        pts.dedup();
+        let xy: Vec<(i64, i64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
+        let one_len = pts.iter().all(|p| p.2 == pts[0].2);
+        if !one_len || fit(&xy, true).is_none() {
+            bad.insert(instr);
+        }
+    }
+    all.difference(&bad).copied().collect()
+}
+
+/// Decide for every shared store whether it is a part write: it covers less than its region
+/// and no store of another thread overlaps it.
+fn part_writes(inp: &Input, objs: &Objects) -> HashMap<(u32, u32, usize), bool> {
+    // Per region: (start, end, thread, event) of every store.
+    type Store = (u64, u64, (u32, u32), usize);
+    let mut per: HashMap<(usize, u64), Vec<Store>> = HashMap::new();
+    for t in &inp.traces {
+        for (i, e) in t.events.iter().enumerate() {
+            if let Ev::Write(r, _) = &e.ev
+                && let Some(s) = Objects::sym_of(inp.shared, r.at.off)
+                && let Some(&(a, _)) = objs.syms[s]
+                    .regions
+                    .iter()
+                    .find(|&&(a, b)| a <= r.at.off && r.at.off < b)
+            {
+                per.entry((s, a)).or_default().push((
+                    r.at.off,
+                    r.at.off + r.len,
+                    (t.rank, t.tid),
+                    i,
+                ));
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for ((s, a), mut ws) in per {
+        let region = objs.syms[s]
+            .regions
+            .iter()
+            .copied()
+            .find(|&(x, _)| x == a)
+            .expect("a region");
+        ws.sort_unstable_by_key(|w| (w.0, w.1));
+        let mut shared_with_other = vec![false; ws.len()];
+        for i in 0..ws.len() {
+            let mut j = i + 1;
+            while j < ws.len() && ws[j].0 < ws[i].1 {
+                if ws[j].2 != ws[i].2 {
+                    shared_with_other[i] = true;
+                    shared_with_other[j] = true;
+                }
+                j += 1;
+            }
+        }
+        for (k, w) in ws.iter().enumerate() {
+            let whole = w.0 <= region.0 && w.1 >= region.1;
+            out.insert((w.2.0, w.2.1, w.3), !whole && !shared_with_other[k]);
+        }
+    }
+    out
 }
 
 /// The value tags of stores (`write X value N`): a store instruction whose every run, by any
@@ -1306,6 +1419,8 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
     resolve_tensor_bytes(&mut inp, &mut notes)?;
     let objs = collect_objects(&inp, &mut notes)?;
     let values = value_tags(&inp, &mut notes);
+    let part = part_writes(&inp, &objs);
+    let ranged = ranged_instrs(&inp, &objs);
 
     // Segments at __syncthreads.
     // Named block barriers too, when every thread meets all of them at the same instructions
@@ -1379,6 +1494,8 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
     let ctx = Ctx {
         inp: &inp,
         objs: &objs,
+        part,
+        ranged,
         values,
         syncthreads_segments: segments_ok,
         named_segments: named,
