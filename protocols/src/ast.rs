@@ -139,12 +139,15 @@ pub enum LetValue {
     },
 }
 
-/// `NAME`, `NAME[EXPR]`, `NAME @ EXPR`, `NAME[EXPR] @ EXPR`.
+/// `NAME`, `NAME[EXPR]`, `NAME @ EXPR`, `NAME[EXPR] @ EXPR`, each optionally followed by
+/// `bytes OFF .. +LEN` (the bytes of the buffer instance an access touches).
 #[derive(Clone, Debug)]
 pub struct ObjRefAst {
     pub name: Name,
     pub index: Option<Expr>,
     pub cta: Option<Expr>,
+    /// `bytes OFF .. +LEN`: (OFF, LEN, the span of the clause).
+    pub bytes: Option<Box<(Expr, Expr, Span)>>,
     pub span: Span,
 }
 

@@ -197,7 +197,19 @@ pub struct ObjRef {
     pub index: Option<Expr>,
     /// Cluster rank of the block whose instance is meant (`@ r`); `None` = own block.
     pub cta: Option<Expr>,
+    /// `bytes OFF .. +LEN` (buffer accesses only): the bytes of the instance the access
+    /// touches; `None` = all of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Box<ByteRange>>,
     pub span: Span,
+}
+
+/// The bytes `OFF .. OFF + LEN` of a buffer instance that one access touches (language.md,
+/// "Byte ranges"). `LEN` is a constant; `OFF` is evaluated by the accessing thread.
+#[derive(Clone, Debug, Serialize)]
+pub struct ByteRange {
+    pub off: Expr,
+    pub len: i64,
 }
 
 /// Memory scope of a release/acquire or fence.

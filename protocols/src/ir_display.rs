@@ -368,6 +368,9 @@ pub fn obj_ref(p: &Program, r: &ObjRef) -> String {
     if let Some(c) = &r.cta {
         let _ = write!(s, " @ {}", operand(p, c));
     }
+    if let Some(b) = &r.bytes {
+        let _ = write!(s, " bytes {} .. +{}", operand(p, &b.off), b.len);
+    }
     s
 }
 

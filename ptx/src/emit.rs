@@ -92,6 +92,30 @@ impl Objects {
         p
     }
 
+    /// ` bytes OFF .. +LEN` for an access of less than its region (language.md, "Byte
+    /// ranges"), else nothing. The offset is an integer piece, so that roles and loops fold it
+    /// (`4 * tid`, `k % 2 * 256 + ...`); the length is text, so that accesses of different
+    /// lengths are different statements (it must be a constant).
+    fn bytes(&self, shared: &[Placed], r: Range) -> Vec<Piece> {
+        let s = &self.syms[Self::sym_of(shared, r.at.off).expect("a known symbol")];
+        let Some(&(a, b)) = s
+            .regions
+            .iter()
+            .find(|&&(a, b)| a <= r.at.off && r.at.off < b)
+        else {
+            return Vec::new();
+        };
+        let len = r.len.max(1);
+        if r.at.off == a && r.at.off + len >= b {
+            return Vec::new();
+        }
+        vec![
+            Piece::T(" bytes ".into()),
+            Piece::I((r.at.off - a) as i64),
+            Piece::T(format!(" .. +{len}")),
+        ]
+    }
+
     fn buf(&self, shared: &[Placed], r: Range) -> Vec<Piece> {
         let s = &self.syms[Self::sym_of(shared, r.at.off).expect("a known symbol")];
         let idx = s
@@ -169,7 +193,8 @@ pub fn demangle_local(name: &str) -> String {
 fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Error> {
     let shared = inp.shared;
     let mut bars: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); shared.len()];
-    let mut ranges: Vec<Vec<(u64, u64)>> = vec![Vec::new(); shared.len()];
+    // (start, end, a plain load or store).
+    let mut ranges: Vec<Vec<(u64, u64, bool)>> = vec![Vec::new(); shared.len()];
     let sym = |off: u64, ev: &Event| -> Result<usize, Error> {
         Objects::sym_of(shared, off).ok_or_else(|| Error {
             message: format!("shared address {off:#x} is in no shared symbol"),
@@ -185,7 +210,8 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
             }
             if let Some(r) = access_range(&e.ev) {
                 let s = sym(r.at.off, e)?;
-                ranges[s].push((r.at.off, r.at.off + r.len.max(1)));
+                let plain = matches!(e.ev, Ev::Read(_) | Ev::Write(..));
+                ranges[s].push((r.at.off, r.at.off + r.len.max(1), plain));
             }
         }
     }
@@ -195,7 +221,7 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
         let mut rs = std::mem::take(&mut ranges[i]);
         // Accesses to a barrier's own bytes (reading the mbarrier word) are not buffer accesses.
         let before = rs.len();
-        rs.retain(|&(a, b)| !bars[i].iter().any(|&o| a < o + 8 && o < b));
+        rs.retain(|&(a, b, _)| !bars[i].iter().any(|&o| a < o + 8 && o < b));
         if rs.len() != before {
             notes.push(format!(
                 "{} plain loads or stores of mbarrier words in `{}` are not modelled",
@@ -204,11 +230,22 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
             ));
         }
         rs.sort_unstable();
+        // Overlapping ranges are one region. Plain loads and stores keep their bytes
+        // (`read X bytes ...`), so neighbouring ranges that only they touch are one region too
+        // (the elements of a stage that threads fill one each); a copy, a TMA store or a
+        // WGMMA operand accesses its whole region, which stays as small as its bytes.
         let mut regions: Vec<(u64, u64)> = Vec::new();
-        for (a, b) in rs {
-            match regions.last_mut() {
-                Some(last) if a < last.1 => last.1 = last.1.max(b),
-                _ => regions.push((a, b)),
+        let mut plain_only: Vec<bool> = Vec::new();
+        for (a, b, plain) in rs {
+            match (regions.last_mut(), plain_only.last_mut()) {
+                (Some(last), Some(p)) if a < last.1 || (a == last.1 && plain && *p) => {
+                    last.1 = last.1.max(b);
+                    *p &= plain;
+                }
+                _ => {
+                    regions.push((a, b));
+                    plain_only.push(plain);
+                }
             }
         }
         let base = demangle_local(&p.name);
@@ -617,8 +654,10 @@ impl Stmt {
 struct Ctx<'a> {
     inp: &'a Input<'a>,
     objs: &'a Objects,
-    /// Per (rank, tid) key: is the write a part write.
+    /// Per (rank, tid) key: is the write a part write (for instructions not in `ranged`).
     part: HashMap<(u32, u32, usize), bool>,
+    /// Instructions whose accesses keep their bytes ([`ranged_instrs`]).
+    ranged: std::collections::HashSet<u32>,
     /// Per (rank, tid) key: the value tag of a store whose bytes are known (`value_tags`).
     values: HashMap<(u32, u32, usize), u32>,
     syncthreads_segments: bool,
@@ -859,14 +898,21 @@ impl Ctx<'_> {
                 }
                 p.push(txt("read "));
                 p.extend(o.buf(sh, *r));
+                if self.ranged.contains(&e.instr) {
+                    p.extend(o.bytes(sh, *r));
+                }
             }
             Ev::Write(r, _) => {
                 if self.on_barrier(*r) {
                     return None;
                 }
-                let part = self.part.get(&(t.rank, t.tid, i)).copied().unwrap_or(false);
+                let ranged = self.ranged.contains(&e.instr);
+                let part = !ranged && self.part.get(&(t.rank, t.tid, i)).copied().unwrap_or(false);
                 p.push(txt(if part { "write part " } else { "write " }));
                 p.extend(o.buf(sh, *r));
+                if ranged {
+                    p.extend(o.bytes(sh, *r));
+                }
                 if let Some(v) = self.values.get(&(t.rank, t.tid, i)).filter(|_| !part) {
                     p.push(txt(&format!(" value {v}")));
                 }
@@ -877,6 +923,9 @@ impl Ctx<'_> {
                 }
                 p.push(txt("mma "));
                 p.extend(o.buf(sh, *r));
+                if self.ranged.contains(&e.instr) {
+                    p.extend(o.bytes(sh, *r));
+                }
             }
         }
         Some(Stmt {
@@ -897,6 +946,55 @@ impl Ctx<'_> {
             .iter()
             .any(|&(a, b)| a <= r.at.off && r.at.off < b)
     }
+}
+
+/// The instructions whose accesses keep their bytes: at every occurrence, the offsets of the
+/// threads that run it are one function of `tid` that the role folding can write (`fit`). A
+/// swizzled layout (Triton's shared tiles) is not; its accesses fall back to `write part X`
+/// (when no other thread ever stores to its bytes: [`part_writes`]) or a whole-region access,
+/// rather than splitting the role into one `if` per thread.
+fn ranged_instrs(inp: &Input, objs: &Objects) -> std::collections::HashSet<u32> {
+    // Per (instruction, occurrence): (tid, offset in its region, length).
+    let mut per: HashMap<(u32, usize), Vec<(i64, i64, u64)>> = HashMap::new();
+    let mut count: HashMap<(u32, u32, u32), usize> = HashMap::new();
+    for t in &inp.traces {
+        for e in &t.events {
+            let r = match &e.ev {
+                Ev::Read(r) | Ev::Write(r, _) | Ev::Mma(r) => *r,
+                _ => continue,
+            };
+            let Some(s) = Objects::sym_of(inp.shared, r.at.off) else {
+                continue;
+            };
+            let Some(&(a, _)) = objs.syms[s]
+                .regions
+                .iter()
+                .find(|&&(a, b)| a <= r.at.off && r.at.off < b)
+            else {
+                continue;
+            };
+            let n = count.entry((t.rank, t.tid, e.instr)).or_default();
+            per.entry((e.instr, *n)).or_default().push((
+                i64::from(t.tid),
+                (r.at.off - a) as i64,
+                r.len,
+            ));
+            *n += 1;
+        }
+    }
+    let mut bad = std::collections::HashSet::new();
+    let mut all = std::collections::HashSet::new();
+    for ((instr, _), mut pts) in per {
+        all.insert(instr);
+        pts.sort_unstable();
+        pts.dedup();
+        let xy: Vec<(i64, i64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
+        let one_len = pts.iter().all(|p| p.2 == pts[0].2);
+        if !one_len || fit(&xy, true).is_none() {
+            bad.insert(instr);
+        }
+    }
+    all.difference(&bad).copied().collect()
 }
 
 /// Decide for every shared store whether it is a part write: it covers less than its region
@@ -1320,8 +1418,9 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
     let mut notes = Vec::new();
     resolve_tensor_bytes(&mut inp, &mut notes)?;
     let objs = collect_objects(&inp, &mut notes)?;
-    let part = part_writes(&inp, &objs);
     let values = value_tags(&inp, &mut notes);
+    let part = part_writes(&inp, &objs);
+    let ranged = ranged_instrs(&inp, &objs);
 
     // Segments at __syncthreads.
     // Named block barriers too, when every thread meets all of them at the same instructions
@@ -1396,6 +1495,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         inp: &inp,
         objs: &objs,
         part,
+        ranged,
         values,
         syncthreads_segments: segments_ok,
         named_segments: named,

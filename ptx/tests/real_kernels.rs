@@ -339,6 +339,9 @@ fn fixture_options(name: &str) -> (ptx::Options, bool) {
         "warp_converged.ptx" | "warp_converged_no_converge.ptx" => warp_converged(),
         "cutlass/gemm_tma_ws.ptx" => opts(Some(256), &cutlass, &[]),
         "triton/matmul_ws.ptx" => opts(None, &triton, &[]),
+        "producer_consumer.ptx"
+        | "producer_consumer_one_init.ptx"
+        | "producer_consumer_overlap.ptx" => opts(Some(96), &[("0", 4)], &[]),
         other => panic!("fixture {other} has no options here: add it to `fixture_options`"),
     };
     (o, refused)
@@ -468,4 +471,58 @@ fn cutlass_pingpong_extracts_without_false_alarms_of_the_front_end() {
         .filter(|r| r.contains("bar_sync 1, 128"))
         .count();
     assert_eq!(roles_with_sync, 1, "{}", ex.text);
+}
+
+/// The Programming Guide's producer/consumer (`fixtures/producer_consumer.cu`, issue 24 point
+/// 2): the threads' elements are byte ranges of one buffer, each a term of `tid` of its own
+/// (so the threads of a role stay interchangeable), and an 8-byte store at a 4-byte stride
+/// (`-DOVERLAP_BUG`) is a data race at the store's line.
+#[test]
+fn thread_indexed_elements_are_byte_ranges_and_an_overlap_is_found() {
+    let o = opts(Some(96), &[("0", 4)], &[]);
+    let ex = extract("producer_consumer_one_init.ptx", &o);
+    for stmt in [
+        "write buffer bytes 4 * tid .. +4",
+        "write buffer bytes 128 + 4 * tid .. +4",
+        "read buffer bytes 4 * tid - 128 .. +4",
+    ] {
+        assert!(ex.text.contains(stmt), "no `{stmt}` in:\n{}", ex.text);
+    }
+    assert!(
+        !ex.text.contains("buffer["),
+        "elements are not buffers of their own:\n{}",
+        ex.text
+    );
+    let (ex, report) = check("producer_consumer_overlap.ptx", &o);
+    assert!(
+        ex.text.contains("write buffer bytes 4 * tid .. +8"),
+        "the 8-byte store:\n{}",
+        ex.text
+    );
+    let race = report
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "data-race")
+        .unwrap_or_else(|| panic!("no data race: {:?}", report.verdict));
+    // At the producer's call in the kernel, via the store in `producer` (line 23).
+    let line = cuda_line(
+        &ex,
+        "producer_consumer.cu",
+        "write buffer bytes 4 * tid .. +8",
+    );
+    assert_eq!(line, 69, "the call of `producer`");
+    let stmt = ex
+        .text
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with("write buffer bytes 4 * tid .. +8")
+        })
+        .expect("the store");
+    assert!(stmt.contains("(via line 23)"), "{stmt}");
+    let at = &ex.text[race.span.start as usize..race.span.end as usize];
+    assert!(
+        at.starts_with("write buffer bytes"),
+        "the race is at a store: {at}"
+    );
 }

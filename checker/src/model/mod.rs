@@ -3,6 +3,7 @@
 //! [`exec`], race checks in [`race`], deadlock analysis in [`stuck`], trace rendering in
 //! [`trace`], thread symmetry in [`symmetry`].
 
+pub mod bytes;
 pub mod cause;
 pub mod code;
 pub mod exec;
@@ -150,6 +151,10 @@ pub struct PhaseModel<'p> {
     pub buf_obj: Vec<u32>,
     /// Per class: its thread indices, ascending.
     pub classes: Vec<Vec<u32>>,
+    /// Range groups (`bytes.rs`): the symmetry classes with symmetry on.
+    pub range_groups: Vec<Vec<u32>>,
+    /// The thread parts of the byte ranges of accesses (`bytes.rs`).
+    pub ranges: bytes::Ranges,
     /// Run-ahead results of the partial-order reduction, reused across states
     /// (`exec::footprint`).
     pub run_cache: exec::RunCache,
@@ -453,6 +458,8 @@ impl<'p> PhaseModel<'p> {
             bar_obj,
             buf_obj,
             classes: Vec::new(),
+            range_groups: Vec::new(),
+            ranges: bytes::Ranges::default(),
             run_cache: exec::RunCache::default(),
         };
         let _ = nthread_pipes;
@@ -512,6 +519,8 @@ impl<'p> PhaseModel<'p> {
         model.threads = threads;
         model.warp_gaps();
         model.classes = symmetry::classes(&mut model);
+        model.range_groups = symmetry::range_groups(&model);
+        model.ranges = bytes::Ranges::new(&model, &model.range_groups);
         model
     }
 

@@ -13,6 +13,7 @@
 //!    `store_release` / `load_acquire` are accesses too, which race only when they are not
 //!    morally strong ([`Access::strong`]).
 
+use super::bytes;
 use super::code::Instr;
 use super::exec::peek_bar;
 use super::state::*;
@@ -44,6 +45,8 @@ struct Enabled {
     value: Option<i64>,
     /// A flag's `store_release` / `load_acquire`: its scope ([`LVL_NONE`]: weak).
     strong: Level,
+    /// The bytes it touches (`bytes.rs`); `None`: the whole instance.
+    bytes: Option<bytes::Side>,
 }
 
 /// Two accesses of threads `u` and `v` with these strengths are morally strong: both strong,
@@ -136,6 +139,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                         _ => None,
                     },
                     strong,
+                    bytes: bytes::enabled_side(m, t, th.pc, &th.locals),
                 });
             }
         }
@@ -149,6 +153,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kw: "cp_async",
                 value: None,
                 strong: LVL_NONE,
+                bytes: None,
             });
         }
         for &(x, _, pc) in &th.bulk {
@@ -161,6 +166,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kw: "tma_store",
                 value: None,
                 strong: LVL_NONE,
+                bytes: None,
             });
         }
     }
@@ -178,6 +184,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kw: "tma",
                 value: None,
                 strong: LVL_NONE,
+                bytes: None,
             });
         }
     }
@@ -239,12 +246,15 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         }
     };
     // 1. Co-enabled conflicting accesses.
+    let owned: Vec<_> = acc.iter().map(|a| bytes::owned_class(m, a.bytes)).collect();
     for (i, a) in acc.iter().enumerate() {
-        for b in &acc[i + 1..] {
+        for (j, b) in acc.iter().enumerate().skip(i + 1) {
             if a.buf != b.buf
                 || a.agent == b.agent
+                || owned[i].is_some() && owned[i] == owned[j]
                 || !a.kind.conflicts(b.kind)
                 || morally_strong(m, a.thread, a.strong, b.thread, b.strong)
+                || !bytes::overlap(m, a.bytes, b.bytes)
             {
                 continue;
             }
@@ -287,11 +297,17 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
         .flat_map(|u| s.threads[u as usize].acc.iter().map(move |e| (u, e)))
         .collect();
     kept.sort_by_key(|&(_, e)| e.buf);
-    for a in &acc {
+    let kept_owned: Vec<_> = kept
+        .iter()
+        .map(|&(u, e)| bytes::owned_class(m, bytes::kept_side(m, u, e)))
+        .collect();
+    for (i, a) in acc.iter().enumerate() {
         let from = kept.partition_point(|&(_, e)| e.buf < a.buf);
         let to = kept.partition_point(|&(_, e)| e.buf <= a.buf);
-        for &(u, e) in &kept[from..to] {
-            if !e.kind.conflicts(a.kind) {
+        for (j, &(u, e)) in kept.iter().enumerate().take(to).skip(from) {
+            if !e.kind.conflicts(a.kind)
+                || owned[i].is_some() && owned[i] == kept_owned[j] && a.thread != u
+            {
                 continue;
             }
             // Program order covers a thread's own later accesses (the proxy rule still
@@ -305,6 +321,14 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
             let unordered = need != LVL_NONE
                 && !e.ordered_before(a.thread)
                 && !morally_strong(m, u, e.strong, a.thread, a.strong);
+            // Nothing to report unless unordered, or an async access after an unfenced generic
+            // one; and then only where the bytes meet (asked last: it is the dearest test).
+            let proxy = a.kind.is_async() && !e.kind.is_async() && !fenced_for(e, a, u);
+            if !(unordered && !(e.kind.is_async() && a.kind.is_async())) && !proxy
+                || !bytes::overlap(m, bytes::kept_side(m, u, e), a.bytes)
+            {
+                continue;
+            }
             let e_span = m.code_of(u).instrs[e.pc as usize].span();
             let e_what = || {
                 format!(

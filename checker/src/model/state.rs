@@ -94,6 +94,9 @@ pub struct Access {
     pub strong: Level,
     /// The statement that made it (instruction index in the thread's kernel).
     pub pc: u32,
+    /// The key of its byte range (`bytes.rs`: the offset less the thread's own part), when
+    /// the statement has one (`read X bytes OFF .. +LEN`); `None`: the whole instance.
+    pub bytes: Option<i64>,
     /// The other threads that happen after it: those that acquired, with a morally strong
     /// acquire, a release of the accessing thread or of a thread already in this set, made
     /// after the access (PTX causality order is transitive whatever the scope of each link;
@@ -131,13 +134,26 @@ impl Access {
     /// Everything about the access but the names of the threads ordered after it (only how
     /// many there are): what a renaming of threads leaves unchanged.
     #[allow(clippy::type_complexity)]
-    pub fn name_free(&self) -> (u32, AccessKind, u8, Level, u32, u32, u32, &[Pub]) {
+    pub fn name_free(
+        &self,
+    ) -> (
+        u32,
+        AccessKind,
+        u8,
+        Level,
+        u32,
+        Option<i64>,
+        u32,
+        u32,
+        &[Pub],
+    ) {
         (
             self.buf,
             self.kind,
             self.fence,
             self.strong,
             self.pc,
+            self.bytes,
             self.seen.len(),
             self.fenced_by.len(),
             &self.pubs,
@@ -154,6 +170,8 @@ impl Access {
     pub fn subsumes(&self, other: &Access) -> bool {
         self.buf == other.buf
             && self.kind == other.kind
+            && self.bytes == other.bytes
+            && (self.bytes.is_none() || self.pc == other.pc)
             && self.strong == other.strong
             && self.fence <= other.fence
             && self.seen.is_subset(&other.seen)

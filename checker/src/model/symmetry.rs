@@ -11,13 +11,32 @@
 //! step's verdict depends on them. The canonical state sorts each class's thread states and renames
 //! thread ids in the shared part (initializer of a barrier, async events).
 
-use super::PhaseModel;
 use super::code::{Instr, instr_exprs, uses_local, uses_thread_id};
 use super::state::*;
+use super::{PhaseModel, bytes};
 use protocols::ir::Op;
 use std::collections::BTreeMap;
 
+/// The symmetry classes of `m` (with `--no-symmetry`, one per thread), recorded in each
+/// thread's `class`.
 pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
+    let classes = signature_classes(m, m.symmetry);
+    for (ci, c) in classes.iter().enumerate() {
+        for &t in c {
+            m.threads[t as usize].class = ci as u32;
+        }
+    }
+    classes
+}
+
+/// The range groups of `m` (`bytes.rs`): its symmetry classes with symmetry on, whatever
+/// `--no-symmetry` says.
+pub fn range_groups(m: &PhaseModel) -> Vec<Vec<u32>> {
+    signature_classes(m, true)
+}
+
+/// Threads with equal signatures, when `symmetric`; else one class per thread.
+fn signature_classes(m: &PhaseModel, symmetric: bool) -> Vec<Vec<u32>> {
     let mut sym_kernel = Vec::new();
     let mut exprs_of = Vec::new();
     // Kernels with `syncwarp`: lanes are interchangeable only within their warp (a
@@ -25,7 +44,7 @@ pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
     // the same lanes); the warp is part of the signature.
     let mut per_warp = Vec::new();
     for k in &m.kernels {
-        let mut ok = m.symmetry;
+        let mut ok = symmetric;
         let mut warp_bound = false;
         let mut exprs = Vec::new();
         for i in &k.code.instrs {
@@ -38,7 +57,18 @@ pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
                 } => warp_bound = true,
                 _ => {}
             }
+            // A byte range's offset whose thread part is a term of its own (`k * 256 + 16 *
+            // tid`) is left out: the race check judges it by range group (`bytes.rs`).
+            let split_off = match i {
+                Instr::Op { op, .. } => bytes::op_range(op)
+                    .filter(|r| bytes::thread_terms(&r.off).is_some())
+                    .map(|r| &r.off),
+                _ => None,
+            };
             for e in instr_exprs(i) {
+                if split_off.is_some_and(|o| std::ptr::eq(o, e)) {
+                    continue;
+                }
                 if uses_thread_id(e) {
                     if uses_local(e) {
                         ok = false;
@@ -71,11 +101,6 @@ pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
     }
     let mut classes: Vec<Vec<u32>> = by_sig.into_values().collect();
     classes.sort();
-    for (ci, c) in classes.iter().enumerate() {
-        for &t in c {
-            m.threads[t as usize].class = ci as u32;
-        }
-    }
     classes
 }
 
@@ -276,6 +301,7 @@ mod tests {
             fence: FENCE_NONE,
             strong: LVL_NONE,
             pc: 0,
+            bytes: None,
             seen: set,
             fenced_by: ThreadSet::default(),
             pubs: Vec::new(),

@@ -18,6 +18,12 @@ pub const BUILTINS: [(&str, Builtin); 6] = [
 /// At most this many names of one kind are considered for "did you mean".
 pub const MAX_CANDIDATES: usize = 512;
 
+/// The operations that take `bytes OFF .. +LEN` (language.md, "Byte ranges").
+pub const BYTE_RANGE_OPS: &[&str] = &["read", "write", "mma"];
+
+/// The longest byte range (1 GiB: more than any shared memory).
+pub const MAX_BYTE_RANGE: i64 = 1 << 30;
+
 /// The kinds of object an operation accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Want {
@@ -464,10 +470,59 @@ impl Loader<'_> {
                 ok = false;
             }
         }
+        let bytes = match &r.bytes {
+            None => None,
+            Some(b) => {
+                let (off, len, at) = &**b;
+                let off = self.expr(off);
+                let len_span = len.span;
+                let len = self.const_expr(len, "the length of a byte range");
+                if !BYTE_RANGE_OPS.contains(&op) {
+                    self.error(
+                        "E0215",
+                        format!("`{op}` takes no byte range: it accesses the whole instance"),
+                        *at,
+                        "a byte range",
+                        Some(format!(
+                            "byte ranges go on {}; drop `bytes ...` here",
+                            BYTE_RANGE_OPS
+                                .iter()
+                                .map(|o| format!("`{o}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                    );
+                    ok = false;
+                    None
+                } else {
+                    match len {
+                        Some(l) if (1..=MAX_BYTE_RANGE).contains(&l) => {
+                            Some(Box::new(ByteRange { off, len: l }))
+                        }
+                        Some(l) => {
+                            self.error(
+                                "E0310",
+                                format!("a byte range of {l} bytes"),
+                                len_span,
+                                format!("= {l}"),
+                                Some(format!("the length is 1..={MAX_BYTE_RANGE}")),
+                            );
+                            ok = false;
+                            None
+                        }
+                        None => {
+                            ok = false;
+                            None
+                        }
+                    }
+                }
+            }
+        };
         ok.then_some(ObjRef {
             object: id,
             index,
             cta,
+            bytes,
             span: r.span,
         })
     }

@@ -525,11 +525,24 @@ impl Parser<'_> {
         } else {
             None
         };
+        let span = t.span.to(self.prev_span());
+        // `bytes OFF .. +LEN`: the byte range of the instance an access touches (contextual:
+        // `bytes` is a word only here, on the object's line).
+        let bytes = if let Some(at) = self.eat_word("bytes") {
+            let off = self.expr()?;
+            self.expect(Tok::DotDot)?;
+            self.expect(Tok::Plus)?;
+            let len = self.expr()?;
+            Some(Box::new((off, len, at.to(self.prev_span()))))
+        } else {
+            None
+        };
         Ok(ObjRefAst {
             name,
             index,
             cta,
-            span: t.span.to(self.prev_span()),
+            bytes,
+            span,
         })
     }
 }

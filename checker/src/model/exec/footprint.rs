@@ -56,8 +56,13 @@ pub const X_PART: u8 = 4;
 /// A write of a value (`write X value N`, the value in [`Frozen::buf_value`]): conflicts with
 /// every access but another thread's write of the same value, with which it commutes.
 pub const X_VALUE: u8 = 8;
+/// A read or a write of a byte range (`read X bytes ...`): listed with its key in
+/// [`Frozen::ranged`], so that an access of other bytes may commute with it. Every other
+/// check sees these flags as a read and a write of the whole instance.
+pub const X_RANGED_READ: u8 = 16;
+pub const X_RANGED_WRITE: u8 = 32;
 /// Any write.
-pub const X_WRITES: u8 = X_WRITE | X_PART | X_VALUE;
+pub const X_WRITES: u8 = X_WRITE | X_PART | X_VALUE | X_RANGED_WRITE;
 
 /// Forks (paths) and instructions one thread's run may take before it falls back to its
 /// static reach.
@@ -77,6 +82,9 @@ pub struct Frozen {
     /// Per buffer instance with `X_VALUE`: the value the others' writes of it store (writes of
     /// different values make it `X_WRITE`).
     pub buf_value: Vec<Option<i64>>,
+    /// The ranged accesses the other actors may still make (`X_RANGED_*`): (thread, buffer
+    /// instance, statement, key, write).
+    pub ranged: Vec<(u32, u32, u32, i64, bool)>,
     /// Some other actor may still address a peer block.
     pub remote: bool,
     /// Per named-barrier slot (`block * 16 + id`): its current use cannot complete without `t`.
@@ -121,6 +129,8 @@ pub struct Run {
     /// The value of the run's writes with a value, per buffer (`X_VALUE`); writes of different
     /// values to one buffer are `X_WRITE` instead.
     values: Vec<(u32, i64)>,
+    /// Ranged accesses: (buffer instance, statement, key, write).
+    ranged: Vec<(u32, u32, i64, bool)>,
     remote: bool,
     /// Arrivals on named-barrier slots (largest over paths) and the counts they name.
     named: Vec<(u32, u32)>,
@@ -221,6 +231,7 @@ pub fn frozen(
         arrivals: vec![0; nb],
         buf: vec![0; m.buf_names.len()],
         buf_value: vec![None; m.buf_names.len()],
+        ranged: Vec::new(),
         remote: false,
         // Every named-barrier use, current or next, is assumed stuck at first, like phases.
         named_stuck: vec![true; s.named.len()],
@@ -464,6 +475,20 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
     }
     for &(b, x) in &run.bufs {
         f.buf[b as usize] |= x;
+    }
+    // For another thread the overlap depends on its range group, not on which thread of it
+    // (`bytes.rs`): one entry per group does.
+    let group = m.ranges.group_of[u as usize];
+    for &(b, pc, key, write) in &run.ranged {
+        let kernel = m.threads[u as usize].kernel;
+        let known = f.ranged.iter().any(|&(v, c, q, k, w)| {
+            (c, q, k, w) == (b, pc, key, write)
+                && m.ranges.group_of[v as usize] == group
+                && m.threads[v as usize].kernel == kernel
+        });
+        if !known {
+            f.ranged.push((u, b, pc, key, write));
+        }
     }
     for &(b, v) in &run.values {
         let cur = &mut f.buf_value[b as usize];
@@ -1107,6 +1132,28 @@ fn op_step(
                 flag(&mut run.bufs, x as u32, X_WRITE);
                 flag(&mut run.bars, b as u32, B_TX);
             }
+        }
+        // A byte range whose key this path knows: listed, so that accesses of other bytes
+        // may commute with it (`por::ranged_clear`).
+        Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf }
+            if buf
+                .bytes
+                .as_ref()
+                .is_some_and(|r| eval(&r.off, p).is_some_and(|off| off >= 0)) =>
+        {
+            let r = buf.bytes.as_ref().expect("a byte range");
+            let off = eval(&r.off, p).expect("evaluated above");
+            let key = m.ranges.key(m.threads[u as usize].kernel, p.pc, u, off);
+            let write = matches!(op, Op::Write { .. });
+            let entry = (ids[0], p.pc, key, write);
+            if !run.ranged.contains(&entry) {
+                run.ranged.push(entry);
+            }
+            flag(
+                &mut run.bufs,
+                ids[0],
+                if write { X_RANGED_WRITE } else { X_RANGED_READ },
+            );
         }
         Op::Read { .. }
         | Op::Load { .. }

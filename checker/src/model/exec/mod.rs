@@ -314,6 +314,45 @@ impl<'m, 'p> Exec<'m, 'p> {
         self.record_strong_access(t, buf, kind, pc, LVL_NONE);
     }
 
+    /// Keep an access of `t` to the bytes whose key is `bytes` (`bytes.rs`).
+    fn record_range_access(
+        &mut self,
+        t: u32,
+        buf: u32,
+        kind: AccessKind,
+        pc: u32,
+        bytes: Option<i64>,
+    ) {
+        let a = Access {
+            buf,
+            kind,
+            fence: FENCE_NONE,
+            strong: LVL_NONE,
+            pc,
+            bytes,
+            seen: ThreadSet::default(),
+            fenced_by: ThreadSet::default(),
+            pubs: Vec::new(),
+        };
+        self.keep_access(t, a);
+    }
+
+    /// The key of the byte range `r` of `t`'s access at `pc` (`bytes.rs`), or `None` after a
+    /// `model-error` (an offset that cannot be computed or is negative).
+    fn range_key(&mut self, t: u32, pc: u32, r: &protocols::ir::ByteRange) -> Option<i64> {
+        let off = self.eval(t, &r.off)?;
+        if off < 0 {
+            self.fail(
+                &rules::model_error::RULE,
+                r.off.span,
+                format!("a byte range starts at {off}, before the instance"),
+            );
+            return None;
+        }
+        let k = self.m.threads[t as usize].kernel;
+        Some(self.m.ranges.key(k, pc, t, off))
+    }
+
     /// Keep an access of `t`; `strong`: the scope of a flag's `store_release` /
     /// `load_acquire` ([`LVL_NONE`] for a weak access).
     fn record_strong_access(&mut self, t: u32, buf: u32, kind: AccessKind, pc: u32, strong: Level) {
@@ -323,6 +362,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             fence: FENCE_NONE,
             strong,
             pc,
+            bytes: None,
             seen: ThreadSet::default(),
             fenced_by: ThreadSet::default(),
             pubs: Vec::new(),
@@ -339,6 +379,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             fence: c.fence,
             strong: LVL_NONE,
             pc: c.pc,
+            bytes: None,
             seen: ThreadSet::default(),
             fenced_by: ThreadSet::default(),
             pubs,
@@ -1242,7 +1283,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                     Op::Write { part: true, .. } => AccessKind::PartWrite,
                     _ => AccessKind::AsyncRead,
                 };
-                self.record_access(t, x, kind, pc);
+                let bytes = match super::bytes::op_range(op) {
+                    Some(r) => Some(tryo!(self.range_key(t, pc, r))),
+                    None => None,
+                };
+                self.record_range_access(t, x, kind, pc, bytes);
                 Done::Next
             }
             Op::Store { global } | Op::Load { global } => {

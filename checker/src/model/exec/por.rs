@@ -1,6 +1,7 @@
 //! Partial-order reduction: which enabled thread step may be taken alone (docs/design.md,
 //! "Partial-order reduction").
 
+use super::super::bytes;
 use super::super::code::Instr;
 use super::*;
 
@@ -232,6 +233,24 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
     match &m.code_of(t).instrs[th.pc as usize] {
         Instr::Exit { .. } | Instr::End { .. } => !copy_crosses_blocks(m, s) && !f.remote,
         Instr::Op { op, .. } => match op {
+            // An access of a byte range: the others' accesses of the whole instance as before,
+            // their ranged ones only where the bytes meet.
+            Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } if buf.bytes.is_some() => {
+                let Some(x) = peek_bar(m, s, t, buf) else {
+                    return false;
+                };
+                let Some(side) = bytes::enabled_side(m, t, th.pc, &th.locals) else {
+                    return false;
+                };
+                let write = matches!(op, Op::Write { .. });
+                let whole = f.buf[x as usize] & !(X_RANGED_READ | X_RANGED_WRITE);
+                let flags_ok = if write {
+                    whole == 0 && !in_flight_access(s, x)
+                } else {
+                    whole & X_WRITES == 0 && !in_flight_write(s, x)
+                };
+                local_buf(m, t, x) && flags_ok && ranged_clear(m, f, x, side, write)
+            }
             Op::Read { buf } | Op::Load { global: buf } | Op::Mma { buf } => {
                 let Some(x) = peek_bar(m, s, t, buf) else {
                     return false;
@@ -448,7 +467,7 @@ fn pipe_alone(
     {
         return false;
     }
-    let kept_quiet = || kept_quiet(s, t, f);
+    let kept_quiet = || kept_quiet(m, s, t, f);
     match (op, pr.block) {
         // A quit reads nothing of the stage barriers (the phases it leaves short are judged
         // at a deadlock, from the thread's own ring state, which the order of the others'
@@ -573,7 +592,7 @@ fn arrive_n_alone(
     let bs = &s.bars[b as usize];
     // The release of the arrive settles this thread's kept accesses: nobody may still access
     // those buffers (else the race flags would depend on the order).
-    let kept_quiet = kept_quiet(s, t, f);
+    let kept_quiet = kept_quiet(m, s, t, f);
     let base = bs.valid
         && vis_ok(bs, t, false)
         && !targeted(s, b)
@@ -648,7 +667,7 @@ fn named_alone(
     // thread pending on it (a re-arrival, whose verdict depends on the completion).
     let same_count = (cur.count == 0 && present == 0 || i64::from(cur.count) == c)
         && f.named_count[slot as usize].is_none_or(|x| x == c);
-    let kept_quiet = kept_quiet(s, t, f);
+    let kept_quiet = kept_quiet(m, s, t, f);
     let total = i64::from(present) + 1 + i64::from(f.named_arrivals[slot as usize]);
     same_count && th.named_arrived & (1 << idv) == 0 && kept_quiet && total <= c
 }
@@ -686,7 +705,7 @@ fn whole_block_alone(m: &PhaseModel, s: &State, t: u32, idv: i64, f: &footprint:
         && th.named_arrived & (1 << idv) == 0
         && present + 1 < live
         && present + 1 + f.named_arrivals[slot] as usize <= live
-        && kept_quiet(s, t, f)
+        && kept_quiet(m, s, t, f)
 }
 
 /// Is the landing of in-flight TMA copy `i` (async write of `x`, transaction bytes on `b`)
@@ -739,10 +758,24 @@ fn safe_landing(
 /// thread's own proxy fences (own → released); its publications, its own and those of the
 /// accesses of other threads that it happens after, change no verdict until another thread
 /// acquires them, which depends on the barrier, not on this step's order.
-fn kept_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
+fn kept_quiet(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool {
     let th = &s.threads[t as usize];
     let settled = |a: &Access| {
         let others = f.buf[a.buf as usize];
+        if a.fence == FENCE_OWN
+            && let Some(side) = bytes::kept_side(m, t, a)
+        {
+            // A kept access of a byte range: the others' whole accesses as for any kept
+            // access, their ranged ones only where the bytes meet.
+            use footprint::{X_RANGED_READ, X_RANGED_WRITE, X_WRITES};
+            let whole = others & !(X_RANGED_READ | X_RANGED_WRITE);
+            let write = a.kind.is_write();
+            let flags_ok = match a.kind {
+                AccessKind::Read | AccessKind::AsyncRead => whole & X_WRITES == 0,
+                _ => whole == 0,
+            };
+            return flags_ok && ranged_clear(m, f, a.buf, side, write);
+        }
         a.fence != FENCE_OWN
             || match a.kind {
                 AccessKind::Read | AccessKind::AsyncRead => others & footprint::X_WRITES == 0,
@@ -756,6 +789,24 @@ fn kept_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
             .iter()
             // The release also carries a proxy fence of the thread to its in-flight copies.
             .all(|c| c.fence != FENCE_OWN || f.buf[c.buf as usize] == 0)
+}
+
+/// None of the others' ranged accesses of instance `x` ([`footprint::Frozen::ranged`])
+/// conflicts with an access of `side`'s bytes (a write when `write`): each is a read against
+/// a read, or its bytes do not meet `side`'s (`bytes::overlap`).
+fn ranged_clear(
+    m: &PhaseModel,
+    f: &footprint::Frozen,
+    x: u32,
+    side: bytes::Side,
+    write: bool,
+) -> bool {
+    f.ranged.iter().all(|&(u, b, pc, key, w)| {
+        b != x
+            || !(write || w)
+            || bytes::kept_side_at(m, u, pc, key)
+                .is_some_and(|o| !bytes::overlap(m, Some(side), Some(o)))
+    })
 }
 
 /// Buffer instance `x` is in `t`'s own block or global (a peer block's buffer also depends on

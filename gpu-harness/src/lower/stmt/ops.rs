@@ -421,6 +421,18 @@ impl Gen<'_> {
             Op::ClusterArrive => self.line(out, "pc_cluster_arrive();"),
             Op::ClusterWait => self.line(out, &format!("pc_at(pc, {id}, {occ}); pc_cluster_wait();")),
             Op::FenceMbarrierInit => self.line(out, "if (!pc.dead) pc_fence_mbarrier_init();"),
+            // The harness checks races per buffer instance (one stamp per instance): an access
+            // of some of its bytes would be checked as an access of all of them, a race the
+            // checker does not report (language.md, "Byte ranges").
+            Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } if buf.bytes.is_some() => {
+                return Err(unsupported(
+                    format!(
+                        "`{}` with a byte range: the harness checks whole buffer instances, so the threads' disjoint bytes would race on the GPU; lowering byte ranges is not implemented",
+                        op.keyword()
+                    ),
+                    Some(s.span),
+                ));
+            }
             Op::Read { buf } | Op::Mma { buf } => {
                 let (ptr, words, _, _) = self.buffer_args(buf)?;
                 if matches!(op, Op::Mma { .. }) {

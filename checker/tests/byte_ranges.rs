@@ -1,0 +1,206 @@
+//! Byte ranges (`read/write/mma X bytes OFF .. +LEN`, language.md "Byte ranges"): accesses
+//! conflict only where their bytes meet. Every case runs with the reductions on and off
+//! (`common::check`): findings and verdicts must agree, and the thread-indexed offsets must not
+//! cost the symmetry reduction.
+
+mod common;
+use common::*;
+
+/// `NT` threads each store `LEN` bytes at `STRIDE * tid`, then a syncthreads, then everybody
+/// reads the tile.
+fn fragments(nt: u32, stride: u32, len: u32) -> String {
+    format!(
+        "protocol p
+block {nt}
+buffer tile
+write tile bytes {stride} * tid .. +{len}
+syncthreads
+read tile
+"
+    )
+}
+
+#[test]
+fn each_thread_its_own_bytes_is_ok() {
+    assert_ok(&fragments(4, 16, 16));
+}
+
+#[test]
+fn fragments_that_overlap_by_one_byte_race() {
+    assert_flags(&fragments(4, 16, 17), "data-race");
+}
+
+#[test]
+fn a_whole_write_meets_every_range() {
+    assert_flags(
+        "protocol p
+block 3
+buffer tile
+if tid == 0 { write tile }
+if tid > 0 { write tile bytes 1000 + 4 * tid .. +4 }
+",
+        "data-race",
+    );
+}
+
+/// Thread 0 stores bytes 0..4 of the tile; another thread reads bytes `lo .. lo + 4`, unordered.
+fn read_against_write(lo: i64) -> String {
+    format!(
+        "protocol p
+block 2
+buffer tile
+if tid == 0 {{ write tile bytes 0 .. +4 }}
+if tid == 1 {{ read tile bytes {lo} .. +4 }}
+"
+    )
+}
+
+#[test]
+fn a_read_races_exactly_when_its_bytes_meet_the_write() {
+    assert_ok(&read_against_write(4));
+    assert_ok(&read_against_write(100));
+    assert_flags(&read_against_write(3), "data-race");
+    assert_flags(&read_against_write(0), "data-race");
+}
+
+#[test]
+fn a_negative_offset_is_a_model_error() {
+    assert_flags(
+        "protocol p
+block 1
+buffer tile
+write tile bytes tid - 1 .. +4
+",
+        "model-error",
+    );
+}
+
+/// Two blocks: block 0 writes `peer_off + 4 * tid` of block 1's buffer, block 1 its own
+/// `4 * tid`, then a cluster barrier.
+fn peer(peer_off: u32) -> String {
+    format!(
+        "protocol p
+cluster 2
+block 2
+buffer x
+cluster_sync
+if cta == 0 {{ write x @ 1 bytes {peer_off} + 4 * tid .. +4 }}
+if cta == 1 {{ write x bytes 4 * tid .. +4 }}
+cluster_sync
+"
+    )
+}
+
+#[test]
+fn a_peer_s_bytes_are_the_peer_s() {
+    assert_ok(&peer(8));
+    assert_flags(&peer(7), "data-race");
+    assert_flags(&peer(0), "data-race");
+}
+
+/// Generic stores of bytes `0 .. 4 * NT`, a syncthreads, then a WGMMA read of `off .. +8`
+/// with no proxy fence.
+fn mma_after_store(off: u32) -> String {
+    format!(
+        "protocol p
+block 2
+buffer tile
+write tile bytes 4 * tid .. +4
+syncthreads
+mma tile bytes {off} .. +8
+"
+    )
+}
+
+#[test]
+fn an_async_read_needs_a_fence_only_where_it_meets_a_generic_store() {
+    assert_ok(&mma_after_store(8));
+    assert_flags(&mma_after_store(7), "missing-proxy-fence");
+}
+
+#[test]
+fn a_tma_copy_meets_every_ranged_store() {
+    assert_flags(
+        "protocol p
+block 2
+mbarrier full
+buffer tile
+if tid == 0 {
+  init full, 1
+}
+syncthreads
+write tile bytes 4096 + 4 * tid .. +4
+syncthreads
+if tid == 0 {
+  arrive_expect_tx full, 16
+  tma tile -> full, 16
+  wait full parity 0
+}
+",
+        "missing-proxy-fence",
+    );
+}
+
+/// The threads' own parts of the offsets do not cost symmetry: 6 threads storing their own
+/// bytes have as few states as 6 threads storing `write part` (one class).
+#[test]
+fn thread_indexed_offsets_keep_the_threads_interchangeable() {
+    let states = |src: &str| {
+        let p = load(src);
+        checker::check(
+            &p,
+            &checker::CheckOptions {
+                exhaustive: true,
+                partial_order: false,
+                ..Default::default()
+            },
+        )
+        .stats
+        .states
+    };
+    let ranged = "protocol p
+block 6
+buffer tile
+for k in 0..2 {
+  write tile bytes k * 1024 + 16 * tid .. +16
+  syncthreads
+}
+";
+    let part = "protocol p
+block 6
+buffer tile
+for k in 0..2 {
+  write part tile
+  syncthreads
+}
+";
+    assert_ok(ranged);
+    assert_eq!(states(ranged), states(part));
+}
+
+/// An offset that is not a sum of thread-free and local-free thread terms is compared
+/// exactly and keeps the threads apart (no symmetry), with the same verdicts.
+#[test]
+fn an_offset_mixing_a_local_and_the_thread_is_exact() {
+    assert_ok(
+        "protocol p
+block 3
+buffer tile
+for k in 0..2 {
+  write tile bytes (k * 3 + tid) * 4 .. +4
+  syncthreads
+}
+",
+    );
+    assert_flags(
+        "protocol p
+block 3
+buffer tile
+for k in 0..2 {
+  write tile bytes (k * 3 + tid) * 4 .. +5
+  syncthreads
+}
+",
+        "data-race",
+    );
+}
