@@ -7,6 +7,7 @@
 #
 #   scripts/real_matrix.sh prepare DIR   # here: the bugged copies of DIR/pp.ptx and DIR/fi.ptx
 #   scripts/real_matrix.sh device DIR    # on the GPU machine: captures, fuzz --app of each copy
+#                                        # (PARTS="capture pp fi" by default, any subset)
 #   scripts/real_matrix.sh verify DIR    # here: phasecheck verify of each copy at the captures
 #
 # DIR holds phasecheck, libcapture_inject.so, the apps (pingpong_gemm from
@@ -16,7 +17,7 @@ set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:?prepare, device or verify}; D=$(cd "${2:?DIR}" && pwd)
 PP_BUGS="count bytes release exit order-wrong order-none"
-FI_BUGS="fi-vbytes"
+FI_BUGS="fi-vbytes fi-allbytes"
 PP_KERNEL=device_kernel
 FI_KERNEL=PrefillWithKVCacheKernel
 short() { cut -c1-600 | sed -E 's/_ZN7cutlass13device_kernel[A-Za-z0-9_]*/cutlass::device_kernel<Pingpong>/g; s/_ZN10flashinfer24PrefillWithKVCacheKernel[A-Za-z0-9_]*/flashinfer::PrefillWithKVCacheKernel<...>/g'; }
@@ -30,11 +31,16 @@ device)
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; date -u
   export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
   export PHASECHECK_INJECT=$D/libcapture_inject.so
+  PARTS=${PARTS:-capture pp fi}
+  W="--wait-bound-ms 100"
+  if [[ " $PARTS " == *" capture "* ]]; then
   for k in 320 1024; do
     timeout 60 ./phasecheck capture -o "$OUT/pp$k.capture.json" -- ./pingpong_gemm 512 512 $k 1 16 >/dev/null 2>&1; echo "capture pp K=$k rc=$?"
   done
   timeout 60 ./phasecheck capture -o "$OUT/fi.capture.json" -- ./flashinfer_launch 1 2>&1 | tail -1; echo "capture fi rc=${PIPESTATUS[0]}"
-  P="./phasecheck fuzz --app --wait-bound-ms 100 --watchdog 15"
+  fi
+  P="./phasecheck fuzz --app $W --watchdog 15"
+  if [[ " $PARTS " == *" pp "* ]]; then
   for k in 320 1024; do
     for b in none $PP_BUGS; do
       f=pp_$b.ptx; [ $b = none ] && f=pp.ptx
@@ -43,20 +49,24 @@ device)
       echo "rc=${PIPESTATUS[0]} $(el $t0) s"
     done
   done
+  fi
+  if [[ " $PARTS " == *" fi "* ]]; then
   echo "== flashinfer app alone"; timeout 60 ./flashinfer_launch 3; echo "rc=$?"
-  for b in $FI_BUGS; do
-    echo "== flashinfer bug=$b"; t0=$(date +%s.%N)
-    timeout 90 $P --kernel $FI_KERNEL --repeat 1 fi_$b.ptx -- ./flashinfer_launch 1 2>&1 | short
+  # --repeat 1: only the application's own launch (swapped); --repeat 20: 19 more of ours.
+  for b in $FI_BUGS; do for r in 1 20; do
+    echo "== flashinfer bug=$b repeat=$r"; t0=$(date +%s.%N)
+    timeout 90 $P --kernel $FI_KERNEL --repeat $r fi_$b.ptx -- ./flashinfer_launch 1 2>&1 | short
     echo "rc=${PIPESTATUS[0]} $(el $t0) s"
-  done
+  done; done
   echo "== flashinfer clean, 2 x 1000 launches (timing)"; t0=$(date +%s.%N)
   timeout 120 $P --kernel $FI_KERNEL --repeat 1000 fi.ptx -- ./flashinfer_launch 2 2>&1 | short
   echo "rc=${PIPESTATUS[0]}"; t=$(el $t0); echo "timing: $t s"
   S=${FI_SECONDS:-90}
   R=$(awk -v t="$t" -v s="$S" 'BEGIN{r=s/(t/2000); if (r>1000000) r=1000000; printf "%d", r/10}')
   echo "== flashinfer clean, 10 x $R launches"; t0=$(date +%s.%N)
-  timeout $((S + 60)) $P --kernel $FI_KERNEL --repeat "$R" --watchdog 60 fi.ptx -- ./flashinfer_launch 10 2>&1 | short
+  timeout $((S + 60)) ./phasecheck fuzz --app $W --watchdog 60 --kernel $FI_KERNEL --repeat "$R" fi.ptx -- ./flashinfer_launch 10 2>&1 | short
   echo "rc=${PIPESTATUS[0]} $(el $t0) s"
+  fi
   echo done ;;
 verify)
   cd "$D"; PC=${PHASECHECK:-$here/target/release/phasecheck}
@@ -64,14 +74,14 @@ verify)
     f=pp_$b.ptx; [ $b = none ] && f=pp.ptx
     for k in 320; do
       echo "== verify pingpong K=$k bug=$b"; t0=$(date +%s.%N)
-      timeout 600 "$PC" verify "$f" --launch "pp$k.capture.json" ${VERIFY_ARGS:-} 2>&1 | short | head -30
+      timeout 600 "$PC" verify "$f" --launch "pp$k.capture.json#1" ${VERIFY_ARGS:-} 2>&1 | short | head -30
       echo "rc=${PIPESTATUS[0]} $(el $t0) s"
     done
   done
   for b in none $FI_BUGS; do
     f=fi_$b.ptx; [ $b = none ] && f=fi.ptx
     echo "== verify flashinfer bug=$b"; t0=$(date +%s.%N)
-    timeout 600 "$PC" verify "$f" --launch fi.capture.json --assume 5572=1 --assume 5586=1 ${VERIFY_ARGS:-} 2>&1 | short | head -30
+    timeout 600 "$PC" verify "$f" --launch "fi.capture.json#1" --assume 5572=1 --assume 5586=1 ${VERIFY_ARGS:-} 2>&1 | short | head -30
     echo "rc=${PIPESTATUS[0]} $(el $t0) s"
   done ;;
 *) echo "prepare, device or verify" >&2; exit 2 ;;

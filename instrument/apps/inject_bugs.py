@@ -25,6 +25,10 @@ include/cutlass/arch/barrier.h, as in the nvidia-cutlass 4.2.0 package):
                deliver (FlashInfer mainloop.cuh:237-238, pipeline_v.producer_acquire, from
                prefill_sm90.cuh:197)
 
+               (the 4x-unrolled copy of the K/V loop; the captured launch, 4 KV tiles, runs
+               another copy of it, so this bug is not on its path: a negative control)
+  fi-allbytes  (FlashInfer) every arrive.expect_tx (Q, K and V) announces 8 192 bytes more
+
   inject_bugs.py BUG IN.ptx OUT.ptx
 """
 import os
@@ -113,6 +117,20 @@ def fi_vbytes(lines):
     return changed
 
 
+def fi_allbytes(lines):
+    tx = re.compile(r"(\s*mbarrier\.arrive\.expect_tx\.shared::cta\.b64\s+_,\s*\[%r\d+\],\s*)(%r\d+);")
+    changed = []
+    for i, l in enumerate(lines):
+        m = tx.match(l)
+        if m:
+            lines[i] = (f"\t.reg .b32 %pc_tx; add.u32 %pc_tx, {m.group(2)}, 8192;  // phasecheck test: 8192 bytes more\n"
+                        f"{m.group(1)}%pc_tx;")
+            changed.append(i)
+    if not changed:
+        sys.exit("no arrive.expect_tx found")
+    return changed
+
+
 def main(argv):
     if len(argv) != 3:
         sys.exit(__doc__)
@@ -121,7 +139,7 @@ def main(argv):
         subprocess.run([sys.executable, os.path.join(HERE, "inject_order_bug.py"), "--start",
                         bug.split("-")[1], src, dst], check=True)
         return
-    fns = {"count": count, "bytes": bytes_, "release": release, "exit": exit_, "fi-vbytes": fi_vbytes}
+    fns = {"count": count, "bytes": bytes_, "release": release, "exit": exit_, "fi-vbytes": fi_vbytes, "fi-allbytes": fi_allbytes}
     if bug not in fns:
         sys.exit(__doc__)
     lines = open(src).read().split("\n")
