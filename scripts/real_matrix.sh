@@ -17,7 +17,7 @@ set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 cmd=${1:?prepare, device or verify}; D=$(cd "${2:?DIR}" && pwd)
 PP_BUGS="count bytes release exit order-wrong order-none"
-FI_BUGS="fi-vbytes fi-allbytes"
+FI_BUGS="fi-vbytes fi-allbytes fi-unrolled"
 PP_KERNEL=device_kernel
 FI_KERNEL=PrefillWithKVCacheKernel
 short() { cut -c1-600 | sed -E 's/_ZN7cutlass13device_kernel[A-Za-z0-9_]*/cutlass::device_kernel<Pingpong>/g; s/_ZN10flashinfer24PrefillWithKVCacheKernel[A-Za-z0-9_]*/flashinfer::PrefillWithKVCacheKernel<...>/g'; }
