@@ -196,6 +196,53 @@ impl<'a> Locator<'a> {
 mod tests {
     use super::*;
 
+    /// The 1-based line of `text` that contains `marker`.
+    fn line_of(text: &str, marker: &str) -> u32 {
+        text.lines()
+            .position(|l| l.contains(marker))
+            .unwrap_or_else(|| panic!("no `{marker}`")) as u32
+            + 1
+    }
+
+    /// DeepGEMM's producer issues its copies in a lambda (issue 23 point 10): a copy is
+    /// located inside the lambda, with the lambda's call site (the kernel body) as the outer
+    /// frame of its stack, and the PTX line beside it.
+    #[test]
+    fn a_statement_in_a_lambda_is_located_inside_it() {
+        // Unit tests run in `api/`.
+        let ptx_path = "../ptx/tests/fixtures/wgmma_lambda.ptx";
+        let cu = std::fs::read_to_string("../ptx/tests/fixtures/wgmma_lambda.cu").unwrap();
+        let text = std::fs::read_to_string(ptx_path).unwrap();
+        let opts = ptx::Options {
+            block: Some([256, 1, 1]),
+            args: vec![("3".into(), 4)],
+            ..ptx::Options::default()
+        };
+        let ex = ptx::extract(&text, ptx_path, &opts).expect("extracts");
+        let copy = ex
+            .text
+            .lines()
+            .position(|l| l.trim_start().starts_with("tma smem_a"))
+            .expect("the copy") as u32
+            + 1;
+        let origin = PtxOrigin::new(ex, ptx_path, Vec::new());
+        let at = origin.locate(copy);
+        let body = line_of(&cu, "tma::load(smem_a[s]");
+        let call = line_of(&cu, "load_stage(k);");
+        assert_eq!(at.primary.path, "../ptx/tests/fixtures/wgmma_lambda.cu");
+        assert_eq!(at.primary.line, Some(body), "{at:?}");
+        let lines: Vec<Option<u32>> = at.stack.iter().map(|p| p.line).collect();
+        assert!(lines.contains(&Some(body)), "{at:?}");
+        assert_eq!(lines.last(), Some(&Some(call)), "{at:?}");
+        let ptx_line = at.ptx.as_ref().and_then(|p| p.line).expect("a PTX line");
+        let instr = text.lines().nth(ptx_line as usize - 1).unwrap();
+        assert!(
+            instr.contains("cp.async.bulk"),
+            "PTX line {ptx_line}: {instr}"
+        );
+        assert_eq!(at.protocol_line, Some(copy));
+    }
+
     #[test]
     fn absolute_paths_under_the_working_directory_become_relative() {
         let cwd = Path::new("/work/repo");
