@@ -40,6 +40,24 @@ fn line_of(cu: &str, marker: &str) -> u64 {
         + 1
 }
 
+/// The log must follow the OASIS SARIF 2.1.0 schema (as `tests/cli_lint.rs` checks for
+/// `.phase` files): the stacks, regions without an end, the PTX related locations.
+fn validate_sarif(stdout: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("tests/fixtures/sarif-2.1.0/sarif-schema-2.1.0.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(stdout).expect("SARIF is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("the OASIS schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "SARIF schema errors: {errors:#?}");
+}
+
 /// SARIF results without the code flows (they repeat the traces, pinned in other tests).
 fn sarif_results(stdout: &str) -> Vec<serde_json::Value> {
     let v: serde_json::Value = serde_json::from_str(stdout).expect("SARIF is JSON");
@@ -76,6 +94,7 @@ fn without_lineinfo(name: &str) -> std::path::PathBuf {
 fn sarif_locates_a_ptx_finding_at_the_user_s_cuda_line() {
     let (code, out) = phasecheck(&with_options(&["verify", BUG, "--format", "sarif"]));
     assert_eq!(code, 1, "{out}");
+    validate_sarif(&out);
     let results = sarif_results(&out);
     let deadlock = &results[0];
     let at = &deadlock["locations"][0]["physicalLocation"];
@@ -115,6 +134,7 @@ fn sarif_without_lineinfo_locates_at_the_ptx_line() {
         &with_options(&["verify", "nolines.ptx", "--format", "sarif"]),
     );
     assert_eq!(code, 1, "{out}");
+    validate_sarif(&out);
     let results = sarif_results(&out);
     for r in &results {
         let at = &r["locations"][0]["physicalLocation"];
