@@ -193,3 +193,23 @@ fn json_adds_the_source_place_of_a_ptx_finding() {
     // The span stays the protocol's (schema 1 is unchanged).
     assert_eq!(f["span"]["line"], f["source"]["protocol_line"], "{f}");
 }
+
+/// A `.ptx` file that cannot be extracted is in the log (exit 2), as `lint` reports it, not
+/// only on stderr: a CI job that reads the SARIF or the annotations sees why.
+#[test]
+fn a_ptx_file_that_does_not_extract_is_in_the_log() {
+    let (code, out) = phasecheck(&["verify", BUG, "--format", "github"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.starts_with(&format!(
+            "::error file={BUG},title=unreadable::cannot extract its protocol: the block size"
+        )),
+        "{out}"
+    );
+    let (code, out) = phasecheck(&["verify", BUG, "--format", "sarif"]);
+    assert_eq!(code, 2, "{out}");
+    validate_sarif(&out);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let n = &v["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
+    assert_eq!(n["descriptor"]["id"], "unreadable", "{n}");
+}

@@ -121,9 +121,20 @@ pub fn run(args: &VerifyArgs) -> Exit {
             }
         };
         // A `.ptx` file is checked as the protocol extracted from it (docs/ptx.md).
-        let Ok((file, ptx)) = crate::cmd::extract::for_verify(file, path, &args.ptx) else {
-            worst = Exit::BadInput;
-            continue;
+        let (file, ptx) = match crate::cmd::extract::for_verify(file, path, &args.ptx) {
+            Ok(extracted) => extracted,
+            Err(e) => {
+                worst = Exit::BadInput;
+                if machine {
+                    // As `lint` reports it, so that the log says why the file has no result.
+                    let why = e.strip_prefix(&format!("{name}: ")).unwrap_or(&e);
+                    results.push(unreadable(
+                        name.clone(),
+                        format!("cannot extract its protocol: {why}"),
+                    ));
+                }
+                continue;
+            }
         };
         let program = match protocols::load(&file, &args.params) {
             Err(errors) => {
