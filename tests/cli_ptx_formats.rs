@@ -27,6 +27,16 @@ fn phasecheck(args: &[&str]) -> (i32, String) {
     phasecheck_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
 }
 
+/// The annotations without the `::notice` of a search stopped after its hazard: its state
+/// counts depend on how the search ran, not on where the findings are.
+fn without_notice(out: &str) -> String {
+    assert!(out.contains("::notice "), "{out}");
+    out.lines()
+        .filter(|l| !l.starts_with("::notice "))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 fn with_options<'a>(args: &[&'a str]) -> Vec<&'a str> {
     args.iter().copied().chain(OPTIONS).collect()
 }
@@ -162,7 +172,7 @@ fn github_annotations_of_a_ptx_file_name_the_source_line() {
     );
     // The replay command runs as printed: it carries the .ptx options.
     assert!(out.contains("--block 64,1,1 --arg 2=4"), "{out}");
-    insta::assert_snapshot!("ptx_github_lineinfo", out);
+    insta::assert_snapshot!("ptx_github_lineinfo", without_notice(&out));
 
     let dir = without_lineinfo("github");
     let (code, out) = phasecheck_in(
@@ -171,7 +181,7 @@ fn github_annotations_of_a_ptx_file_name_the_source_line() {
     );
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("::error file=nolines.ptx,line="), "{out}");
-    insta::assert_snapshot!("ptx_github_no_lineinfo", out);
+    insta::assert_snapshot!("ptx_github_no_lineinfo", without_notice(&out));
     std::fs::remove_dir_all(&dir).ok();
 }
 
