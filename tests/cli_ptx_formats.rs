@@ -223,3 +223,22 @@ fn a_ptx_file_that_does_not_extract_is_in_the_log() {
     let n = &v["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
     assert_eq!(n["descriptor"]["id"], "unreadable", "{n}");
 }
+
+/// `lint`'s human output on a `.ptx` file says where the findings are in the source, and its
+/// replay commands run as printed, as `verify`'s do.
+#[test]
+fn lint_human_output_of_a_ptx_file_names_the_source_lines() {
+    let (code, out) = phasecheck(&with_options(&["lint", BUG]));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("findings in the source"), "{out}");
+    assert!(
+        out.contains("is at double_buffer.cu:71 (via line 29)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "replay: phasecheck verify {BUG} --replay a10Cm2 --block 64,1,1 --arg 2=4"
+        )),
+        "{out}"
+    );
+}

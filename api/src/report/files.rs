@@ -119,7 +119,23 @@ pub fn human(results: &[FileResult], exit: Exit, color: bool) -> String {
         match &r.outcome {
             Outcome::Checked { program, report } => {
                 if !report.findings.is_empty() || report.incomplete.is_some() {
-                    out.push_str(&super::human::render(&r.file, program, report, color));
+                    match &r.origin {
+                        // A `.ptx` file: replay commands with its options, and where each
+                        // finding is in the CUDA source, as `verify` prints them.
+                        Some(o) => {
+                            out.push_str(&super::human::render_with_options(
+                                &r.file, program, report, color, &o.options,
+                            ));
+                            out.push_str(&crate::cmd::extract::annotate(
+                                &r.file,
+                                &o.extracted,
+                                report,
+                            ));
+                        }
+                        None => {
+                            out.push_str(&super::human::render(&r.file, program, report, color))
+                        }
+                    }
                 }
             }
             // Same colour decision as the findings (stdout, `--output`), not stderr's.
