@@ -51,10 +51,10 @@ pub struct VerifyArgs {
     /// Override a parameter: `--param K=64` (repeatable).
     #[arg(long = "param", short = 'p', value_parser = parse_param)]
     pub params: Vec<(String, i64)>,
-    /// Output: diagnostics with traces, or JSON (one object with a `files` array, as `lint`;
-    /// docs/ci.md).
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// Output: diagnostics with traces, JSON (one object with a `files` array), SARIF 2.1.0
+    /// or GitHub annotations, as `lint` writes them (docs/ci.md).
+    #[arg(long, value_enum, default_value_t = LintFormat::Human)]
+    pub format: LintFormat,
     /// Stop with verdict `inconclusive` after this many distinct states.
     #[arg(long, default_value_t = 50_000_000)]
     pub max_states: u64,

@@ -138,6 +138,7 @@ fn check_source(file: SourceFile, options: &VerifyOptions) -> Result<Checked, Er
     let report = crate::cmd::verify::check_program(&program, &file, &check, &budget, None);
     let exit = report::exit_code(&report);
     let result = FileResult {
+        origin: None,
         file,
         outcome: Outcome::Checked {
             program: Box::new(program),

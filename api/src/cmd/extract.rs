@@ -171,16 +171,16 @@ pub fn run(args: &ExtractArgs) -> Exit {
 }
 
 /// For `verify`: a `.ptx` file becomes the text of its extracted protocol (reported under the
-/// `.ptx` name); other files pass through.
+/// `.ptx` name); other files pass through. The error (printed on stderr) is its message.
 pub(crate) fn for_verify(
     file: SourceFile,
     path: &Path,
     a: &PtxArgs,
-) -> Result<(SourceFile, Option<ptx::Extracted>), ()> {
+) -> Result<(SourceFile, Option<ptx::Extracted>), String> {
     if !is_ptx(path) {
         return Ok((file, None));
     }
-    let ex = extract_file(path, a)?;
+    let ex = extract_path(path, a).inspect_err(|e| eprintln!("error: {e}"))?;
     Ok((SourceFile::new(file.name.clone(), &ex.text), Some(ex)))
 }
 

@@ -146,6 +146,7 @@ fn check_file(job: &Job<'_>) -> FileResult {
         Ok(b) => b,
         Err(e) => {
             return FileResult {
+                origin: None,
                 file: SourceFile::new(name, ""),
                 outcome: Outcome::Unreadable(format!("cannot read it: {e}")),
             };
@@ -156,17 +157,28 @@ fn check_file(job: &Job<'_>) -> FileResult {
         Ok(f) => f,
         Err(errors) => {
             return FileResult {
+                origin: None,
                 file: errors.file.clone(),
                 outcome: Outcome::LoadFailed(errors),
             };
         }
     };
     // A `.ptx` file is checked as the protocol extracted from it (docs/ptx.md).
+    let mut origin = None;
     let file = if crate::cmd::extract::is_ptx(&job.path) {
         match crate::cmd::extract::extract_text(&file.text, &file.name, job.ptx) {
-            Ok(ex) => SourceFile::new(file.name.clone(), ex.text),
+            Ok(ex) => {
+                let text = ex.text.clone();
+                origin = Some(crate::report::origin::PtxOrigin::new(
+                    ex,
+                    &file.name,
+                    job.ptx.to_args(),
+                ));
+                SourceFile::new(file.name.clone(), text)
+            }
             Err(e) => {
                 return FileResult {
+                    origin: None,
                     file,
                     outcome: Outcome::Unreadable(format!("cannot extract its protocol: {e}")),
                 };
@@ -192,6 +204,7 @@ fn check_file(job: &Job<'_>) -> FileResult {
         Ok(p) => p,
         Err(errors) => {
             return FileResult {
+                origin: None,
                 file,
                 outcome: Outcome::LoadFailed(errors),
             };
@@ -235,6 +248,7 @@ fn check_file(job: &Job<'_>) -> FileResult {
     report.findings = apply_levels(findings, |r| level_for(r, config, job.cli));
     report.verdict = report.verdict_of_findings();
     FileResult {
+        origin,
         file,
         outcome: Outcome::Checked {
             program: Box::new(program),

@@ -1,6 +1,6 @@
 //! `phasecheck verify PATH...`: load, check, report (folders: every `.phase` file below).
 
-use crate::args::{Exit, Format, VerifyArgs};
+use crate::args::{Exit, LintFormat, VerifyArgs};
 use crate::budget::Budget;
 use crate::report;
 use crate::report::files::{self, FileResult, Outcome};
@@ -83,8 +83,8 @@ pub fn run(args: &VerifyArgs) -> Exit {
         exhaustive: args.exhaustive,
         ..CheckOptions::default()
     };
-    let json = args.format == Format::Json;
-    // `--format json`: every file's entry, rendered together at the end.
+    // `--format json`, `sarif`, `github`: every file's entry, rendered together at the end.
+    let machine = args.format != LintFormat::Human;
     let mut results: Vec<FileResult> = Vec::new();
     let mut dot_written = false;
     let status = Status::new("verify", mode, files.len());
@@ -94,7 +94,7 @@ pub fn run(args: &VerifyArgs) -> Exit {
             Ok(bytes) => bytes,
             Err(e) => {
                 worst = Exit::BadInput;
-                if json {
+                if machine {
                     results.push(unreadable(name, format!("cannot read it: {e}")));
                 } else {
                     eprintln!("error: cannot read {}: {e}", path.display());
@@ -107,9 +107,10 @@ pub fn run(args: &VerifyArgs) -> Exit {
             Ok(file) => file,
             Err(errors) => {
                 worst = Exit::BadInput;
-                if json {
+                if machine {
                     // As `lint` reports it: the load error with its line, column and byte.
                     results.push(FileResult {
+                        origin: None,
                         file: errors.file.clone(),
                         outcome: Outcome::LoadFailed(errors),
                     });
@@ -120,15 +121,27 @@ pub fn run(args: &VerifyArgs) -> Exit {
             }
         };
         // A `.ptx` file is checked as the protocol extracted from it (docs/ptx.md).
-        let Ok((file, ptx)) = crate::cmd::extract::for_verify(file, path, &args.ptx) else {
-            worst = Exit::BadInput;
-            continue;
+        let (file, ptx) = match crate::cmd::extract::for_verify(file, path, &args.ptx) {
+            Ok(extracted) => extracted,
+            Err(e) => {
+                worst = Exit::BadInput;
+                if machine {
+                    // As `lint` reports it, so that the log says why the file has no result.
+                    let why = e.strip_prefix(&format!("{name}: ")).unwrap_or(&e);
+                    results.push(unreadable(
+                        name.clone(),
+                        format!("cannot extract its protocol: {why}"),
+                    ));
+                }
+                continue;
+            }
         };
         let program = match protocols::load(&file, &args.params) {
             Err(errors) => {
                 worst = Exit::BadInput;
-                if json {
+                if machine {
                     results.push(FileResult {
+                        origin: None,
                         file,
                         outcome: Outcome::LoadFailed(errors),
                     });
@@ -161,7 +174,7 @@ pub fn run(args: &VerifyArgs) -> Exit {
                         incomplete: None,
                     };
                     rep.verdict = rep.verdict_of_findings();
-                    if !json {
+                    if !machine {
                         print!("{}", replay_text(&file, &r.trace));
                     }
                     rep
@@ -190,8 +203,10 @@ pub fn run(args: &VerifyArgs) -> Exit {
             dot_written = true;
         }
         worst = report::worse(worst, report::exit_code(&result));
-        if json {
+        if machine {
             results.push(FileResult {
+                origin: ptx
+                    .map(|ex| report::origin::PtxOrigin::new(ex, &file.name, args.ptx.to_args())),
                 file,
                 outcome: Outcome::Checked {
                     program: Box::new(program),
@@ -231,12 +246,17 @@ pub fn run(args: &VerifyArgs) -> Exit {
             dot.display()
         );
     }
-    if json {
-        let value = files::json(&results, worst);
+    let pretty = |v: serde_json::Value| {
         println!(
             "{}",
-            serde_json::to_string_pretty(&value).expect("JSON values serialize")
-        );
+            serde_json::to_string_pretty(&v).expect("JSON values serialize")
+        )
+    };
+    match args.format {
+        LintFormat::Human => {}
+        LintFormat::Json => pretty(files::json(&results, worst)),
+        LintFormat::Sarif => pretty(report::sarif::render(&results, worst as u8)),
+        LintFormat::Github => print!("{}", report::github::render(&results)),
     }
     worst
 }
@@ -263,6 +283,7 @@ pub(crate) fn check_program(
 
 fn unreadable(name: String, message: String) -> FileResult {
     FileResult {
+        origin: None,
         file: SourceFile::new(name, ""),
         outcome: Outcome::Unreadable(message),
     }

@@ -20,6 +20,15 @@ pub enum Outcome {
 pub struct FileResult {
     pub file: SourceFile,
     pub outcome: Outcome,
+    /// For a `.ptx` file: its extraction, to report findings at the CUDA source or PTX lines.
+    pub origin: Option<super::origin::PtxOrigin>,
+}
+
+impl FileResult {
+    /// What the reporters ask where a span of this file is.
+    pub fn locator(&self) -> super::origin::Locator<'_> {
+        super::origin::Locator::new(&self.file, self.origin.as_ref())
+    }
 }
 
 /// Counts over all files, for summaries and the exit code.
@@ -80,7 +89,9 @@ pub fn json(results: &[FileResult], exit: Exit) -> serde_json::Value {
     let files: Vec<serde_json::Value> = results
         .iter()
         .map(|r| match &r.outcome {
-            Outcome::Checked { program, report } => super::json::render(&r.file, program, report),
+            Outcome::Checked { program, report } => {
+                super::json::render_located(r.locator(), program, report)
+            }
             Outcome::LoadFailed(errors) => super::load_errors::json(errors),
             Outcome::Unreadable(msg) => serde_json::json!({
                 "schema": 1,
@@ -108,7 +119,23 @@ pub fn human(results: &[FileResult], exit: Exit, color: bool) -> String {
         match &r.outcome {
             Outcome::Checked { program, report } => {
                 if !report.findings.is_empty() || report.incomplete.is_some() {
-                    out.push_str(&super::human::render(&r.file, program, report, color));
+                    match &r.origin {
+                        // A `.ptx` file: replay commands with its options, and where each
+                        // finding is in the CUDA source, as `verify` prints them.
+                        Some(o) => {
+                            out.push_str(&super::human::render_with_options(
+                                &r.file, program, report, color, &o.options,
+                            ));
+                            out.push_str(&crate::cmd::extract::annotate(
+                                &r.file,
+                                &o.extracted,
+                                report,
+                            ));
+                        }
+                        None => {
+                            out.push_str(&super::human::render(&r.file, program, report, color))
+                        }
+                    }
                 }
             }
             // Same colour decision as the findings (stdout, `--output`), not stderr's.

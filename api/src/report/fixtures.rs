@@ -118,6 +118,7 @@ pub fn results() -> Vec<FileResult> {
     );
 
     let checked = FileResult {
+        origin: None,
         file: file.clone(),
         outcome: Outcome::Checked {
             program: Box::new(program.clone()),
@@ -136,6 +137,7 @@ pub fn results() -> Vec<FileResult> {
     };
     let big = SourceFile::new("corpus/big pipe.phase", PIPE);
     let inconclusive = FileResult {
+        origin: None,
         file: big,
         outcome: Outcome::Checked {
             program: Box::new(program.clone()),
@@ -167,6 +169,7 @@ pub fn results() -> Vec<FileResult> {
     confirmed_race.trace.insert(0, spread);
     confirmed_race.schedule = Schedule(vec![1, 1, 1, 1, 1, 1, 1, 1, 0]);
     let confirmed = FileResult {
+        origin: None,
         file: SourceFile::new("corpus/wide pipe.phase", PIPE),
         outcome: Outcome::Checked {
             program: Box::new(program),
@@ -183,10 +186,12 @@ pub fn results() -> Vec<FileResult> {
     };
     let bad = SourceFile::new("corpus/bad.phase", "protocol bad\nblock 0\n");
     let load_failed = FileResult {
+        origin: None,
         outcome: Outcome::LoadFailed(protocols::load(&bad, &[]).expect_err("block 0 is rejected")),
         file: bad,
     };
     let unreadable = FileResult {
+        origin: None,
         file: SourceFile::new("corpus/gone.phase", ""),
         outcome: Outcome::Unreadable("cannot read it: No such file or directory".into()),
     };

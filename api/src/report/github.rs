@@ -5,6 +5,7 @@
 //! `,` in properties.
 
 use super::files::{FileResult, Outcome, Summary};
+use super::origin::{Located, Locator, Place};
 use checker::{Incomplete, Severity, Verdict};
 use protocols::{SourceFile, Span};
 
@@ -18,12 +19,28 @@ fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-fn position(file: &SourceFile, span: Span) -> String {
-    let start = file.line_col(span.start);
-    let end = file.line_col(span.end.max(span.start));
+fn position(place: &Place) -> String {
+    let mut out = String::new();
+    if let Some(line) = place.line {
+        out.push_str(&format!(",line={line}"));
+        if let Some(c) = place.column {
+            out.push_str(&format!(",col={c}"));
+        }
+        if let Some((l, c)) = place.end {
+            out.push_str(&format!(",endLine={l},endColumn={c}"));
+        }
+    }
+    out
+}
+
+/// `file=F,line=L,...` of a place (no line: the file as a whole).
+fn command_at(kind: &str, place: &Place, title: &str, message: &str) -> String {
     format!(
-        "line={},col={},endLine={},endColumn={}",
-        start.line, start.column, end.line, end.column
+        "::{kind} file={}{},title={}::{}\n",
+        escape_property(&place.path),
+        position(place),
+        escape_property(title),
+        escape_data(message)
     )
 }
 
@@ -34,16 +51,42 @@ fn command(
     title: &str,
     message: &str,
 ) -> String {
-    let mut props = format!("file={}", escape_property(&file.name));
-    if let Some(span) = span {
-        props.push(',');
-        props.push_str(&position(file, span));
+    let place = match span {
+        Some(span) => Locator::new(file, None).locate(span).primary,
+        None => Place {
+            path: file.name.clone(),
+            line: None,
+            column: None,
+            end: None,
+        },
+    };
+    command_at(kind, &place, title, message)
+}
+
+/// `path:line` (`path` alone for a whole file).
+fn short(p: &Place) -> String {
+    match p.line {
+        Some(l) => format!("{}:{l}", p.path),
+        None => p.path.clone(),
     }
-    format!(
-        "::{kind} {props},title={}::{}\n",
-        escape_property(title),
-        escape_data(message)
-    )
+}
+
+/// The lines a finding on a `.ptx` file adds to its message: the inline stack and the PTX
+/// line (the annotation itself is at the user's frame).
+fn ptx_context(l: &Located) -> String {
+    let mut out = String::new();
+    if !l.stack.is_empty() {
+        let frames: Vec<String> = l.stack.iter().map(short).collect();
+        out.push_str(&format!(
+            "\ninline stack (innermost first): {}",
+            frames.join(" <- ")
+        ));
+    }
+    if l.ptx.is_some() {
+        let lines: Vec<String> = l.ptx_lines.iter().map(u32::to_string).collect();
+        out.push_str(&format!("\nPTX lines: {}", lines.join(", ")));
+    }
+    out
 }
 
 /// The annotation of a search that stopped at a limit. An inconclusive file fails the job
@@ -90,11 +133,13 @@ pub fn render(results: &[FileResult]) -> String {
                     if let Some(h) = &f.help {
                         message.push_str(&format!("\nhelp: {h}"));
                     }
-                    if let Some(cmd) = super::sarif::replay_command(&r.file, program, f) {
+                    if let Some(cmd) = r.locator().replay(program, f) {
                         message.push_str(&format!("\nreplay: {cmd}"));
                     }
+                    let located = r.locator().locate(f.span);
+                    message.push_str(&ptx_context(&located));
                     let title = format!("{} {}", f.rule.code, f.rule.name);
-                    out.push_str(&command(kind, &r.file, Some(f.span), &title, &message));
+                    out.push_str(&command_at(kind, &located.primary, &title, &message));
                 }
                 if let Some(inc) = &report.incomplete {
                     out.push_str(&stopped_early(&r.file, report.verdict, inc));

@@ -4,6 +4,7 @@
 //! line,op,state,repeat}],"waits_for":[..],"schedule","found_by"}],"stats":{states,transitions,elapsed_ms,
 //! peak_memory_bytes},"incomplete":null|{reason,covered}}`. tests/cli_verify.rs pins it.
 
+use super::origin::{Locator, Place};
 use checker::{Finding, Report};
 use protocols::ir::Program;
 use protocols::{SourceFile, Span};
@@ -48,7 +49,26 @@ fn finding(file: &SourceFile, f: &Finding) -> Value {
     })
 }
 
+/// Where a finding on a `.ptx` file is in the CUDA source (or the PTX without debug info):
+/// `{"file","line","column","stack":[{file,line,column}],"ptx_lines","protocol_line"}`,
+/// the stack innermost first (docs/ci.md).
+fn source(at: Locator<'_>, f: &Finding) -> Value {
+    let l = at.locate(f.span);
+    let place = |p: &Place| json!({"file": p.path, "line": p.line, "column": p.column});
+    let mut v = place(&l.primary);
+    v["stack"] = json!(l.stack.iter().map(place).collect::<Vec<_>>());
+    v["ptx_lines"] = json!(l.ptx_lines);
+    v["protocol_line"] = json!(l.protocol_line);
+    v
+}
+
 pub fn render(file: &SourceFile, program: &Program, report: &Report) -> Value {
+    render_located(Locator::new(file, None), program, report)
+}
+
+/// [`render`]; a finding on a `.ptx` file also gets `source`, its place in the CUDA source.
+pub fn render_located(at: Locator<'_>, program: &Program, report: &Report) -> Value {
+    let file = at.file;
     let params: serde_json::Map<String, Value> = program
         .params
         .iter()
@@ -60,7 +80,13 @@ pub fn render(file: &SourceFile, program: &Program, report: &Report) -> Value {
         "protocol": program.name,
         "params": params,
         "verdict": report.verdict,
-        "findings": report.findings.iter().map(|f| finding(file, f)).collect::<Vec<_>>(),
+        "findings": report.findings.iter().map(|f| {
+            let mut v = finding(file, f);
+            if at.origin.is_some() {
+                v["source"] = source(at, f);
+            }
+            v
+        }).collect::<Vec<_>>(),
         "stats": report.stats,
         "incomplete": report.incomplete,
     })

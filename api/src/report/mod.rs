@@ -7,6 +7,7 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod load_errors;
+pub mod origin;
 pub mod sarif;
 
 use crate::args::Exit;

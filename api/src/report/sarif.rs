@@ -9,6 +9,7 @@
 //! stopped early, are tool execution notifications of the invocation.
 
 use super::files::{FileResult, Outcome, Summary};
+use super::origin::{Located, Locator, Place};
 use checker::{Finding, Rule, Severity};
 use protocols::ir::Program;
 use protocols::{SourceFile, Span};
@@ -84,28 +85,63 @@ fn descriptor(rule: &Rule) -> Value {
     })
 }
 
-fn region(file: &SourceFile, span: Span) -> Value {
-    let start = file.line_col(span.start);
-    let end = file.line_col(span.end.max(span.start));
-    json!({
-        "startLine": start.line,
-        "startColumn": start.column,
-        "endLine": end.line,
-        "endColumn": end.column,
-    })
+fn physical(place: &Place) -> Value {
+    let mut phys = json!({ "artifactLocation": { "uri": uri(&place.path) } });
+    if let Some(line) = place.line {
+        let mut region = json!({ "startLine": line });
+        if let Some(c) = place.column {
+            region["startColumn"] = json!(c);
+        }
+        if let Some((l, c)) = place.end {
+            region["endLine"] = json!(l);
+            region["endColumn"] = json!(c);
+        }
+        phys["region"] = region;
+    }
+    phys
 }
 
-fn location(file: &SourceFile, span: Span, message: Option<&str>) -> Value {
-    let mut loc = json!({
-        "physicalLocation": {
-            "artifactLocation": { "uri": uri(&file.name) },
-            "region": region(file, span),
-        }
-    });
+fn place_location(place: &Place, message: Option<&str>) -> Value {
+    let mut loc = json!({ "physicalLocation": physical(place) });
     if let Some(m) = message {
         loc["message"] = json!({ "text": m });
     }
     loc
+}
+
+fn location(at: Locator<'_>, span: Span, message: Option<&str>) -> Value {
+    place_location(&at.locate(span).primary, message)
+}
+
+/// The `.loc` inline stack of a finding on a `.ptx` file, innermost frame first (as SARIF
+/// orders a stack's frames); the frame the finding is reported at says so.
+fn inline_stack(located: &Located) -> Option<Value> {
+    if located.stack.is_empty() {
+        return None;
+    }
+    let n = located.stack.len();
+    let frames: Vec<Value> = located
+        .stack
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let what = if i == 0 {
+                "the `.loc` position".to_string()
+            } else {
+                format!("inlined at (call site {i} of {})", n - 1)
+            };
+            let reported = if p.path == located.primary.path && p.line == located.primary.line {
+                "; the user's frame, where the finding is reported"
+            } else {
+                ""
+            };
+            json!({ "location": place_location(p, Some(&format!("{what}{reported}"))) })
+        })
+        .collect();
+    Some(json!({
+        "message": { "text": "inline stack from the PTX's `.loc ... inlined_at` (innermost first)" },
+        "frames": frames,
+    }))
 }
 
 /// `word` as one POSIX shell word: as it is when it has only characters no shell treats
@@ -140,7 +176,7 @@ pub fn replay_command(file: &SourceFile, program: &Program, f: &Finding) -> Opti
     })
 }
 
-fn code_flow(file: &SourceFile, program: &Program, f: &Finding) -> Value {
+fn code_flow(at: Locator<'_>, program: &Program, f: &Finding) -> Value {
     // One threadFlow per thread, in order of first appearance; steps keep their global order.
     let mut threads: Vec<(&str, Vec<Value>)> = Vec::new();
     for (i, step) in f.trace.iter().enumerate() {
@@ -153,7 +189,7 @@ fn code_flow(file: &SourceFile, program: &Program, f: &Finding) -> Value {
             format!("{}: {} -> {}", step.thread, step.op, step.state)
         };
         let tfl = json!({
-            "location": location(file, step.span, Some(&text)),
+            "location": location(at, step.span, Some(&text)),
             "executionOrder": i + 1,
         });
         match threads.iter_mut().find(|(t, _)| *t == step.thread) {
@@ -166,7 +202,7 @@ fn code_flow(file: &SourceFile, program: &Program, f: &Finding) -> Value {
         f.found_by.trace_title(),
         super::count(f.trace.len(), "step")
     );
-    if let Some(cmd) = replay_command(file, program, f) {
+    if let Some(cmd) = at.replay(program, f) {
         message.push_str(&format!("; replay: {cmd}"));
     }
     json!({
@@ -178,7 +214,7 @@ fn code_flow(file: &SourceFile, program: &Program, f: &Finding) -> Value {
     })
 }
 
-fn result(file: &SourceFile, program: &Program, f: &Finding, rules: &[&Rule]) -> Value {
+fn result(at: Locator<'_>, program: &Program, f: &Finding, rules: &[&Rule]) -> Value {
     let mut text = f.message.clone();
     if let Some(h) = &f.help {
         text.push_str(&format!("\nhelp: {h}"));
@@ -186,7 +222,7 @@ fn result(file: &SourceFile, program: &Program, f: &Finding, rules: &[&Rule]) ->
     let mut related: Vec<Value> = f
         .labels
         .iter()
-        .map(|l| location(file, l.span, Some(&l.message)))
+        .map(|l| location(at, l.span, Some(&l.message)))
         .collect();
     for w in &f.waits_for {
         let parties: Vec<String> = w
@@ -211,7 +247,21 @@ fn result(file: &SourceFile, program: &Program, f: &Finding, rules: &[&Rule]) ->
                 parties.join(", ")
             }
         );
-        related.push(location(file, w.span, Some(&msg)));
+        related.push(location(at, w.span, Some(&msg)));
+    }
+    let located = at.locate(f.span);
+    if let Some(ptx) = &located.ptx {
+        let text = match located.ptx_lines.as_slice() {
+            [_, rest @ ..] if !rest.is_empty() => {
+                let rest: Vec<String> = rest.iter().map(u32::to_string).collect();
+                format!(
+                    "the PTX instruction (its unrolled copies: PTX lines {})",
+                    rest.join(", ")
+                )
+            }
+            _ => "the PTX instruction".to_string(),
+        };
+        related.push(place_location(ptx, Some(&text)));
     }
     for (i, r) in related.iter_mut().enumerate() {
         r["id"] = json!(i + 1);
@@ -221,16 +271,23 @@ fn result(file: &SourceFile, program: &Program, f: &Finding, rules: &[&Rule]) ->
         "ruleIndex": rules.iter().position(|r| *r == f.rule).unwrap_or(0),
         "level": level(f.severity),
         "message": { "text": text },
-        "locations": [location(file, f.span, None)],
+        "locations": [place_location(&located.primary, None)],
         "properties": { "name": f.rule.name, "class": f.rule.class.as_str() },
     });
+    if let Some(stack) = inline_stack(&located) {
+        out["stacks"] = json!([stack]);
+    }
+    if let Some(line) = located.protocol_line {
+        // The line of `phasecheck extract`'s output, which the human report's snippets show.
+        out["properties"]["protocolLine"] = json!(line);
+    }
     if !related.is_empty() {
         out["relatedLocations"] = json!(related);
     }
     if !f.trace.is_empty() {
-        out["codeFlows"] = json!([code_flow(file, program, f)]);
+        out["codeFlows"] = json!([code_flow(at, program, f)]);
     }
-    if let Some(cmd) = replay_command(file, program, f) {
+    if let Some(cmd) = at.replay(program, f) {
         out["properties"]["schedule"] = json!(f.schedule.to_string());
         out["properties"]["replay"] = json!(cmd);
     }
@@ -245,7 +302,7 @@ fn notification(
     span: Option<Span>,
 ) -> Value {
     let loc = match span {
-        Some(s) => location(file, s, None),
+        Some(s) => location(Locator::new(file, None), s, None),
         None => json!({ "physicalLocation": { "artifactLocation": { "uri": uri(&file.name) } } }),
     };
     json!({
@@ -268,7 +325,7 @@ pub fn render(results: &[FileResult], exit_code: u8) -> Value {
                     report
                         .findings
                         .iter()
-                        .map(|f| result(&r.file, program, f, rules)),
+                        .map(|f| result(r.locator(), program, f, rules)),
                 );
                 if let Some(inc) = &report.incomplete {
                     // A search that stopped after finding errors decided its verdict: a note.
