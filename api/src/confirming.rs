@@ -129,8 +129,12 @@ pub fn confirm(path: &Path, options: &ConfirmOptions) -> Result<ConfirmReport, C
         .map_err(|e| bad_input(format!("cannot read {}: {e}", path.display())))?;
     let name = path.display().to_string();
     if crate::cmd::extract::is_ptx(path) {
-        let ex =
-            crate::checks::extract(&name, &text, &options.ptx).map_err(ConfirmError::BadInput)?;
+        // The stress kernel checks whole buffer instances: no byte ranges.
+        let ptx = PtxArgs {
+            whole_buffers: true,
+            ..options.ptx.clone()
+        };
+        let ex = crate::checks::extract(&name, &text, &ptx).map_err(ConfirmError::BadInput)?;
         confirm_source(SourceFile::new(name, ex.text), options)
     } else {
         confirm_text(&name, &text, options)

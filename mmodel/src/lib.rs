@@ -98,8 +98,8 @@
 //! (also `@ r`, with a scope), `arrive_expect_tx`, `expect_tx`, `wait ... parity` (with a
 //! scope); `cluster_sync`/`cluster_arrive`/`cluster_wait`; `fence_proxy_async`, `mma`, `tma`
 //! (no multicast) into the own CTA; `compute`. Everything else (`while`, `elect`, `exit`,
-//! tokens, pipelines, `cp_async`, TMA stores, peer buffers, `write part`, `write X value N`,
-//! ...) is refused, and so is a program that reaches undefined behaviour (use before init,
+//! tokens, pipelines, `cp_async`, TMA stores, peer buffers, `write part`, byte ranges
+//! (`bytes OFF .. +LEN`), `write X value N`, ...) is refused, and so is a program that reaches undefined behaviour (use before init,
 //! an over-arrival, a named barrier re-arrival): that is not a race question.
 
 pub mod causality;

@@ -141,6 +141,11 @@ impl<'a> Walker<'a> {
     }
 
     fn own_buffer(&self, r: &ObjRef) -> Result<Loc, Refusal> {
+        if r.bytes.is_some() {
+            // A location here is a whole buffer instance: judging `bytes` ranges as the whole
+            // would report races between disjoint bytes, a disagreement of the oracle's making.
+            return refuse("a byte range (`bytes OFF .. +LEN`) is outside the fragment");
+        }
         if r.cta.is_some() {
             return refuse(
                 "a buffer of a peer block (`@ r`): a distributed-shared-memory address is an alias of the owner's, which the oracle does not model",

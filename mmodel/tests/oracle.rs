@@ -52,6 +52,10 @@ fn refuses_what_lies_outside_the_fragment() {
             "write part",
         ),
         (
+            "protocol p\nblock 2\nbuffer b\nwrite b bytes 4 * tid .. +4\n",
+            "byte range",
+        ),
+        (
             "protocol p\nblock 1\nmbarrier m\ninit m, 1\narrive m, 2\n",
             "more arrivals",
         ),

@@ -34,6 +34,8 @@ pub struct Input<'a> {
     pub cluster: u32,
     /// Kernel parameter values (for tensor-map byte counts).
     pub params: &'a HashMap<(u32, u64), i64>,
+    /// No byte ranges ([`crate::Options::whole_buffers`]).
+    pub whole_buffers: bool,
 }
 
 pub struct Output {
@@ -237,6 +239,8 @@ fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Objects, Erro
         let mut regions: Vec<(u64, u64)> = Vec::new();
         let mut plain_only: Vec<bool> = Vec::new();
         for (a, b, plain) in rs {
+            // Without byte ranges an element is a region of its own, as before them.
+            let plain = plain && !inp.whole_buffers;
             match (regions.last_mut(), plain_only.last_mut()) {
                 (Some(last), Some(p)) if a < last.1 || (a == last.1 && plain && *p) => {
                     last.1 = last.1.max(b);
@@ -954,6 +958,9 @@ impl Ctx<'_> {
 /// (when no other thread ever stores to its bytes: [`part_writes`]) or a whole-region access,
 /// rather than splitting the role into one `if` per thread.
 fn ranged_instrs(inp: &Input, objs: &Objects) -> std::collections::HashSet<u32> {
+    if inp.whole_buffers {
+        return std::collections::HashSet::new();
+    }
     // Per (instruction, occurrence): (tid, offset in its region, length).
     let mut per: HashMap<(u32, usize), Vec<(i64, i64, u64)>> = HashMap::new();
     let mut count: HashMap<(u32, u32, u32), usize> = HashMap::new();

@@ -44,6 +44,12 @@ pub struct Options {
     pub max_steps: Option<u64>,
     /// A captured launch (`--launch FILE#N`): the values of every parameter.
     pub launch: Option<Launch>,
+    /// Shared-memory accesses as whole regions (`write part` where no other thread stores to
+    /// the bytes, else whole-region accesses), never `bytes OFF .. +LEN`: for the GPU harness
+    /// (`lower`, `fuzz`, `confirm`), which checks races per buffer instance and cannot lower
+    /// byte ranges. Coarser, so it may report races between disjoint bytes; `verify` keeps the
+    /// bytes.
+    pub whole_buffers: bool,
 }
 
 /// What a captured launch (crate `capture`) gives the front end; `--arg` values win over it.
@@ -501,6 +507,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         nthreads: nthreads as u32,
         cluster,
         params: &cfg.map_bytes,
+        whole_buffers: opts.whole_buffers,
     })
     .map_err(|e| to_public(e, &files))?;
     out.notes.extend(converged_note);

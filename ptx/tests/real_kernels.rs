@@ -526,3 +526,23 @@ fn thread_indexed_elements_are_byte_ranges_and_an_overlap_is_found() {
         "the race is at a store: {at}"
     );
 }
+
+/// For the GPU harness (`lower`, `fuzz`, `confirm`), which checks whole buffer instances, the
+/// same kernel extracts without byte ranges: each element a region of its own, as before byte
+/// ranges (`ptx::Options::whole_buffers`).
+#[test]
+fn whole_buffers_extract_without_byte_ranges() {
+    let mut o = opts(Some(96), &[("0", 4)], &[]);
+    let ranged = extract("producer_consumer_one_init.ptx", &o);
+    assert!(ranged.text.contains(" bytes "), "{}", ranged.text);
+    o.whole_buffers = true;
+    let whole = extract("producer_consumer_one_init.ptx", &o);
+    assert!(!whole.text.contains(" bytes "), "{}", whole.text);
+    assert!(
+        whole.text.contains("buffer["),
+        "elements as buffers:\n{}",
+        whole.text
+    );
+    let file = SourceFile::new("whole.phase", &whole.text);
+    protocols::load(&file, &[]).unwrap_or_else(|e| panic!("does not load: {e:?}\n{}", whole.text));
+}

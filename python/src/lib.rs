@@ -100,6 +100,7 @@ impl CheckOptions {
                 args,
                 assume,
                 launch,
+                ..PtxArgs::default()
             },
             ..VerifyOptions::default()
         };

@@ -33,6 +33,11 @@ pub struct PtxArgs {
     /// block, cluster and parameter bytes (--block, --cluster and --arg win over it).
     #[arg(long, value_name = "FILE[#N]")]
     pub launch: Option<String>,
+    /// Shared memory as whole regions, no `bytes OFF .. +LEN` ranges: what `lower`, `fuzz` and
+    /// `confirm` extract (the GPU harness checks whole buffer instances). Coarser: it may
+    /// report races between disjoint bytes.
+    #[arg(long)]
+    pub whole_buffers: bool,
 }
 
 /// `X`, `X,Y` or `X,Y,Z` (also with `x`).
@@ -77,6 +82,7 @@ pub fn options(a: &PtxArgs) -> ptx::Options {
         assume: a.assume.clone(),
         max_steps: None,
         launch: None,
+        whole_buffers: a.whole_buffers,
     }
 }
 
@@ -142,6 +148,9 @@ impl PtxArgs {
         }
         if let Some(l) = &self.launch {
             out.extend(["--launch".to_string(), l.clone()]);
+        }
+        if self.whole_buffers {
+            out.push("--whole-buffers".to_string());
         }
         out
     }
@@ -229,6 +238,11 @@ pub fn load_any(
     if !is_ptx(path) {
         return crate::cmd::lower::load(path, params);
     }
+    // The harness checks whole buffer instances: no byte ranges (ptx::Options::whole_buffers).
+    let a = &PtxArgs {
+        whole_buffers: true,
+        ..a.clone()
+    };
     let ex = extract_path(path, a).map_err(|e| {
         eprintln!("error: {e}");
         (Exit::BadInput, e)

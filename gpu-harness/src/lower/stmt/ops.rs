@@ -427,7 +427,7 @@ impl Gen<'_> {
             Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } if buf.bytes.is_some() => {
                 return Err(unsupported(
                     format!(
-                        "`{}` with a byte range: the harness checks whole buffer instances, so the threads' disjoint bytes would race on the GPU; lowering byte ranges is not implemented",
+                        "`{}` with a byte range: the harness checks whole buffer instances, so the threads' disjoint bytes would race on the GPU; lowering byte ranges is not implemented (a `.ptx` input is lowered without them: `phasecheck extract --whole-buffers`)",
                         op.keyword()
                     ),
                     Some(s.span),
