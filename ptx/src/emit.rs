@@ -962,7 +962,8 @@ fn ranged_instrs(inp: &Input, objs: &Objects) -> std::collections::HashSet<u32> 
         return std::collections::HashSet::new();
     }
     // Per (instruction, occurrence): (tid, offset in its region, length).
-    let mut per: HashMap<(u32, usize), Vec<(i64, i64, u64)>> = HashMap::new();
+    type Points = Vec<(i64, i64, u64)>;
+    let mut per: HashMap<(u32, usize), Points> = HashMap::new();
     let mut count: HashMap<(u32, u32, u32), usize> = HashMap::new();
     for t in &inp.traces {
         for e in &t.events {
