@@ -557,7 +557,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
     if let Some(pb) = &pb {
         pb.finish_and_clear();
     }
-    let summary = match summary {
+    let mut summary = match summary {
         Ok(s) => s,
         Err(FuzzError::NotLowered(e)) => {
             report_lower_error(&file, &e);
@@ -565,6 +565,14 @@ pub fn run(args: &FuzzArgs) -> Exit {
         }
         Err(FuzzError::Run(e)) => return fail_as(e, Some(&not_run)),
     };
+    if crate::cmd::extract::is_ptx(&args.file) {
+        // A replay extracts the `.ptx` again: with the same options, or it asks for them.
+        let flags: String = args.ptx.to_args().iter().map(|a| format!(" {a}")).collect();
+        summary.replay_flags.push_str(&flags);
+        if let Some(w) = summary.proxy_window.as_mut() {
+            w.replay_flags.push_str(&flags);
+        }
+    }
     if summary.is_stuck() {
         // No baseline after a stuck launch: the report, then the end of the process, which
         // is what frees the GPU of the stuck kernel.
