@@ -12,7 +12,7 @@ mod common;
 use campaign::confirm::obstacle::{Obstacle, ObstacleClass};
 use campaign::confirm::plan::{ReplayPlan, plan};
 use checker::{Class, Finding, Severity};
-use common::findings;
+use common::{findings, findings_of};
 use gpu_harness::decode::LaunchResult;
 use gpu_harness::lower::{LowerOptions, Lowered, Mode};
 use protocols::ir::Program;
@@ -156,19 +156,8 @@ fn lone_leader() -> (SourceFile, Program, Lowered, Finding) {
 
 fn lone_leader_with(text: &str) -> (SourceFile, Program, Lowered, Finding) {
     let file = SourceFile::new("lone_leader.phase", text);
-    let program = protocols::load(&file, &[]).expect("loads");
-    let report = checker::check(&program, &checker::CheckOptions::default());
-    let lowered = lower::lower(
-        &program,
-        Some(&file),
-        &LowerOptions {
-            mode: Mode::Confirm,
-            ..Default::default()
-        },
-    )
-    .expect("lowers");
-    let f = report
-        .findings
+    let (program, lowered, errors) = findings_of(file.clone());
+    let f = errors
         .into_iter()
         .find(|f| f.class() == Class::Deadlock)
         .expect("a deadlock");
