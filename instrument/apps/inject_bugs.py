@@ -46,6 +46,13 @@ def file_index(lines, suffix):
     return idx[0]
 
 
+def with_more_bytes(prefix, reg):
+    """The `mbarrier.arrive.expect_tx` whose operands start with `prefix`, announcing 8192
+    bytes more than register `reg` holds."""
+    return (f"\t.reg .b32 %pc_tx; add.u32 %pc_tx, {reg}, 8192;  // phasecheck test: 8192 bytes more\n"
+            f"{prefix}%pc_tx;")
+
+
 def count(lines):
     inits = [i for i, l in enumerate(lines) if re.match(r"\s*mbarrier\.init\.shared::cta\.b64\s", l)]
     reg = re.search(r"\],\s*(%r\d+);", lines[inits[1]]).group(1)
@@ -68,8 +75,7 @@ def expect_tx_line(lines):
 def bytes_(lines):
     i = expect_tx_line(lines)
     m = re.match(r"(\s*mbarrier\.arrive\.expect_tx\.shared::cta\.b64\s+_,\s*\[%r\d+\],\s*)(%r\d+);", lines[i])
-    lines[i] = (f"\t.reg .b32 %pc_tx; add.u32 %pc_tx, {m.group(2)}, 8192;  // phasecheck test: 8192 bytes more\n"
-                f"{m.group(1)}%pc_tx;")
+    lines[i] = with_more_bytes(m.group(1), m.group(2))
     return [i]
 
 
@@ -109,8 +115,7 @@ def fi_vbytes(lines):
             in_v = bool(vloc.match(l))
         m = tx.match(l)
         if m and in_v:
-            lines[i] = (f"\t.reg .b32 %pc_tx; add.u32 %pc_tx, {m.group(2)}, 8192;  // phasecheck test: 8192 bytes more\n"
-                        f"{m.group(1)}%pc_tx;")
+            lines[i] = with_more_bytes(m.group(1), m.group(2))
             changed.append(i)
     if not changed:
         sys.exit("no V expect_tx found")
@@ -128,8 +133,7 @@ def fi_vbytes_by_offset(lines):
         off = next((int(a.group(1)) for j in range(i, max(i - 200, 0), -1)
                     if (a := addr.match(lines[j]))), None)
         if off in (229424, 229432):
-            lines[i] = (f"\t.reg .b32 %pc_tx; add.u32 %pc_tx, {m.group(3)}, 8192;  // phasecheck test: 8192 bytes more\n"
-                        f"{m.group(1)}%pc_tx;")
+            lines[i] = with_more_bytes(m.group(1), m.group(3))
             changed.append(i)
     if not changed:
         sys.exit("no arrive.expect_tx on a V full barrier found")
@@ -142,8 +146,7 @@ def fi_allbytes(lines):
     for i, l in enumerate(lines):
         m = tx.match(l)
         if m:
-            lines[i] = (f"\t.reg .b32 %pc_tx; add.u32 %pc_tx, {m.group(2)}, 8192;  // phasecheck test: 8192 bytes more\n"
-                        f"{m.group(1)}%pc_tx;")
+            lines[i] = with_more_bytes(m.group(1), m.group(2))
             changed.append(i)
     if not changed:
         sys.exit("no arrive.expect_tx found")
