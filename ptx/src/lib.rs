@@ -480,7 +480,15 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     } else {
         given::warnings(&traces, &ex.shared, func, &cfg.map_bytes)
     };
-    let converged_note = converged::lower(&mut traces);
+    let wgmma_kind = |i: u32| {
+        let ins = &func.instrs[i as usize];
+        match (ins.base(), ins.parts.get(1).map(String::as_str)) {
+            ("wgmma", Some("mma_async")) => converged::Wgmma::MmaAsync,
+            ("wgmma", Some("commit_group")) => converged::Wgmma::Commit,
+            _ => converged::Wgmma::Other,
+        }
+    };
+    let converged_note = converged::lower(&mut traces, &wgmma_kind);
     let strong_note = drop_strong_only(&mut traces, func);
     let (resolved, ambiguous) = inline::resolve(&module, func, &traces, &ex.shared);
     let func = &resolved;

@@ -135,6 +135,71 @@ fn a_read_with_no_converged_instruction_before_lane_0_s_release_stays_a_race() {
     assert!(lines.contains(&read), "{lines:?} (the read is line {read})");
 }
 
+/// ThunderKittens' consumers: 256 threads, the second warpgroup's WGMMAs, four k-tiles (stage 0
+/// is refilled for the third).
+fn warpgroup_release() -> ptx::Options {
+    ptx::Options {
+        kernel: Some("warpgroup_release".into()),
+        ..opts(Some(256), &[("2", 4)], &[])
+    }
+}
+
+/// One thread releases the stage for its whole warpgroup after its own `wgmma.wait_group`
+/// (ThunderKittens' H100 attention). The warps of a warpgroup meet at its `mma_async`, and one
+/// warp's `wait_group` returns only once the group's operand reads are done (an H200: gpu.md,
+/// "Warpgroup convergence of wgmma"); the front end writes a rendezvous of the warpgroup after
+/// the batch's last `mma_async`, so the other warps' reads are ordered before the release.
+/// Without it, the three other warps' WGMMA reads raced with the refill.
+#[test]
+fn one_thread_releasing_for_its_warpgroup_after_its_wgmma_verifies() {
+    let (ex, report) = check("warpgroup_release.ptx", &warpgroup_release());
+    let cu = "warp_converged.cu";
+    let rendezvous: Vec<&str> = ex
+        .text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("bar_sync"))
+        .collect();
+    assert_eq!(rendezvous.len(), 1, "{}", ex.text);
+    assert!(
+        rendezvous[0].trim_start().starts_with("bar_sync 15, 128"),
+        "{}",
+        ex.text
+    );
+    assert_eq!(
+        cuda_line(&ex, cu, "bar_sync"),
+        cuda_line(&ex, cu, "mma smem_b")
+    );
+    assert_eq!(
+        report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        report.findings,
+        ex.text
+    );
+}
+
+/// The same, with every thread reading the stage after its own `wait_group`: the warps of the
+/// group do not meet there (the H200 let one warp's `wait_group` return while another warp had
+/// not reached its own), so those reads race with the refill that the one thread's release
+/// allows.
+#[test]
+fn a_read_after_the_warpgroup_s_wait_group_stays_a_race() {
+    let (ex, report) = check("warpgroup_release_late_read.ptx", &warpgroup_release());
+    let cu = "warp_converged.cu";
+    let read = line_of(cu, "BUG: after the warps part at wait_group");
+    let race = report
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "data-race")
+        .unwrap_or_else(|| panic!("no data-race: {:?}\n{}", report.findings, ex.text));
+    let file = SourceFile::new("warpgroup_release_late_read.ptx", &ex.text);
+    let lines: Vec<u32> = std::iter::once(race.span)
+        .chain(race.labels.iter().map(|l| l.span))
+        .filter_map(|sp| ex.source_of_line(file.line_of(sp)).map(|(_, l)| l))
+        .collect();
+    assert!(lines.contains(&read), "{lines:?} (the read is line {read})");
+}
+
 fn kernel(body: &str) -> String {
     format!(
         ".version 8.0\n.target sm_90a\n.address_size 64\n\
@@ -337,6 +402,7 @@ fn fixture_options(name: &str) -> (ptx::Options, bool) {
         "wgmma_lambda.ptx" => wgmma_lambda(),
         "many_roles.ptx" => opts(Some(512), &[], &[]),
         "warp_converged.ptx" | "warp_converged_no_converge.ptx" => warp_converged(),
+        "warpgroup_release.ptx" | "warpgroup_release_late_read.ptx" => warpgroup_release(),
         "cutlass/gemm_tma_ws.ptx" => opts(Some(256), &cutlass, &[]),
         "triton/matmul_ws.ptx" => opts(None, &triton, &[]),
         "producer_consumer.ptx"
