@@ -77,8 +77,9 @@ pub fn delay(id: u32, place: &str) -> String {
 
 /// After a wait at point `id` whose completion predicate is `done`: when it failed, how long
 /// this thread has been failing at this point; past the bound, a stuck record and `exit`.
-/// `skip` is the guard under which the wait did not run (`@!%p`), if it had one.
-pub fn bound(id: u32, done: &str, skip: Option<&str>) -> String {
+/// `skip` is the guard under which the wait did not run (`@!%p`), if it had one; `on_ok` runs
+/// when the wait succeeded.
+pub fn bound(id: u32, done: &str, skip: Option<&str>, on_ok: &str) -> String {
     let mut s = format!("\t// phasecheck: bounded wait, point {id}\n");
     if let Some(g) = skip {
         s += &format!("\t{g} bra \t$phck_done_{id};\n");
@@ -120,6 +121,7 @@ pub fn bound(id: u32, done: &str, skip: Option<&str>) -> String {
          \texit;\n\
          $phck_ok_{id}:\n\
          \tmov.u32 \t%phck_w, -1;\n\
+         {on_ok}\
          $phck_done_{id}:\n"
     );
     s
