@@ -365,6 +365,11 @@ pub struct ConfirmArgs {
     pub format: Format,
     #[command(flatten)]
     pub ptx: crate::cmd::extract::PtxArgs,
+    /// `--app -- ./app ARGS`: replay each deadlock on the real kernel, instrumented, inside
+    /// the application (docs/gpu.md, "Confirm on the real kernel"); --runs, --repeat and
+    /// --delay-chance do not apply (one launch, no random delays).
+    #[command(flatten)]
+    pub app: crate::cmd::fuzz_app::AppArgs,
 }
 
 #[derive(Args, Debug)]

@@ -124,18 +124,22 @@ pub fn rewrite(
             if let Some(g) = group {
                 e.before += &seq_snippet::hold(id, g, blocks(ins), skip.as_deref());
             }
-            let turn_done = group.map(|g| seq_snippet::after(id, g, skip.as_deref()));
             match kind {
                 PointKind::Delay => {
                     e.after += &snippet::delay(id, "after");
-                    e.after += turn_done.as_deref().unwrap_or("");
+                    if let Some(g) = group {
+                        e.after += &seq_snippet::after(id, g, skip.as_deref());
+                    }
                 }
                 PointKind::BoundedWait => {
                     let done = wait_predicate(ins, line)?;
-                    // On success only (the guard's skip jumps past it).
-                    let on_ok = group.map(|g| seq_snippet::after(id, g, None));
-                    e.after +=
-                        &snippet::bound(id, &done, skip.as_deref(), on_ok.as_deref().unwrap_or(""));
+                    // On success only (the guard's skip jumps past both). Every wait of the
+                    // sequenced kernel may finish a pending wait (see seq_snippet::wait_failed).
+                    let on_ok = seq_here
+                        .map(|s| seq_snippet::wait_done(id, group, s.groups))
+                        .unwrap_or_default();
+                    let on_fail = group.map(seq_snippet::wait_failed).unwrap_or_default();
+                    e.after += &snippet::bound(id, &done, skip.as_deref(), &on_ok, &on_fail);
                 }
             }
             let source = ins

@@ -56,7 +56,7 @@ pub fn globals(seq: &Sequence) -> String {
 pub fn prologue(seq: &Sequence) -> String {
     let mut s = String::from(
         "\t// phasecheck: sequencer state\n\
-         \t.reg .b32 \t%phck_q0, %phck_q1, %phck_e, %phck_i, %phck_m2;\n\
+         \t.reg .b32 \t%phck_q0, %phck_q1, %phck_e, %phck_i, %phck_m2, %phck_pg;\n\
          \t.reg .b64 \t%phck_h0;\n",
     );
     if seq.groups > 0 {
@@ -67,6 +67,7 @@ pub fn prologue(seq: &Sequence) -> String {
     }
     s += &format!(
         "\tmov.u32 \t%phck_e, -1;\n\
+         \tmov.u32 \t%phck_pg, -1;\n\
          \tmov.u32 \t%phck_q0, 0;\n\
          \tmov.u32 \t%phck_q1, 0;\n\
          \tmov.u32 \t%phck_t, %clusterid.x;\n\
@@ -119,8 +120,11 @@ pub fn hold(id: u32, group: u32, blocking: bool, skip: Option<&str>) -> String {
     if let Some(g) = skip {
         s += &format!("\t{g} bra \t$phck_sqb_{id};\n");
     }
+    // The lanes here together (converged) are the ones that hold together: the lookup loop
+    // may split them, `bar.warp.sync` joins them again before the votes.
     s += &format!(
-        "\tmov.u32 \t%phck_e, -1;\n\
+        "\tactivemask.b32 \t%phck_m2;\n\
+         \tmov.u32 \t%phck_e, -1;\n\
          \tmov.u32 \t%phck_i, %phck_q0;\n\
          $phck_sql_{id}:\n\
          \tsetp.ge.u32 \t%phck_p, %phck_i, %phck_q1;\n\
@@ -137,7 +141,7 @@ pub fn hold(id: u32, group: u32, blocking: bool, skip: Option<&str>) -> String {
          \t@%phck_p bra \t$phck_sql_{id};\n\
          \tld.global.u32 \t%phck_e, [%phck_a+8];\n\
          $phck_sqf_{id}:\n\
-         \tactivemask.b32 \t%phck_m2;\n\
+         \tbar.warp.sync \t%phck_m2;\n\
          \tsetp.ne.u32 \t%phck_p, %phck_e, -1;\n\
          \tvote.sync.any.pred \t%phck_p, %phck_p, %phck_m2;\n\
          \t@!%phck_p bra \t$phck_sqb_{id};\n\
@@ -206,9 +210,10 @@ fn give_up(tag: &str, id: u32, turn: &str) -> String {
     s
 }
 
-/// End the turns of the lanes here, in turn order: each lane whose turn `%phck_e` the ticket
-/// has reached moves it on (a no-op once the sequencer is off); the loop branches on warp
-/// votes only, and is bounded like the hold.
+/// End the turns of the lanes here, in turn order: a lane whose turn `%phck_e` the ticket has
+/// reached moves it on (lanes sharing a turn all try; one compare-and-swap wins), and a lane
+/// whose turn the ticket has passed (ended by a lane sharing it, or the sequencer is off)
+/// clears it; the loop branches on warp votes only, and is bounded like the hold.
 fn end_turns(tag: &str, id: u32) -> String {
     let mut s = format!(
         "\tactivemask.b32 \t%phck_m2;\n\
@@ -220,9 +225,8 @@ fn end_turns(tag: &str, id: u32) -> String {
          \tld.acquire.gpu.global.u32 \t%phck_t, [{SEQ_STATE_SYMBOL}];\n\
          \tsetp.eq.u32 \t%phck_p, %phck_t, %phck_e;\n\
          \t@%phck_p add.u32 \t%phck_i, %phck_e, 1;\n\
-         \t@%phck_p atom.release.gpu.global.cas.b32 \t%phck_t, [{SEQ_STATE_SYMBOL}], %phck_e, %phck_i;\n\
-         \t@%phck_p mov.u32 \t%phck_e, -1;\n\
-         \tsetp.ge.u32 \t%phck_p, %phck_t, {TICKET_OFF};\n\
+         \t@%phck_p atom.release.gpu.global.cas.b32 \t%phck_i, [{SEQ_STATE_SYMBOL}], %phck_e, %phck_i;\n\
+         \tsetp.le.u32 \t%phck_p, %phck_e, %phck_t;\n\
          \t@%phck_p mov.u32 \t%phck_e, -1;\n\
          \tmov.u64 \t%phck_n, %globaltimer;\n\
          \tsub.u64 \t%phck_a, %phck_n, %phck_h0;\n\
@@ -248,5 +252,41 @@ pub fn after(id: u32, group: u32, skip: Option<&str>) -> String {
     s += &format!("\tadd.u32 \t%phck_g{group}, %phck_g{group}, 1;\n");
     s += &end_turns(&format!("a{id}"), id);
     s += &format!("$phck_sqa_{id}:\n");
+    s
+}
+
+/// After a wait of group `group` failed: the thread's wait of that group is pending (it may
+/// go on at another instruction: CUTLASS's `consumer_try_wait` then `consumer_wait` tries once,
+/// then loops on a second `try_wait` of the same barrier and phase, which the PTX front end
+/// takes as one wait at the first).
+pub fn wait_failed(group: u32) -> String {
+    format!(
+        "\tsetp.eq.u32 \t%phck_p, %phck_pg, -1;\n\
+         \t@%phck_p mov.u32 \t%phck_pg, {group};\n"
+    )
+}
+
+/// After a wait at point `id` succeeded (`group`: its group, if listed): the pending wait (or
+/// this one) is done: count its occurrence and end the turns held for it. `groups`: how many
+/// groups there are (the pending group's counter is picked by comparison: registers cannot
+/// be indexed).
+pub fn wait_done(id: u32, group: Option<u32>, groups: u32) -> String {
+    let mut s = format!("\t// phasecheck: sequencer, wait at point {id} done\n");
+    if let Some(g) = group {
+        s += &wait_failed(g);
+    }
+    s += &format!(
+        "\tsetp.eq.u32 \t%phck_p, %phck_pg, -1;\n\
+         \t@%phck_p bra \t$phck_sqc_{id};\n"
+    );
+    for k in 0..groups {
+        s += &format!(
+            "\tsetp.eq.u32 \t%phck_p, %phck_pg, {k};\n\
+             \t@%phck_p add.u32 \t%phck_g{k}, %phck_g{k}, 1;\n"
+        );
+    }
+    s += "\tmov.u32 \t%phck_pg, -1;\n";
+    s += &end_turns(&format!("w{id}"), id);
+    s += &format!("$phck_sqc_{id}:\n");
     s
 }

@@ -38,13 +38,16 @@ pub struct TraceStep {
     pub ptx_lines: Vec<u32>,
 }
 
-/// One listed step: a thread's `occurrence`-th execution of a point of `group`.
+/// One listed step: a thread's `occurrence`-th execution of a point of `group`, at `turn`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub cta: u32,
     pub tid: u32,
     pub group: u32,
     pub occurrence: u32,
+    /// The turn: the lanes of one warp at the same occurrence of the same group share one
+    /// (see [`plan`]).
+    pub turn: u32,
     /// Index of the step in the trace given to [`plan`].
     pub step: usize,
 }
@@ -61,8 +64,10 @@ pub struct Sequence {
     /// The group of each point that a listed step may run at.
     pub group_of_point: BTreeMap<u32, u32>,
     pub groups: u32,
-    /// The listed steps in turn order: turn `k` is `entries[k]`.
+    /// The listed steps, in trace order.
     pub entries: Vec<Entry>,
+    /// The trace step that opens each turn.
+    pub turn_steps: Vec<usize>,
     /// Steps with no point at their PTX lines (not sequenced).
     pub unmapped: usize,
 }
@@ -71,6 +76,12 @@ pub struct Sequence {
 pub const MAX_ENTRIES: usize = 1 << 20;
 
 /// Map `steps` onto the points of `kernel` in `points`.
+///
+/// Turns are per warp: the model runs the lanes of a warp as independent threads, the
+/// hardware runs lanes that are converged as one instruction, so the steps of the lanes of one
+/// warp at the same occurrence of the same group are one turn, taken where the first of them
+/// is in the trace (a lane whose step comes later in the trace runs it with the first: the
+/// order among converged lanes cannot be replayed).
 pub fn plan(
     points: &[Point],
     kernel: &str,
@@ -133,6 +144,8 @@ pub fn plan(
         group_of_point.insert(id, g);
     }
     let mut entries = Vec::new();
+    let mut turn_steps = Vec::new();
+    let mut turn_of: BTreeMap<(u32, u32, u32, u32), u32> = BTreeMap::new();
     let mut unmapped = 0;
     let mut occ: BTreeMap<(u32, u32, u32), u32> = BTreeMap::new();
     for (i, (s, pts)) in steps.iter().zip(&step_points).enumerate() {
@@ -150,11 +163,18 @@ pub fn plan(
         }
         let group = group_of_point[first];
         let n = occ.entry((s.cta, s.tid, group)).or_insert(0);
+        let turn = *turn_of
+            .entry((s.cta, s.tid / 32, group, *n))
+            .or_insert_with(|| {
+                turn_steps.push(i);
+                turn_steps.len() as u32 - 1
+            });
         entries.push(Entry {
             cta: s.cta,
             tid: s.tid,
             group,
             occurrence: *n,
+            turn,
             step: i,
         });
         *n += 1;
@@ -172,6 +192,7 @@ pub fn plan(
         groups: root_group.len() as u32,
         group_of_point,
         entries,
+        turn_steps,
         unmapped,
     })
 }
@@ -188,8 +209,8 @@ impl Sequence {
     pub fn tables(&self) -> (Vec<u32>, Vec<u32>) {
         let n = self.actors() as usize;
         let mut per: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); n];
-        for (turn, e) in self.entries.iter().enumerate() {
-            per[(e.cta * self.block + e.tid) as usize].push((e.group, e.occurrence, turn as u32));
+        for e in &self.entries {
+            per[(e.cta * self.block + e.tid) as usize].push((e.group, e.occurrence, e.turn));
         }
         let mut offsets = Vec::with_capacity(n + 1);
         let mut words = Vec::new();
@@ -203,9 +224,14 @@ impl Sequence {
         (offsets, words)
     }
 
-    /// The trace step of turn `turn` (what "diverged at step N" names, 0-based).
+    /// The trace step that opens turn `turn` (what "diverged at step N" names, 0-based).
     pub fn step_of_turn(&self, turn: u32) -> Option<usize> {
-        self.entries.get(turn as usize).map(|e| e.step)
+        self.turn_steps.get(turn as usize).copied()
+    }
+
+    /// How many turns there are.
+    pub fn turns(&self) -> usize {
+        self.turn_steps.len()
     }
 }
 
@@ -245,15 +271,15 @@ mod tests {
         let s = plan(
             &points,
             "k",
-            4,
+            64,
             1,
             &[
                 step(0, &[10]),
-                step(1, &[20]),
+                step(32, &[20]),
                 step(0, &[10]),
-                step(1, &[99]), // no point: not sequenced
+                step(32, &[99]), // no point: not sequenced
                 step(0, &[20, 30]),
-                step(1, &[30]),
+                step(32, &[30]),
             ],
         )
         .expect("plans");
@@ -276,18 +302,47 @@ mod tests {
             got,
             [
                 (0, 0, 0, 0),
-                (1, 1, 0, 1),
+                (32, 1, 0, 1),
                 (0, 0, 1, 2),
                 (0, 1, 0, 4),
-                (1, 1, 1, 5)
+                (32, 1, 1, 5)
             ]
         );
         let (offsets, words) = s.tables();
-        assert_eq!(offsets, [0, 3, 5, 5, 5]);
-        // Thread 0: turns 0, 2, 3; thread 1: turns 1, 4.
+        assert_eq!(offsets.len(), 65);
+        assert_eq!(offsets[..2], [0, 3]);
+        assert_eq!(offsets[32..34], [3, 5]);
+        assert_eq!(offsets[64], 5);
+        // Thread 0: turns 0, 2, 3; thread 32: turns 1, 4.
         assert_eq!(words, [0, 0, 0, 0, 1, 2, 1, 0, 3, 1, 0, 1, 1, 1, 4]);
         assert_eq!(s.step_of_turn(3), Some(4));
         assert_eq!(s.step_of_turn(5), None);
+    }
+
+    /// The trace runs thread 0 through two statements, then thread 1 (its warp's lane 1)
+    /// through the same two: the hardware runs the two lanes together, so each statement is
+    /// one turn of the warp, where lane 0 took it. Thread 32 (another warp) keeps its own turn.
+    #[test]
+    fn lanes_of_one_warp_share_a_turn_per_occurrence() {
+        let points = [pt(0, 10, "k"), pt(1, 20, "k")];
+        let s = plan(
+            &points,
+            "k",
+            64,
+            1,
+            &[
+                step(0, &[10]),
+                step(0, &[20]),
+                step(32, &[10]),
+                step(1, &[10]),
+                step(1, &[20]),
+            ],
+        )
+        .expect("plans");
+        let turns: Vec<(u32, u32)> = s.entries.iter().map(|e| (e.tid, e.turn)).collect();
+        assert_eq!(turns, [(0, 0), (0, 1), (32, 2), (1, 0), (1, 1)]);
+        assert_eq!(s.turns(), 3);
+        assert_eq!(s.step_of_turn(2), Some(2));
     }
 
     #[test]

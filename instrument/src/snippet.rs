@@ -78,14 +78,15 @@ pub fn delay(id: u32, place: &str) -> String {
 /// After a wait at point `id` whose completion predicate is `done`: when it failed, how long
 /// this thread has been failing at this point; past the bound, a stuck record and `exit`.
 /// `skip` is the guard under which the wait did not run (`@!%p`), if it had one; `on_ok` runs
-/// when the wait succeeded.
-pub fn bound(id: u32, done: &str, skip: Option<&str>, on_ok: &str) -> String {
+/// when the wait succeeded, `on_fail` when it did not.
+pub fn bound(id: u32, done: &str, skip: Option<&str>, on_ok: &str, on_fail: &str) -> String {
     let mut s = format!("\t// phasecheck: bounded wait, point {id}\n");
     if let Some(g) = skip {
         s += &format!("\t{g} bra \t$phck_done_{id};\n");
     }
     s += &format!(
         "\t@{done} bra \t$phck_ok_{id};\n\
+         {on_fail}\
          \tmov.u64 \t%phck_n, %globaltimer;\n\
          \tsetp.ne.u32 \t%phck_p, %phck_w, {id};\n\
          \t@%phck_p mov.u64 \t%phck_t0, %phck_n;\n\

@@ -138,7 +138,18 @@ fn holds_sit_before_the_listed_instructions_and_the_text_parses_and_assembles() 
     assert!(!before_arrive.contains("atom.release.gpu.global.cas.b32"));
     let ok = inst.ptx.find(&format!("$phck_ok_{}:", wait.id)).unwrap();
     let done = inst.ptx.find(&format!("$phck_done_{}:", wait.id)).unwrap();
-    assert!(inst.ptx[ok..done].contains(&format!("sequencer, point {} done", wait.id)));
+    assert!(inst.ptx[ok..done].contains(&format!("sequencer, wait at point {} done", wait.id)));
+    // A failed try leaves the wait pending (it may finish at another wait instruction); every
+    // wait of the kernel, listed or not, can finish a pending one.
+    let bound = inst
+        .ptx
+        .find(&format!("bounded wait, point {}", wait.id))
+        .unwrap();
+    assert!(inst.ptx[bound..ok].contains("mov.u32 \t%phck_pg, "));
+    assert_eq!(
+        inst.ptx.matches("sequencer, wait at point").count(),
+        plain.bounded_waits()
+    );
     // The table: thread 0's entries start at 0, thread 32's at 2 (thread 0 has two).
     let offsets_at = inst.ptx.find(instrument::OFFSETS_SYMBOL).unwrap();
     let decl = &inst.ptx[offsets_at..offsets_at + 40];
