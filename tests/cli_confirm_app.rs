@@ -119,7 +119,7 @@ fn the_handoff_count_bug_is_confirmed_on_the_real_kernel() {
             "5",
         ])
         .arg(&bug_ptx)
-        .args(["--arg", "1=4"])
+        .args(["--block", "64", "--arg", "1=4"])
         .arg("--")
         .arg(&bug_app)
         .args(["4", "1"])

@@ -370,6 +370,11 @@ pub struct ConfirmArgs {
     /// --delay-chance do not apply (one launch, no random delays).
     #[command(flatten)]
     pub app: crate::cmd::fuzz_app::AppArgs,
+    /// With --app: replay FILE's counterexamples on this PTX instead (the same kernel with one
+    /// line edited, line for line: the control that replays a bug's trace on the unmodified
+    /// kernel).
+    #[arg(long, requires = "app", value_name = "PTX")]
+    pub replay_on: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -56,7 +56,7 @@ pub fn globals(seq: &Sequence) -> String {
 pub fn prologue(seq: &Sequence) -> String {
     let mut s = String::from(
         "\t// phasecheck: sequencer state\n\
-         \t.reg .b32 \t%phck_q0, %phck_q1, %phck_e, %phck_i, %phck_m2, %phck_pg;\n\
+         \t.reg .b32 \t%phck_q0, %phck_q1, %phck_e, %phck_i, %phck_m2, %phck_pg, %phck_k;\n\
          \t.reg .b64 \t%phck_h0;\n",
     );
     if seq.groups > 0 {
@@ -169,13 +169,16 @@ pub fn hold(id: u32, group: u32, blocking: bool, skip: Option<&str>) -> String {
 }
 
 /// The sequencer gave up at point `id` waiting for turn `turn` (a register, the same in every
-/// lane here): the lane whose turn it is records it (a stuck record with [`SEQ_HELD`]), the
+/// lane here): the lane whose turn it is records it (a stuck record with [`SEQ_HELD`], its
+/// seed word the ticket it saw, the turn that never ended, in the high half and its own turn
+/// in the low half: [`crate::sequence::MAX_TURNS`] bounds both), the
 /// state's word 1 keeps the first such turn, the ticket goes past every turn, and the lanes
 /// here clear theirs. `tag` makes the labels unique.
 fn give_up(tag: &str, id: u32, turn: &str) -> String {
     let mut s = format!(
         "\tsetp.ne.u32 \t%phck_p, %phck_e, {turn};\n\
          \t@%phck_p bra \t$phck_sqx_{tag};\n\
+         \tld.acquire.gpu.global.u32 \t%phck_k, [{SEQ_STATE_SYMBOL}];\n\
          \tadd.u32 \t%phck_t, %phck_e, 1;\n\
          \tatom.global.cas.b32 \t%phck_t, [{SEQ_STATE_SYMBOL}+4], 0, %phck_t;\n\
          \tatom.global.exch.b32 \t%phck_t, [{SEQ_STATE_SYMBOL}], {TICKET_OFF};\n\
@@ -201,7 +204,10 @@ fn give_up(tag: &str, id: u32, turn: &str) -> String {
     s += &format!(
         "\tmov.u32 \t%phck_t, {point};\n\
          \tst.global.u32 \t[%phck_a+24], %phck_t;\n\
-         \tst.global.u32 \t[%phck_a+28], %phck_e;\n\
+         \tshl.b32 \t%phck_k, %phck_k, 16;\n\
+         \tand.b32 \t%phck_t, %phck_e, 65535;\n\
+         \tor.b32 \t%phck_k, %phck_k, %phck_t;\n\
+         \tst.global.u32 \t[%phck_a+28], %phck_k;\n\
          \tmembar.gl;\n\
          $phck_sqx_{tag}:\n\
          \tmov.u32 \t%phck_e, -1;\n",

@@ -74,6 +74,14 @@ pub struct Sequence {
 
 /// Most steps a table holds (its globals grow with it).
 pub const MAX_ENTRIES: usize = 1 << 20;
+/// Most turns: a give-up record packs two turns into one word.
+pub const MAX_TURNS: usize = 1 << 16;
+
+/// The two turns of a give-up record's seed word: (the ticket, the turn that never ended;
+/// the recording thread's own turn).
+pub fn held_turns(word: u32) -> (u32, u32) {
+    (word >> 16, word & 0xffff)
+}
 
 /// Map `steps` onto the points of `kernel` in `points`.
 ///
@@ -179,6 +187,12 @@ pub fn plan(
         });
         *n += 1;
     }
+    if turn_steps.len() > MAX_TURNS {
+        return Err(format!(
+            "the trace has {} turns, more than the {MAX_TURNS} a replay holds",
+            turn_steps.len()
+        ));
+    }
     if entries.len() > MAX_ENTRIES {
         return Err(format!(
             "the trace has {} sequenced steps, more than the {MAX_ENTRIES} a table holds",
@@ -232,6 +246,24 @@ impl Sequence {
     /// How many turns there are.
     pub fn turns(&self) -> usize {
         self.turn_steps.len()
+    }
+
+    /// The threads whose steps are turn `turn`.
+    pub fn threads_of_turn(&self, turn: u32) -> Vec<(u32, u32)> {
+        self.entries
+            .iter()
+            .filter(|e| e.turn == turn)
+            .map(|e| (e.cta, e.tid))
+            .collect()
+    }
+
+    /// The points of group `group`.
+    pub fn points_of_group(&self, group: u32) -> Vec<u32> {
+        self.group_of_point
+            .iter()
+            .filter(|(_, g)| **g == group)
+            .map(|(p, _)| *p)
+            .collect()
     }
 }
 
@@ -317,6 +349,9 @@ mod tests {
         assert_eq!(words, [0, 0, 0, 0, 1, 2, 1, 0, 3, 1, 0, 1, 1, 1, 4]);
         assert_eq!(s.step_of_turn(3), Some(4));
         assert_eq!(s.step_of_turn(5), None);
+        assert_eq!(s.threads_of_turn(1), [(0, 32)]);
+        assert_eq!(s.points_of_group(1), [1, 2]);
+        assert_eq!(held_turns((7 << 16) | 9), (7, 9));
     }
 
     /// The trace runs thread 0 through two statements, then thread 1 (its warp's lane 1)

@@ -72,6 +72,20 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         Ok(t) => t,
         Err(e) => return fail(format!("{name}: {e}")),
     };
+    // The kernel that runs: FILE's, or (--replay-on) another PTX of the same lines.
+    let text = match &args.replay_on {
+        None => text,
+        Some(other) => match std::fs::read_to_string(other) {
+            Ok(t) if t.lines().count() == text.lines().count() => t,
+            Ok(_) => {
+                return fail(format!(
+                    "{}: --replay-on needs the same kernel line for line (an edited copy of {name})",
+                    other.display()
+                ));
+            }
+            Err(e) => return fail(format!("{}: {e}", other.display())),
+        },
+    };
     let (report, check_seconds) = driver::check(&program, &file);
     let errors = driver::error_findings(&report);
     // No random delays: the order is the sequencer's.
@@ -93,7 +107,14 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         return fail(format!("{}: {e}", dir.display()));
     }
     let mut out = ConfirmReport::new(&name, check_seconds);
-    out.device = format!("the real kernel, run by `{}`", a.command.join(" "));
+    out.device = match &args.replay_on {
+        None => format!("the real kernel, run by `{}`", a.command.join(" ")),
+        Some(o) => format!(
+            "the real kernel of {}, run by `{}`",
+            o.display(),
+            a.command.join(" ")
+        ),
+    };
     let k = &program.kernels[0];
     let (block, ctas) = (k.block, k.cluster);
     for (i, f) in errors.iter().enumerate() {
@@ -318,21 +339,44 @@ pub(crate) fn judge(
         return;
     }
     let (held, stuck) = records(run);
-    if let Some(first) = held.iter().min_by_key(|t| t.seed) {
-        let step = seq.step_of_turn(first.seed).map_or(0, |s| s + 1);
-        let point = inst.point(first.point & !SEQ_HELD);
+    if let Some(first) = held.iter().min_by_key(|t| sequence::held_turns(t.seed)) {
+        // The turn the ticket stopped at is the trace's step the real kernel did not take.
+        let (stopped, own) = sequence::held_turns(first.seed);
+        let step = seq.step_of_turn(stopped).map_or(0, |s| s + 1);
+        let waiter = inst.point(first.point & !SEQ_HELD);
+        let owners: Vec<u32> = seq
+            .threads_of_turn(stopped)
+            .into_iter()
+            .map(|(_, tid)| tid)
+            .collect();
+        let group = seq
+            .entries
+            .iter()
+            .find(|e| e.turn == stopped)
+            .map(|e| e.group);
+        let at = group
+            .and_then(|g| seq.points_of_group(g).first().copied())
+            .and_then(|p| inst.point(p));
+        let place = |p: Option<&instrument::Point>| {
+            p.map_or("an unknown point".to_string(), |p| {
+                format!(
+                    "{} (PTX line {})",
+                    p.source.as_deref().unwrap_or("no line information"),
+                    p.ptx_line
+                )
+            })
+        };
         r.reason = Some(format!("diverged at step {step}"));
         r.detail = format!(
-            "the real kernel left the trace at step {step} (turn {} of {}): thread {} of block \
-             {} waited for its turn at {} (PTX line {}) past the wait bound; {turns}",
-            first.seed,
+            "the real kernel left the trace at step {step} (turn {stopped} of {}: tid {} at {}), \
+             which never ended; thread {} of block {} waited for its turn {own} at {} past the \
+             wait bound, and the rest ran free; {turns}",
             seq.turns(),
+            ranges(owners),
+            place(at),
             first.thread[0],
             first.block[0],
-            point
-                .and_then(|p| p.source.as_deref())
-                .unwrap_or("no line information"),
-            point.map_or(0, |p| p.ptx_line),
+            place(waiter),
         );
         return;
     }
