@@ -366,11 +366,28 @@ pub(crate) fn judge(
                 )
             })
         };
+        // Threads of the replayed block stuck at the kernel's own waits meanwhile (or after
+        // the sequencer let everyone go): where the real kernel went instead.
+        let mut meanwhile: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for t in &stuck {
+            if let Some((_, tid)) = replayed_thread(t, seq.ctas) {
+                meanwhile.entry(t.point).or_default().push(tid);
+            }
+        }
+        let meanwhile = if meanwhile.is_empty() {
+            String::new()
+        } else {
+            let parts: Vec<String> = meanwhile
+                .into_iter()
+                .map(|(p, tids)| format!("tid {} at {}", ranges(tids), place(inst.point(p))))
+                .collect();
+            format!("; stuck at the kernel's own waits: {}", parts.join("; "))
+        };
         r.reason = Some(format!("diverged at step {step}"));
         r.detail = format!(
             "the real kernel left the trace at step {step} (turn {stopped} of {}: tid {} at {}), \
              which never ended; thread {} of block {} waited for its turn {own} at {} past the \
-             wait bound, and the rest ran free; {turns}",
+             wait bound, and the rest ran free{meanwhile}; {turns}",
             seq.turns(),
             ranges(owners),
             place(at),
