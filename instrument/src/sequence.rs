@@ -61,6 +61,8 @@ pub struct Sequence {
     pub block: u32,
     /// Blocks per cluster in the model.
     pub ctas: u32,
+    /// Threads that share turns (see [`plan`]).
+    pub unit: u32,
     /// The group of each point that a listed step may run at.
     pub group_of_point: BTreeMap<u32, u32>,
     pub groups: u32,
@@ -85,18 +87,22 @@ pub fn held_turns(word: u32) -> (u32, u32) {
 
 /// Map `steps` onto the points of `kernel` in `points`.
 ///
-/// Turns are per warp: the model runs the lanes of a warp as independent threads, the
-/// hardware runs lanes that are converged as one instruction, so the steps of the lanes of one
-/// warp at the same occurrence of the same group are one turn, taken where the first of them
-/// is in the trace (a lane whose step comes later in the trace runs it with the first: the
-/// order among converged lanes cannot be replayed).
+/// Turns are per `unit` threads (a warp, 32, or a warpgroup, 128): the model runs the lanes of
+/// a warp as independent threads, the hardware runs lanes that are converged as one
+/// instruction, and the four warps of a warpgroup meet at every `wgmma` (`.sync.aligned` over
+/// the warpgroup), so the steps of the threads of one unit at the same occurrence of the same
+/// group are one turn, taken where the first of them is in the trace (a thread whose step comes
+/// later in the trace runs it with the first: the order within a unit cannot be replayed).
+/// [`unit_of`] picks the unit for a kernel.
 pub fn plan(
     points: &[Point],
     kernel: &str,
     block: u32,
     ctas: u32,
+    unit: u32,
     steps: &[TraceStep],
 ) -> Result<Sequence, String> {
+    let unit = unit.max(1);
     if block == 0 || ctas == 0 {
         return Err("the model has no threads".into());
     }
@@ -172,7 +178,7 @@ pub fn plan(
         let group = group_of_point[first];
         let n = occ.entry((s.cta, s.tid, group)).or_insert(0);
         let turn = *turn_of
-            .entry((s.cta, s.tid / 32, group, *n))
+            .entry((s.cta, s.tid / unit, group, *n))
             .or_insert_with(|| {
                 turn_steps.push(i);
                 turn_steps.len() as u32 - 1
@@ -203,12 +209,19 @@ pub fn plan(
         kernel: kernel.to_string(),
         block,
         ctas,
+        unit,
         groups: root_group.len() as u32,
         group_of_point,
         entries,
         turn_steps,
         unmapped,
     })
+}
+
+/// The threads that share turns in `ptx`: a warpgroup (128) in a kernel with `wgmma`
+/// instructions (its warps meet at each), else a warp (32).
+pub fn unit_of(ptx: &str) -> u32 {
+    if ptx.contains("wgmma.") { 128 } else { 32 }
 }
 
 impl Sequence {
@@ -305,6 +318,7 @@ mod tests {
             "k",
             64,
             1,
+            32,
             &[
                 step(0, &[10]),
                 step(32, &[20]),
@@ -365,6 +379,7 @@ mod tests {
             "k",
             64,
             1,
+            32,
             &[
                 step(0, &[10]),
                 step(0, &[20]),
@@ -378,12 +393,26 @@ mod tests {
         assert_eq!(turns, [(0, 0), (0, 1), (32, 2), (1, 0), (1, 1)]);
         assert_eq!(s.turns(), 3);
         assert_eq!(s.step_of_turn(2), Some(2));
+        // By warpgroups (a `wgmma` kernel), thread 32 shares thread 0's turn too.
+        let wg = plan(
+            &points,
+            "k",
+            64,
+            1,
+            128,
+            &[step(0, &[10]), step(0, &[20]), step(32, &[10])],
+        )
+        .expect("plans");
+        let turns: Vec<u32> = wg.entries.iter().map(|e| e.turn).collect();
+        assert_eq!(turns, [0, 1, 0]);
+        assert_eq!(unit_of("\twgmma.fence.sync.aligned;"), 128);
+        assert_eq!(unit_of("\tbar.sync 0;"), 32);
     }
 
     #[test]
     fn a_thread_outside_the_model_is_an_error() {
         let points = [pt(0, 10, "k")];
-        let e = plan(&points, "k", 2, 1, &[step(5, &[10])]).unwrap_err();
+        let e = plan(&points, "k", 2, 1, 32, &[step(5, &[10])]).unwrap_err();
         assert!(e.contains("outside the model's 1 x 2 threads"), "{e}");
     }
 }

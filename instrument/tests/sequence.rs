@@ -91,7 +91,7 @@ fn holds_sit_before_the_listed_instructions_and_the_text_parses_and_assembles() 
         step(0, arrive.ptx_line),
         step(32, wait.ptx_line),
     ];
-    let seq = plan(&plain.points, &kernel, 64, 1, &steps).expect("plans");
+    let seq = plan(&plain.points, &kernel, 64, 1, 32, &steps).expect("plans");
     assert_eq!(seq.entries.len(), 5);
     assert_eq!(seq.unmapped, 1);
     assert_eq!(seq.step_of_turn(3), Some(4), "turn 3 is the arrive, step 4");
@@ -184,7 +184,7 @@ fn holds_sit_before_the_listed_instructions_and_the_text_parses_and_assembles() 
 fn an_empty_plan_leaves_the_points_free() {
     let ptx = fixture("double_buffer.ptx");
     let plain = instrument(&ptx, &Options::default()).expect("instruments");
-    let seq = plan(&plain.points, &plain.kernels[0], 64, 1, &[step(0, 1)]).expect("plans");
+    let seq = plan(&plain.points, &plain.kernels[0], 64, 1, 32, &[step(0, 1)]).expect("plans");
     assert!(seq.entries.is_empty());
     let inst = instrument_sequenced(&ptx, &Options::default(), &seq).expect("instruments");
     assert!(!inst.ptx.contains("sequencer hold"));

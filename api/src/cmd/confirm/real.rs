@@ -132,7 +132,8 @@ pub fn run(args: &ConfirmArgs) -> Exit {
         r.evidence = Evidence::RealKernel;
         let t0 = Instant::now();
         let steps = trace_steps(f, &file, &ex, block, ctas);
-        let seq = match sequence::plan(&plain.points, &kernel, block, ctas, &steps) {
+        let unit = sequence::unit_of(&text);
+        let seq = match sequence::plan(&plain.points, &kernel, block, ctas, unit, &steps) {
             Ok(s) => s,
             Err(e) => return fail(format!("{name}: finding {}: {e}", i + 1)),
         };
@@ -311,9 +312,14 @@ pub(crate) fn judge(
         .sum::<usize>();
     let turns = format!(
         "{} of the trace's {total} steps held in order at the kernel's instructions ({} turns \
-         of warps)",
+         of {})",
         seq.entries.len(),
-        seq.turns()
+        seq.turns(),
+        if seq.unit == 128 {
+            "warpgroups"
+        } else {
+            "warps"
+        }
     );
     let errors: Vec<&str> = run
         .events
