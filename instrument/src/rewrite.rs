@@ -139,7 +139,14 @@ pub fn rewrite(
                         .map(|s| seq_snippet::wait_done(id, group, s.groups))
                         .unwrap_or_default();
                     let on_fail = group.map(seq_snippet::wait_failed).unwrap_or_default();
-                    e.after += &snippet::bound(id, &done, skip.as_deref(), &on_ok, &on_fail);
+                    e.after += &snippet::bound(
+                        id,
+                        &done,
+                        skip.as_deref(),
+                        &on_ok,
+                        &on_fail,
+                        seq_here.is_some(),
+                    );
                 }
             }
             let source = ins

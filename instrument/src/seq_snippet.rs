@@ -57,7 +57,9 @@ pub fn prologue(seq: &Sequence) -> String {
     let mut s = String::from(
         "\t// phasecheck: sequencer state\n\
          \t.reg .b32 \t%phck_q0, %phck_q1, %phck_e, %phck_i, %phck_m2, %phck_pg, %phck_k;\n\
-         \t.reg .b64 \t%phck_h0;\n",
+         \t.reg .b64 \t%phck_h0;\n\
+         \t.reg .pred \t%phck_rec;\n\
+         \tsetp.ne.u32 \t%phck_rec, 0, 0;\n",
     );
     if seq.groups > 0 {
         s += &format!("\t.reg .b32 \t%phck_g<{}>;\n", seq.groups);

@@ -146,6 +146,10 @@ fn holds_sit_before_the_listed_instructions_and_the_text_parses_and_assembles() 
         .find(&format!("bounded wait, point {}", wait.id))
         .unwrap();
     assert!(inst.ptx[bound..ok].contains("mov.u32 \t%phck_pg, "));
+    // A replay's bounded wait records once (with the pending group) and keeps waiting.
+    assert!(inst.ptx[bound..ok].contains("@%phck_rec bra"));
+    assert!(inst.ptx[bound..ok].contains("mov.u32 \t%phck_t, %phck_pg;"));
+    assert!(!inst.ptx[bound..ok].contains("exit;"));
     assert_eq!(
         inst.ptx.matches("sequencer, wait at point").count(),
         plain.bounded_waits()

@@ -424,8 +424,18 @@ pub(crate) fn judge(
             other_blocks += 1;
             continue;
         };
+        // A thread stuck finishing a pending wait (a second `try_wait` after a failed first
+        // one, the record's last word is the pending wait's group) is at that wait's points.
+        let pending: Vec<&instrument::Point> = if t.seed == u32::MAX {
+            Vec::new()
+        } else {
+            seq.points_of_group(t.seed)
+                .into_iter()
+                .filter_map(|q| inst.point(q))
+                .collect()
+        };
         match (expected.get(&thread), inst.point(t.point)) {
-            (Some(b), Some(p)) if b.matches(p) => {
+            (Some(b), Some(p)) if b.matches(p) || pending.iter().any(|q| b.matches(q)) => {
                 matched_groups.insert(b.group);
                 matched.entry(t.point).or_default().push(thread.1);
             }
