@@ -7,10 +7,15 @@
 //! sequencer holding each listed thread at its points until the trace's turn comes, and the
 //! application runs once with its launches of the kernel swapped for that copy (as `fuzz
 //! --app`). The finding is **confirmed on the real kernel** when the replay followed the whole
-//! trace (no thread gave up waiting for its turn) and then the real kernel got stuck: every
-//! thread of the replayed block stuck at a bounded wait is one the checker reports blocked, at
-//! one of the PTX lines of the statement the checker reports it blocked at, and the checker's
-//! first wait-for group has threads among them. Otherwise it is **not reproduced on the real
+//! trace (no thread gave up waiting for its turn), then the real kernel got stuck (it hung
+//! until the watchdog: a replay's bounded waits record once and wait on), every thread of the
+//! replayed block recorded at a bounded wait is one the checker reports blocked, at one of the
+//! PTX lines of the statement the checker reports it blocked at, at that statement's source
+//! line, or finishing that statement's wait (the front end takes CUTLASS's `consumer_try_wait`
+//! and `consumer_wait` as one wait at the first `try_wait`; the record names the pending
+//! wait's group), and there is at least one such thread (wait-for groups with no thread recorded,
+//! such as threads at a `syncwarp` or a `bar.sync`, which have no bounded form, are listed as
+//! not recorded). Otherwise it is **not reproduced on the real
 //! kernel** (diverged at step N, ran clean, stuck elsewhere). Other findings (data races, ...)
 //! stay **model only**: the real kernel has no stamps on stage writes that would show a race.
 
@@ -472,6 +477,18 @@ pub(crate) fn judge(
     } else {
         String::new()
     };
+    // A replay's bounded waits record once and wait on, so a deadlock ends as a hang (the
+    // watchdog); a kernel that finished had only slow waits, whatever they recorded.
+    if !hung && !stuck.is_empty() {
+        r.reason = Some("ran clean".into());
+        r.detail = format!(
+            "the real kernel followed the trace and then ran to its end (program exit {}); \
+             waits that took longer than the bound on the way: {}{others}; {turns}",
+            run.exit_code.map_or("none".to_string(), |c| c.to_string()),
+            at(&matched.into_iter().chain(elsewhere).collect())
+        );
+        return;
+    }
     if !matched.is_empty() && elsewhere.is_empty() {
         r.outcome = Outcome::Confirmed;
         r.detail = format!(
@@ -482,8 +499,8 @@ pub(crate) fn judge(
                 String::new()
             } else {
                 format!(
-                    "; not recorded (no bounded wait there, or released when others gave \
-                     up): {}",
+                    "; not recorded (no bounded wait there: a `syncwarp`, a `bar.sync`, a poll of \
+                     several barriers): {}",
                     unrecorded.join(", ")
                 )
             },
