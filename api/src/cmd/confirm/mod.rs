@@ -6,6 +6,7 @@
 
 pub(crate) mod real;
 pub(crate) mod report;
+mod verdict;
 
 use crate::args::{ConfirmArgs, Exit, Format};
 use crate::children::{self, ChildrenError};
