@@ -365,6 +365,16 @@ pub struct ConfirmArgs {
     pub format: Format,
     #[command(flatten)]
     pub ptx: crate::cmd::extract::PtxArgs,
+    /// `--app -- ./app ARGS`: replay each deadlock on the real kernel, instrumented, inside
+    /// the application (docs/gpu.md, "Confirm on the real kernel"); --runs, --repeat and
+    /// --delay-chance do not apply (one launch, no random delays).
+    #[command(flatten)]
+    pub app: crate::cmd::fuzz_app::AppArgs,
+    /// With --app: replay FILE's counterexamples on this PTX instead (the same kernel with one
+    /// line edited, line for line: the control that replays a bug's trace on the unmodified
+    /// kernel).
+    #[arg(long, requires = "app", value_name = "PTX")]
+    pub replay_on: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -19,7 +19,8 @@
 
 use crate::launch::{Api, LaunchConfig, LaunchKernelExParams, LaunchKernelParams};
 use capture::fuzz::{
-    CFG_SYMBOL, Event, RECORD_WORDS, STUCK_CAPACITY, STUCK_COUNT_SYMBOL, STUCK_SYMBOL, decode_stuck,
+    CFG_SYMBOL, Event, RECORD_WORDS, SEQ_STATE_SYMBOL, SEQ_STATE_WORDS, STUCK_CAPACITY,
+    STUCK_COUNT_SYMBOL, STUCK_SYMBOL, decode_stuck,
 };
 use libloading::Library;
 use std::cell::Cell;
@@ -108,6 +109,9 @@ struct Loaded {
     cfg: DevPtr,
     count: DevPtr,
     records: DevPtr,
+    /// The sequencer's state, in a copy that replays a counterexample (`confirm --app`):
+    /// zeroed before each launch, so each launch replays the trace from its first step.
+    seq_state: Option<DevPtr>,
     shared_set: u32,
 }
 
@@ -226,6 +230,7 @@ impl Swap {
             cfg: global(CFG_SYMBOL)?,
             count: global(STUCK_COUNT_SYMBOL)?,
             records: global(STUCK_SYMBOL)?,
+            seq_state: global(SEQ_STATE_SYMBOL).ok(),
             shared_set: 0,
         });
         self.write(
@@ -265,10 +270,15 @@ impl Swap {
             unsafe { (d.func_set_attribute)(l.func as Ptr, MAX_DYNAMIC_SHARED, shared as i32) };
             l.shared_set = shared;
         }
-        let (func, cfg) = (l.func, l.cfg);
+        let (func, cfg, seq) = (l.func, l.cfg, l.seq_state);
         let n = st.next_launch;
-        // SAFETY: a device address of the module; the stream is the launch's.
-        unsafe { (d.memset_d32_async)(cfg, self.seed_of(n), 1, stream) };
+        // SAFETY: device addresses of the module; the stream is the launch's.
+        unsafe {
+            (d.memset_d32_async)(cfg, self.seed_of(n), 1, stream);
+            if let Some(seq) = seq {
+                (d.memset_d32_async)(seq, 0, SEQ_STATE_WORDS, stream);
+            }
+        }
         // SAFETY: the driver reads the structure after the callback returns (verified on the
         // GPU, docs/gpu.md): the launch runs the copy.
         unsafe {
@@ -309,16 +319,21 @@ impl Swap {
             end_now(3);
         }
         let d = &self.driver;
-        let (func, cfg, count, records) = {
+        let (func, cfg, count, records, seq) = {
             let l = &st.loaded[k];
-            (l.func as Ptr, l.cfg, l.count, l.records)
+            (l.func as Ptr, l.cfg, l.count, l.records, l.seq_state)
         };
         let (stream, _) = unsafe { stream_and_shared(api, params) };
         let start = Instant::now();
         BUSY.set(true);
         let mut launched = 1u64;
         for j in 1..self.repeat {
-            unsafe { (d.memset_d32_async)(cfg, self.seed_of(first + j), 1, stream) };
+            unsafe {
+                (d.memset_d32_async)(cfg, self.seed_of(first + j), 1, stream);
+                if let Some(seq) = seq {
+                    (d.memset_d32_async)(seq, 0, SEQ_STATE_WORDS, stream);
+                }
+            }
             let r = unsafe { relaunch(d, api, params, func) };
             if r != 0 {
                 self.write(

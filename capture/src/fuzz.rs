@@ -17,6 +17,16 @@ pub const STUCK_SYMBOL: &str = "__phasecheck_stuck";
 pub const RECORD_WORDS: usize = 8;
 /// Records kept per read-back.
 pub const STUCK_CAPACITY: u32 = 4096;
+/// `.u32[4]` of a kernel instrumented to replay a counterexample (`phasecheck confirm --app`):
+/// word 0 is the ticket, the number of the trace's steps done so far; word 1 is one more than
+/// the step at which a thread held for its turn gave up (0: none). The host zeroes it before
+/// each launch when the module has it.
+pub const SEQ_STATE_SYMBOL: &str = "__phasecheck_seq_state";
+/// Words of [`SEQ_STATE_SYMBOL`].
+pub const SEQ_STATE_WORDS: usize = 4;
+/// Set in a stuck record's point when the thread was held by the sequencer for its turn (not
+/// stuck at a wait of the kernel); the record's seed word is then the turn it waited for.
+pub const SEQ_HELD: u32 = 1 << 31;
 
 /// A thread whose bounded wait expired: where it was (the instrumented point, crate
 /// `instrument`) and in which launch (its seed).

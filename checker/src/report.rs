@@ -174,6 +174,10 @@ pub struct WaitFor {
     pub missing: String,
     /// The threads (or async ops) expected to provide what is missing, and where they are.
     pub expected_from: Vec<Party>,
+    /// The blocked threads `thread` names, as (block rank in the cluster, thread index in the
+    /// block): what `confirm --app` compares with the threads stuck in the real kernel.
+    #[serde(skip)]
+    pub blocked: Vec<(u32, u32)>,
 }
 
 /// A counterexample as scheduling choices: at each step, which actor moved (a thread's index,

@@ -24,10 +24,15 @@
 
 pub mod app;
 mod rewrite;
+mod seq_snippet;
+pub mod sequence;
 mod snippet;
 
+pub use seq_snippet::{ENTRIES_SYMBOL, OFFSETS_SYMBOL};
+
 pub use capture::fuzz::{
-    CFG_SYMBOL, RECORD_WORDS, STUCK_CAPACITY, STUCK_COUNT_SYMBOL, STUCK_SYMBOL, StuckThread,
+    CFG_SYMBOL, RECORD_WORDS, SEQ_HELD, SEQ_STATE_SYMBOL, STUCK_CAPACITY, STUCK_COUNT_SYMBOL,
+    STUCK_SYMBOL, StuckThread,
 };
 
 /// How much stress.
@@ -106,6 +111,26 @@ impl Instrumented {
 
 /// Instrument every function of `ptx` (see the crate's doc).
 pub fn instrument(ptx: &str, opts: &Options) -> Result<Instrumented, String> {
+    instrument_with(ptx, opts, None)
+}
+
+/// Instrument `ptx` as [`instrument`] does, and make the points of `seq`'s kernel that its
+/// table lists hold their threads in the trace's order (the sequencer, [`sequence`]): for
+/// `phasecheck confirm --app`. `seq` comes from [`sequence::plan`] over the points of
+/// [`instrument`]'s result for the same text and options (the point ids are the same).
+pub fn instrument_sequenced(
+    ptx: &str,
+    opts: &Options,
+    seq: &sequence::Sequence,
+) -> Result<Instrumented, String> {
+    instrument_with(ptx, opts, Some(seq))
+}
+
+fn instrument_with(
+    ptx: &str,
+    opts: &Options,
+    seq: Option<&sequence::Sequence>,
+) -> Result<Instrumented, String> {
     if opts.delay_chance > 256 {
         return Err(format!(
             "the delay chance is in 256ths: {} is more than 256",
@@ -120,7 +145,7 @@ pub fn instrument(ptx: &str, opts: &Options) -> Result<Instrumented, String> {
     if module.functions.iter().all(|f| !f.entry) {
         return Err("the PTX has no kernel (`.entry`)".into());
     }
-    rewrite::rewrite(ptx, &module, opts)
+    rewrite::rewrite(ptx, &module, opts, seq)
 }
 
 /// The kernel to swap: `wanted` is its PTX (mangled) name or a part of it that names one

@@ -4,7 +4,8 @@
 //! everything not instrumented stays byte for byte as written: directives, `.loc`s, inline
 //! assembly's scoped blocks and labels.
 
-use crate::{Instrumented, Options, Point, PointKind, snippet};
+use crate::sequence::Sequence;
+use crate::{Instrumented, Options, Point, PointKind, seq_snippet, snippet};
 use ptx::parse::{Instr, Module};
 use std::collections::BTreeMap;
 
@@ -30,12 +31,26 @@ fn kind_of(i: &Instr) -> Option<PointKind> {
     }
 }
 
+/// A barrier instruction that blocks until the other parties arrive (`bar.sync`,
+/// `barrier.cluster.wait`, ...): a sequenced thread's turn ends before it, so that the
+/// parties after it in the trace can arrive.
+fn blocks(i: &Instr) -> bool {
+    matches!(i.base(), "bar" | "barrier") && !i.text.contains("arrive")
+}
+
 /// The part of a line before a `//` comment.
 fn code(line: &str) -> &str {
     line.find("//").map_or(line, |c| &line[..c])
 }
 
-pub fn rewrite(text: &str, module: &Module, opts: &Options) -> Result<Instrumented, String> {
+/// Rewrite `text`; with `seq`, the points of its kernel that the sequence lists hold their
+/// threads in the trace's order ([`crate::sequence`]).
+pub fn rewrite(
+    text: &str,
+    module: &Module,
+    opts: &Options,
+    seq: Option<&Sequence>,
+) -> Result<Instrumented, String> {
     let lines: Vec<&str> = text.lines().collect();
     let mut edits: BTreeMap<usize, Edit> = BTreeMap::new();
     let mut points = Vec::new();
@@ -66,7 +81,12 @@ pub fn rewrite(text: &str, module: &Module, opts: &Options) -> Result<Instrument
         let open = (f.line.saturating_sub(1) as usize..lines.len())
             .find(|&k| lines[k].trim_start().starts_with('{'))
             .ok_or_else(|| format!("PTX line {}: `{}` has no body", f.line, f.name))?;
-        edits.entry(open).or_default().prologue = Some(snippet::prologue(salt as u32));
+        let seq_here = seq.filter(|s| s.kernel == f.name);
+        let mut prologue = snippet::prologue(salt as u32);
+        if let Some(s) = seq_here {
+            prologue += &seq_snippet::prologue(s);
+        }
+        edits.entry(open).or_default().prologue = Some(prologue);
         // A line every point of the function is inlined into (CUTLASS's `device_kernel` calling
         // the kernel's `operator()`): shown from the frame inside it, as the front end does.
         let outers: std::collections::BTreeSet<Option<(u32, u32, u32)>> = f
@@ -99,12 +119,34 @@ pub fn rewrite(text: &str, module: &Module, opts: &Options) -> Result<Instrument
             let id = points.len() as u32;
             let e = edits.entry(k).or_default();
             e.before += &snippet::delay(id, "before");
+            let skip = guard_negation(line);
+            let group = seq_here.and_then(|s| s.group_of_point.get(&id).copied());
+            if let Some(g) = group {
+                e.before += &seq_snippet::hold(id, g, blocks(ins), skip.as_deref());
+            }
             match kind {
-                PointKind::Delay => e.after += &snippet::delay(id, "after"),
+                PointKind::Delay => {
+                    e.after += &snippet::delay(id, "after");
+                    if let Some(g) = group {
+                        e.after += &seq_snippet::after(id, g, skip.as_deref());
+                    }
+                }
                 PointKind::BoundedWait => {
                     let done = wait_predicate(ins, line)?;
-                    let skip = guard_negation(line);
-                    e.after += &snippet::bound(id, &done, skip.as_deref());
+                    // On success only (the guard's skip jumps past both). Every wait of the
+                    // sequenced kernel may finish a pending wait (see seq_snippet::wait_failed).
+                    let on_ok = seq_here
+                        .map(|s| seq_snippet::wait_done(id, group, s.groups))
+                        .unwrap_or_default();
+                    let on_fail = group.map(seq_snippet::wait_failed).unwrap_or_default();
+                    e.after += &snippet::bound(
+                        id,
+                        &done,
+                        skip.as_deref(),
+                        &on_ok,
+                        &on_fail,
+                        seq_here.is_some(),
+                    );
                 }
             }
             let source = ins
@@ -139,6 +181,9 @@ pub fn rewrite(text: &str, module: &Module, opts: &Options) -> Result<Instrument
             out.push('\n');
             if !globals_done && line.trim_start().starts_with(".address_size") {
                 out += &snippet::globals(opts.delay_chance, mask, opts.wait_bound_us);
+                if let Some(s) = seq {
+                    out += &seq_snippet::globals(s);
+                }
                 globals_done = true;
             }
             continue;

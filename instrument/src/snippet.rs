@@ -77,14 +77,38 @@ pub fn delay(id: u32, place: &str) -> String {
 
 /// After a wait at point `id` whose completion predicate is `done`: when it failed, how long
 /// this thread has been failing at this point; past the bound, a stuck record and `exit`.
-/// `skip` is the guard under which the wait did not run (`@!%p`), if it had one.
-pub fn bound(id: u32, done: &str, skip: Option<&str>) -> String {
+/// `skip` is the guard under which the wait did not run (`@!%p`), if it had one; `on_ok` runs
+/// when the wait succeeded, `on_fail` when it did not.
+///
+/// `replay` (a kernel that replays a counterexample, `confirm --app`): the stuck record's last
+/// word is the thread's pending wait's group (`%phck_pg`, see `seq_snippet::wait_failed`), not
+/// the seed, and the thread records once and goes on waiting instead of leaving: a thread that
+/// left would let others past where they are stuck (a `syncwarp` releases when its other lanes
+/// exit), and the report is to show where the deadlock holds them. The watchdog ends the hang.
+pub fn bound(
+    id: u32,
+    done: &str,
+    skip: Option<&str>,
+    on_ok: &str,
+    on_fail: &str,
+    replay: bool,
+) -> String {
     let mut s = format!("\t// phasecheck: bounded wait, point {id}\n");
     if let Some(g) = skip {
         s += &format!("\t{g} bra \t$phck_done_{id};\n");
     }
+    // A replay records once, then waits on.
+    let (once, full) = if replay {
+        (
+            format!("\t@%phck_rec bra \t$phck_done_{id};\n\tsetp.eq.u32 \t%phck_rec, 1, 1;\n"),
+            format!("\t@%phck_p bra \t$phck_done_{id};\n"),
+        )
+    } else {
+        (String::new(), "\t@%phck_p exit;\n".to_string())
+    };
     s += &format!(
         "\t@{done} bra \t$phck_ok_{id};\n\
+         {on_fail}\
          \tmov.u64 \t%phck_n, %globaltimer;\n\
          \tsetp.ne.u32 \t%phck_p, %phck_w, {id};\n\
          \t@%phck_p mov.u64 \t%phck_t0, %phck_n;\n\
@@ -92,9 +116,10 @@ pub fn bound(id: u32, done: &str, skip: Option<&str>) -> String {
          \tsub.u64 \t%phck_a, %phck_n, %phck_t0;\n\
          \tsetp.le.u64 \t%phck_p, %phck_a, %phck_b;\n\
          \t@%phck_p bra \t$phck_done_{id};\n\
+         {once}\
          \tatom.global.add.u32 \t%phck_t, [{STUCK_COUNT_SYMBOL}], 1;\n\
          \tsetp.ge.u32 \t%phck_p, %phck_t, {STUCK_CAPACITY};\n\
-         \t@%phck_p exit;\n\
+         {full}\
          \tmul.wide.u32 \t%phck_a, %phck_t, {};\n\
          \tmov.u64 \t%phck_n, {STUCK_SYMBOL};\n\
          \tadd.u64 \t%phck_a, %phck_a, %phck_n;\n",
@@ -111,15 +136,27 @@ pub fn bound(id: u32, done: &str, skip: Option<&str>) -> String {
             4 * k
         );
     }
+    let (last_word, leave) = if replay {
+        (
+            "\tmov.u32 \t%phck_t, %phck_pg;\n".to_string(),
+            format!("\tbra \t$phck_done_{id};\n"),
+        )
+    } else {
+        (
+            format!("\tld.global.u32 \t%phck_t, [{CFG_SYMBOL}];\n"),
+            "\texit;\n".to_string(),
+        )
+    };
     s += &format!(
         "\tmov.u32 \t%phck_t, {id};\n\
          \tst.global.u32 \t[%phck_a+24], %phck_t;\n\
-         \tld.global.u32 \t%phck_t, [{CFG_SYMBOL}];\n\
+         {last_word}\
          \tst.global.u32 \t[%phck_a+28], %phck_t;\n\
          \tmembar.gl;\n\
-         \texit;\n\
+         {leave}\
          $phck_ok_{id}:\n\
          \tmov.u32 \t%phck_w, -1;\n\
+         {on_ok}\
          $phck_done_{id}:\n"
     );
     s

@@ -88,6 +88,7 @@ pub fn results() -> Vec<FileResult> {
             status: PartyStatus::Finished,
             span: Some(span_of(PIPE, "write slot")),
         }],
+        blocked: vec![(0, 32)],
     }];
     deadlock.schedule = Schedule(vec![0, 0, 1]);
     deadlock.help = Some("the producer never arrives on `full`: add `arrive full`".into());

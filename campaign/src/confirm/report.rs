@@ -14,6 +14,12 @@ pub enum Outcome {
     Confirmed,
     NotObserved,
     NotObservable,
+    /// The counterexample was replayed on the real kernel, which did not show it: it diverged
+    /// from the trace, ran clean, or got stuck elsewhere ([`FindingResult::reason`] says which).
+    NotReproduced,
+    /// Not replayed on the real kernel (`confirm --app` replays deadlocks only): what the
+    /// finding rests on is the model.
+    ModelOnly,
 }
 
 impl Outcome {
@@ -22,14 +28,17 @@ impl Outcome {
             Outcome::Confirmed => "confirmed",
             Outcome::NotObserved => "not observed",
             Outcome::NotObservable => "not observable on hardware",
+            Outcome::NotReproduced => "not reproduced",
+            Outcome::ModelOnly => "model only",
         }
     }
 }
 
-/// Where a finding's GPU evidence came from. Today every replay and aimed fuzz runs a stress
+/// Where a finding's GPU evidence came from. `confirm` replays and aimed fuzz run a stress
 /// kernel lowered from the protocol (`gpu_harness::lower`): for a `.ptx` input that protocol is
 /// the one the PTX front end extracted, so what the GPU shows there is what the *model* of the
-/// kernel shows, not the user's kernel (issue 27). The instrumented real kernel is to come.
+/// kernel shows, not the user's kernel (issue 27). `confirm --app` replays a deadlock's
+/// counterexample on the user's own kernel, instrumented, inside the user's application.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Evidence {
@@ -37,8 +46,8 @@ pub enum Evidence {
     /// from a `.ptx`).
     #[default]
     Model,
-    /// The user's own kernel, instrumented and run with its real arguments (issue 27; nothing
-    /// produces it yet).
+    /// The user's own kernel, instrumented and run with its real arguments (issue 27,
+    /// `confirm --app`).
     RealKernel,
 }
 
@@ -79,6 +88,10 @@ pub struct FindingResult {
     /// The aimed fuzz run after a replay that did not show the finding.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub aimed_fuzz: Option<AimedFuzz>,
+    /// Why the real kernel did not reproduce it, in a few words (`diverged at step 12`, `ran
+    /// clean`), for [`Outcome::NotReproduced`].
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
 }
 
 impl FindingResult {
@@ -100,6 +113,7 @@ impl FindingResult {
             stuck: false,
             why_not_shown: Vec::new(),
             aimed_fuzz: None,
+            reason: None,
         }
     }
 
@@ -112,6 +126,11 @@ impl FindingResult {
                 format!("{} on {}", self.outcome.as_str(), self.evidence.kernel())
             }
             Outcome::NotObservable => self.outcome.as_str().to_string(),
+            Outcome::NotReproduced => match &self.reason {
+                Some(r) => format!("not reproduced on {} ({r})", self.evidence.kernel()),
+                None => format!("not reproduced on {}", self.evidence.kernel()),
+            },
+            Outcome::ModelOnly => "model only (not replayed on the real kernel)".to_string(),
         }
     }
 }

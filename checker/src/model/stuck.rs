@@ -419,7 +419,12 @@ pub fn deadlock(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     for ((span, on, missing), (threads, from, cause)) in groups {
         causes.push(cause);
         let parties = group_parties(m, s, &threads, &from);
+        let blocked_threads = threads
+            .iter()
+            .map(|&t| (m.threads[t as usize].cta, m.threads[t as usize].tid))
+            .collect();
         waits_for.push(WaitFor {
+            blocked: blocked_threads,
             thread: fold_names(m, &threads),
             span,
             waits_on: on,

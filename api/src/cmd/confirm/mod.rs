@@ -4,7 +4,9 @@
 //! `campaign::confirm::driver`; each finding runs in a child process of its own
 //! ([`crate::children::confirm_in_children`]). This module renders the report.
 
+pub(crate) mod real;
 pub(crate) mod report;
+mod verdict;
 
 use crate::args::{ConfirmArgs, Exit, Format};
 use crate::children::{self, ChildrenError};
@@ -45,6 +47,9 @@ pub(crate) fn settings(args: &ConfirmArgs) -> ConfirmSettings {
 }
 
 pub fn run(args: &ConfirmArgs) -> Exit {
+    if args.app.app {
+        return real::run(args);
+    }
     let name = args.file.display().to_string();
     let not_run = fuzz::NotRun {
         format: args.format,

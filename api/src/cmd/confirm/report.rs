@@ -59,6 +59,9 @@ pub(super) fn render(report: &ConfirmReport) -> String {
             );
         }
     }
+    if report.findings.is_empty() && report.fuzz.is_none() {
+        let _ = writeln!(o, "  no error-level finding: nothing to replay");
+    }
     if let Some(fz) = &report.fuzz {
         let _ = writeln!(
             o,
@@ -69,10 +72,10 @@ pub(super) fn render(report: &ConfirmReport) -> String {
         }
     }
     let from_model = report.fuzz.is_some()
-        || report
-            .findings
-            .iter()
-            .any(|r| r.evidence == campaign::confirm::report::Evidence::Model);
+        || report.findings.iter().any(|r| {
+            r.evidence == campaign::confirm::report::Evidence::Model
+                && r.outcome != campaign::confirm::report::Outcome::ModelOnly
+        });
     if report.file.ends_with(".ptx") && from_model {
         // Issue 27: for a kernel's PTX, the model is the extracted protocol; say so, and how
         // to run the kernel itself.
@@ -205,6 +208,31 @@ mod tests {
         r.evidence = Evidence::RealKernel;
         out.findings = vec![r.clone()];
         assert!(render(&out).contains("confirmed on the real kernel\n"));
+        // A replay on the real kernel that did not show it says why, and is never "confirmed".
+        r.outcome = Outcome::NotReproduced;
+        r.reason = Some("diverged at step 12".into());
+        out.findings = vec![r.clone()];
+        let text = render(&out);
+        assert!(
+            text.contains("not reproduced on the real kernel (diverged at step 12)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("confirmed"), "{text}");
+        let json = serde_json::to_value(&out).expect("serializes");
+        assert_eq!(json["findings"][0]["outcome"], "not-reproduced");
+        assert_eq!(json["findings"][0]["evidence"], "real-kernel");
+        assert_eq!(json["findings"][0]["reason"], "diverged at step 12");
+        // A finding `confirm --app` does not replay rests on the model alone.
+        r.outcome = Outcome::ModelOnly;
+        r.evidence = Evidence::Model;
+        r.reason = None;
+        out.findings = vec![r.clone()];
+        let text = render(&out);
+        assert!(
+            text.contains("model only (not replayed on the real kernel)\n"),
+            "{text}"
+        );
+        assert!(!text.contains("confirmed"), "{text}");
         r.outcome = Outcome::NotObservable;
         out.findings = vec![r];
         let text = render(&out);

@@ -182,6 +182,7 @@ mod tests {
                 stuck: false,
                 why_not_shown: Vec::new(),
                 aimed_fuzz: None,
+                reason: None,
             }],
             stuck: false,
             faulted: false,
