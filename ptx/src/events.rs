@@ -20,8 +20,12 @@ pub enum CopyBytes {
     /// Given by the instruction (`cp.async.bulk ... size`).
     Known(i64),
     /// A tensor copy through the tensor map at (parameter, byte offset) `param`: the bytes come
-    /// from `--arg` or from the `expect_tx` it is paired with.
+    /// from `--arg` (or the launch's tensor map) or from the `expect_tx` it is paired with.
     TensorMap { param: Option<(u32, u64)> },
+    /// A tensor copy whose byte count is its share of the `expect_tx` it is paired with (no
+    /// `--arg`, no captured tensor map): right for the barrier's transaction count, but which
+    /// bytes of shared memory it writes is a guess, so the copy keeps its whole buffer.
+    Share(i64),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

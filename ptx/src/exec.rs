@@ -812,7 +812,7 @@ impl<'a> Exec<'a> {
                 // A tensor copy's size is in its tensor map: `--arg MAP=BYTES`, else a window
                 // that covers any box.
                 let len = match bytes {
-                    CopyBytes::Known(n) => (*n).max(1) as u64,
+                    CopyBytes::Known(n) | CopyBytes::Share(n) => (*n).max(1) as u64,
                     CopyBytes::TensorMap { param } => {
                         // Else at most the bytes the thread last expected on the copy's barrier.
                         let expected = th.events.iter().rev().find_map(|e| match &e.ev {
