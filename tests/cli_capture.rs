@@ -230,7 +230,10 @@ fn a_multicast_copy_without_a_size_is_inferred_from_every_blocks_expect() {
 #[test]
 fn flashinfer_s_tma_halves_keep_their_bytes_at_the_captured_launch() {
     let dir = root().join("ptx/tests/fixtures/real");
-    let ptx = dir.join("flashinfer_prefill_sm90.ptx").display().to_string();
+    let ptx = dir
+        .join("flashinfer_prefill_sm90.ptx")
+        .display()
+        .to_string();
     let launch = dir.join("flashinfer.capture.json").display().to_string();
     let o = run(&["extract", &ptx, "--launch", &launch]);
     let (out, err) = text(&o);
