@@ -842,12 +842,14 @@ impl Ctx<'_> {
                 bytes,
                 bar,
                 multicast,
+                dense,
                 ..
             } => {
                 // A copy writes the bytes `dst .. +n` of its buffer when `n` is its box (the
-                // instruction's size, `--arg`, the launch's tensor map); a byte count that is a
-                // share of the expect_tx says nothing of where the copy's bytes end, so such a
-                // copy keeps its whole buffer.
+                // instruction's size, `--arg`, the launch's tensor map) and the box lands dense
+                // (`dense`: not `.im2col`, not `.tile::gather4`); a byte count that is a share
+                // of the expect_tx says nothing of where the copy's bytes end, so such a copy
+                // keeps its whole buffer.
                 let (n, exact) = match bytes {
                     CopyBytes::Known(n) => (*n, true),
                     CopyBytes::Share(n) => (*n, false),
@@ -859,7 +861,7 @@ impl Ctx<'_> {
                 };
                 p.push(txt("tma "));
                 p.extend(o.buf(sh, r));
-                if exact && !self.inp.whole_buffers {
+                if exact && *dense && !self.inp.whole_buffers {
                     p.extend(o.bytes(sh, r));
                 }
                 p.push(txt(" -> "));

@@ -99,6 +99,10 @@ pub enum Ev {
         bar: SAddr,
         multicast: Option<u64>,
         tensor: bool,
+        /// The copy writes `bytes` contiguous bytes at `dst`: a 1-D bulk copy, or a tensor copy
+        /// in `.tile` mode (the box, dense). An `.im2col` or `.tile::gather4` copy writes what
+        /// its mode says, which its byte count does not place, so it keeps its whole buffer.
+        dense: bool,
     },
     /// A bulk copy from shared to global memory (`len` None: a tensor store whose box size
     /// comes from `--arg`).

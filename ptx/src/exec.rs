@@ -2367,6 +2367,10 @@ impl<'a> Exec<'a> {
                     bar,
                     multicast,
                     tensor,
+                    dense: !tensor
+                        || !ins.parts[1..]
+                            .iter()
+                            .any(|p| p.starts_with("im2col") || p.starts_with("tile::")),
                 },
             )?;
         } else {

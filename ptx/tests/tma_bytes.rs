@@ -87,3 +87,17 @@ fn whole_buffers_give_copies_no_bytes() {
     assert!(text.contains("tma tile -> full, 8192"), "{text}");
     assert!(!text.contains(" bytes 0 .."), "{text}");
 }
+
+/// A tensor copy in another load mode than `.tile` (`.tile::gather4`, `.im2col`) writes what
+/// its mode says, which the byte count does not place: it keeps its whole buffer.
+#[test]
+fn a_gather4_copy_keeps_the_whole_buffer() {
+    let text = read("tma_halves.ptx").replace(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile::gather4.mbarrier",
+    );
+    assert!(text.contains("tile::gather4"));
+    let ex = ptx::extract(&text, "t.ptx", &opts(&[BOX], false)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(ex.text.contains("tma tile -> full, 8192"), "{}", ex.text);
+    assert!(!ex.text.contains("tma tile bytes"), "{}", ex.text);
+}
