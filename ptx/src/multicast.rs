@@ -234,6 +234,7 @@ mod tests {
                     bar: BAR,
                     multicast: mask,
                     tensor: true,
+                    dense: true,
                 }),
             ],
         }
