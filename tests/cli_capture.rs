@@ -220,3 +220,36 @@ fn a_multicast_copy_without_a_size_is_inferred_from_every_blocks_expect() {
         "{out}"
     );
 }
+
+/// FlashInfer's sm90 prefill at its launch captured on an H200 (`ptx/tests/fixtures/real/`,
+/// docs/ptx.md §6 "Real kernels at real size"). The K and V tiles are each loaded as two TMA
+/// copies of 64 columns: with the captured box (64 x 192 bf16, 24 576 bytes) each copy keeps its
+/// half of the tile's buffer, so the halves do not race. The two branches on `sum > 0` of its
+/// softmax (attention_updater.cuh:235) skip register-only code and need no `--assume`: the
+/// protocol is the one the assumptions gave.
+#[test]
+fn flashinfer_s_tma_halves_keep_their_bytes_at_the_captured_launch() {
+    let dir = root().join("ptx/tests/fixtures/real");
+    let ptx = dir
+        .join("flashinfer_prefill_sm90.ptx")
+        .display()
+        .to_string();
+    let launch = dir.join("flashinfer.capture.json").display().to_string();
+    let o = run(&["extract", &ptx, "--launch", &launch]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        out.contains(" bytes 0 .. +24576 -> ") && out.contains(" bytes 24576 .. +24576 -> "),
+        "{out}"
+    );
+    let assumed = run(&[
+        "extract", &ptx, "--launch", &launch, "--assume", "5572=1", "--assume", "5586=1",
+    ]);
+    let statements = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(statements(&out), statements(&text(&assumed).0));
+}

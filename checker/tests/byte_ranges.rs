@@ -204,3 +204,177 @@ for k in 0..2 {
         "data-race",
     );
 }
+
+/// One producer loads a 2 x `HALF`-byte tile as two TMA copies, the second at `second`
+/// (FlashInfer's K and V tiles: two boxes of 64 columns into one buffer), then every thread
+/// waits and reads the whole tile.
+fn two_tma_halves(second: u32, expect: u32) -> String {
+    format!(
+        "protocol p
+block 2
+mbarrier full
+buffer tile
+if tid == 0 {{
+  init full, 1
+}}
+syncthreads
+if tid == 0 {{
+  arrive_expect_tx full, {expect}
+  tma tile bytes 0 .. +64 -> full, 64
+  tma tile bytes {second} .. +64 -> full, 64
+}}
+wait full parity 0
+read tile
+"
+    )
+}
+
+#[test]
+fn two_tma_copies_race_exactly_when_their_bytes_meet() {
+    assert_ok(&two_tma_halves(64, 128));
+    assert_ok(&two_tma_halves(1000, 128));
+    assert_flags(&two_tma_halves(63, 128), "data-race");
+    assert_flags(&two_tma_halves(0, 128), "data-race");
+}
+
+/// The bytes a copy writes do not change the bytes it completes on its barrier: the expect_tx
+/// must still count the copies' byte counts, not their ranges.
+#[test]
+fn a_ranged_tma_completes_its_byte_count() {
+    // 128 bytes expected, 128 land: ok above; 192 expected: the phase never completes.
+    assert_flags(&two_tma_halves(64, 192), "deadlock");
+    // A range shorter than the byte count (the count is what completes): still ok.
+    assert_ok(
+        "protocol p
+block 1
+mbarrier full
+buffer tile
+init full, 1
+arrive_expect_tx full, 128
+tma tile bytes 0 .. +16 -> full, 128
+wait full parity 0
+read tile
+",
+    );
+}
+
+/// A WGMMA reads bytes `lo .. +64` of a stage while the refill of the stage's other half is in
+/// flight: a race only where the bytes meet.
+fn mma_during_refill(lo: u32) -> String {
+    format!(
+        "protocol p
+block 2
+mbarrier full
+mbarrier full2
+buffer tile
+if tid == 0 {{
+  init full, 1
+  init full2, 1
+}}
+syncthreads
+if tid == 0 {{
+  arrive_expect_tx full, 64
+  tma tile bytes 0 .. +64 -> full, 64
+  wait full parity 0
+  arrive_expect_tx full2, 64
+  tma tile bytes 64 .. +64 -> full2, 64
+}}
+if tid == 1 {{
+  wait full parity 0
+  mma tile bytes {lo} .. +64
+}}
+"
+    )
+}
+
+#[test]
+fn a_tma_copy_and_a_wgmma_read_race_exactly_when_their_bytes_meet() {
+    assert_ok(&mma_during_refill(0));
+    assert_flags(&mma_during_refill(1), "data-race");
+    assert_flags(&mma_during_refill(64), "data-race");
+}
+
+/// A multicast copy writes the same CTA-relative bytes in every block of its mask: each block's
+/// rank 0 loads its own half `64 * cta .. +64` and multicasts it to both blocks.
+fn multicast_halves(len: u32) -> String {
+    format!(
+        "protocol p
+cluster 2
+block 1
+mbarrier full
+buffer tile
+init full, 1
+fence_mbarrier_init
+cluster_sync
+arrive_expect_tx full, 2 * {len}
+tma tile bytes 64 * cta .. +{len} -> full, {len} multicast 3
+wait full parity 0
+read tile
+cluster_sync
+"
+    )
+}
+
+#[test]
+fn multicast_copies_land_at_the_same_bytes_in_every_block() {
+    assert_ok(&multicast_halves(64));
+    assert_flags(&multicast_halves(65), "data-race");
+}
+
+#[test]
+fn a_ranged_tma_meets_a_generic_store_only_where_the_bytes_meet() {
+    let src = |lo: u32| {
+        format!(
+            "protocol p
+block 2
+mbarrier full
+buffer tile
+if tid == 0 {{
+  init full, 1
+}}
+syncthreads
+if tid == 1 {{
+  write tile bytes {lo} .. +4
+}}
+if tid == 0 {{
+  arrive_expect_tx full, 64
+  tma tile bytes 0 .. +64 -> full, 64
+  wait full parity 0
+}}
+"
+        )
+    };
+    assert_ok(&src(64));
+    assert_flags(&src(60), "data-race");
+}
+
+/// An offset whose thread part is not a term of its own keeps the threads apart (language.md,
+/// "Thread-dependent offsets and symmetry"): the symmetry reduction must see it. Before the
+/// offset was among the expressions the symmetry analysis reads, the three threads below were
+/// one class and the search merged states whose threads had written different bytes (7 states
+/// instead of 15).
+#[test]
+fn an_offset_mixing_a_local_and_the_thread_costs_the_symmetry() {
+    let src = "protocol p
+block 3
+buffer tile
+for k in 0..2 {
+  write tile bytes (k * 3 + tid) * 4 .. +4
+  syncthreads
+}
+";
+    let states = |symmetry: bool| {
+        checker::check(
+            &load(src),
+            &checker::CheckOptions {
+                exhaustive: true,
+                partial_order: false,
+                symmetry,
+                ..Default::default()
+            },
+        )
+        .stats
+        .states
+    };
+    assert_eq!(states(true), states(false));
+}

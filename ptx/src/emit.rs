@@ -323,7 +323,7 @@ fn access_range(ev: &Ev) -> Option<Range> {
         Ev::CpAsync { dst } => Some(*dst),
         Ev::Copy {
             dst,
-            bytes: CopyBytes::Known(n),
+            bytes: CopyBytes::Known(n) | CopyBytes::Share(n),
             ..
         } => Some(Range {
             at: *dst,
@@ -431,7 +431,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                 for &c in &copies {
                     match &t.events[c].ev {
                         Ev::Copy {
-                            bytes: CopyBytes::Known(n),
+                            bytes: CopyBytes::Known(n) | CopyBytes::Share(n),
                             ..
                         } => known += n,
                         Ev::Copy {
@@ -518,7 +518,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                             ));
                         }
                         if let Ev::Copy { bytes, .. } = &mut t.events[c].ev {
-                            *bytes = CopyBytes::Known(size);
+                            *bytes = CopyBytes::Share(size);
                         }
                     }
                     continue;
@@ -554,7 +554,7 @@ fn resolve_tensor_bytes(inp: &mut Input, notes: &mut Vec<String>) -> Result<(), 
                         ));
                     }
                     if let Ev::Copy { bytes, .. } = &mut t.events[c].ev {
-                        *bytes = CopyBytes::Known(rest / n);
+                        *bytes = CopyBytes::Share(rest / n);
                     }
                 }
             }
@@ -842,20 +842,28 @@ impl Ctx<'_> {
                 bytes,
                 bar,
                 multicast,
+                dense,
                 ..
             } => {
-                let n = match bytes {
-                    CopyBytes::Known(n) => *n,
+                // A copy writes the bytes `dst .. +n` of its buffer when `n` is its box (the
+                // instruction's size, `--arg`, the launch's tensor map) and the box lands dense
+                // (`dense`: not `.im2col`, not `.tile::gather4`); a byte count that is a share
+                // of the expect_tx says nothing of where the copy's bytes end, so such a copy
+                // keeps its whole buffer.
+                let (n, exact) = match bytes {
+                    CopyBytes::Known(n) => (*n, true),
+                    CopyBytes::Share(n) => (*n, false),
                     CopyBytes::TensorMap { .. } => unreachable!("resolved"),
                 };
+                let r = Range {
+                    at: *dst,
+                    len: n as u64,
+                };
                 p.push(txt("tma "));
-                p.extend(o.buf(
-                    sh,
-                    Range {
-                        at: *dst,
-                        len: n as u64,
-                    },
-                ));
+                p.extend(o.buf(sh, r));
+                if exact && *dense && !self.inp.whole_buffers {
+                    p.extend(o.bytes(sh, r));
+                }
                 p.push(txt(" -> "));
                 p.extend(o.bar(sh, *bar));
                 p.push(txt(", "));

@@ -20,8 +20,12 @@ pub enum CopyBytes {
     /// Given by the instruction (`cp.async.bulk ... size`).
     Known(i64),
     /// A tensor copy through the tensor map at (parameter, byte offset) `param`: the bytes come
-    /// from `--arg` or from the `expect_tx` it is paired with.
+    /// from `--arg` (or the launch's tensor map) or from the `expect_tx` it is paired with.
     TensorMap { param: Option<(u32, u64)> },
+    /// A tensor copy whose byte count is its share of the `expect_tx` it is paired with (no
+    /// `--arg`, no captured tensor map): right for the barrier's transaction count, but which
+    /// bytes of shared memory it writes is a guess, so the copy keeps its whole buffer.
+    Share(i64),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -95,6 +99,10 @@ pub enum Ev {
         bar: SAddr,
         multicast: Option<u64>,
         tensor: bool,
+        /// The copy writes `bytes` contiguous bytes at `dst`: a 1-D bulk copy, or a tensor copy
+        /// in `.tile` mode (the box, dense). An `.im2col` or `.tile::gather4` copy writes what
+        /// its mode says, which its byte count does not place, so it keeps its whole buffer.
+        dense: bool,
     },
     /// A bulk copy from shared to global memory (`len` None: a tensor store whose box size
     /// comes from `--arg`).

@@ -28,6 +28,7 @@ use crate::value::*;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+mod join;
 mod poll;
 
 pub struct Config {
@@ -182,6 +183,8 @@ const WHY_FLOAT: u8 = 3;
 const WHY_SPECIAL: u8 = 4;
 const WHY_PARAM: u8 = 5;
 const WHY_COLL: u8 = 6;
+/// A register written on one way only of a branch whose condition is unknown (`join.rs`).
+const WHY_JOIN: u8 = 7;
 
 /// Opcodes with no effect that matters here (and no destination, or one set to unknown).
 const IGNORED: [&str; 11] = [
@@ -423,9 +426,11 @@ impl<'a> Exec<'a> {
         }
         let i = self.whys.len() as u32;
         let fix = match kind {
-            WHY_GLOBAL | WHY_SHARED | WHY_SPECIAL | WHY_OP | WHY_COLL => {
+            WHY_GLOBAL | WHY_SHARED | WHY_SPECIAL | WHY_OP | WHY_COLL | WHY_JOIN => {
                 Some(format!("--assume {}=VALUE", ins.line))
             }
+            // The register's bits: a float is given by its bit pattern.
+            WHY_FLOAT => Some(format!("--assume {}=BITS", ins.line)),
             _ => None,
         };
         self.whys.push(Why {
@@ -489,7 +494,13 @@ impl<'a> Exec<'a> {
             help: why.fix.as_ref().map(|f| {
                 format!(
                     "give the value with `{f}` (phasecheck never guesses a value a branch or an \
-                     address depends on)"
+                     address depends on){}",
+                    if f.ends_with("=BITS") {
+                        "; a float is given by its bit pattern as an integer (1 is the least \
+                         positive float, 1065353216 is 1.0)"
+                    } else {
+                        ""
+                    }
                 )
             }),
         }
@@ -569,6 +580,11 @@ impl<'a> Exec<'a> {
                     }
                 }
                 u => {
+                    if th.probe.is_none()
+                        && let Some(flow) = self.join_register_only_arm(th, ins)
+                    {
+                        return Ok(flow);
+                    }
                     let what = if ins.base() == "bra" {
                         "this branch"
                     } else {
@@ -812,7 +828,7 @@ impl<'a> Exec<'a> {
                 // A tensor copy's size is in its tensor map: `--arg MAP=BYTES`, else a window
                 // that covers any box.
                 let len = match bytes {
-                    CopyBytes::Known(n) => (*n).max(1) as u64,
+                    CopyBytes::Known(n) | CopyBytes::Share(n) => (*n).max(1) as u64,
                     CopyBytes::TensorMap { param } => {
                         // Else at most the bytes the thread last expected on the copy's barrier.
                         let expected = th.events.iter().rev().find_map(|e| match &e.ev {
@@ -2351,6 +2367,10 @@ impl<'a> Exec<'a> {
                     bar,
                     multicast,
                     tensor,
+                    dense: !tensor
+                        || !ins.parts[1..]
+                            .iter()
+                            .any(|p| p.starts_with("im2col") || p.starts_with("tile::")),
                 },
             )?;
         } else {

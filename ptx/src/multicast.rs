@@ -193,7 +193,7 @@ fn window(
         } = &t.events[c].ev
         {
             let known = match bytes {
-                CopyBytes::Known(n) => Some(*n),
+                CopyBytes::Known(n) | CopyBytes::Share(n) => Some(*n),
                 CopyBytes::TensorMap { param } => param.and_then(|p| params.get(&p).copied()),
             };
             match (known, multicast) {
@@ -234,6 +234,7 @@ mod tests {
                     bar: BAR,
                     multicast: mask,
                     tensor: true,
+                    dense: true,
                 }),
             ],
         }

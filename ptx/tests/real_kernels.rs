@@ -408,6 +408,7 @@ fn fixture_options(name: &str) -> (ptx::Options, bool) {
         "producer_consumer.ptx"
         | "producer_consumer_one_init.ptx"
         | "producer_consumer_overlap.ptx" => opts(Some(96), &[("0", 4)], &[]),
+        "tma_halves.ptx" | "tma_halves_overlap.ptx" => opts(Some(128), &[("0", 8192)], &[]),
         other => panic!("fixture {other} has no options here: add it to `fixture_options`"),
     };
     (o, refused)

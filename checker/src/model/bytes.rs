@@ -31,6 +31,7 @@ use protocols::ir::{BinaryOp as BinOp, ByteRange, Expr, ExprKind, Op};
 pub fn op_range(op: &Op) -> Option<&ByteRange> {
     match op {
         Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } => buf.bytes.as_deref(),
+        Op::Tma { dst, .. } => dst.bytes.as_deref(),
         _ => None,
     }
 }

@@ -349,6 +349,11 @@ pub fn op_exprs(op: &Op) -> Vec<&Expr> {
         if let Some(c) = &o.cta {
             v.push(c);
         }
+        // A byte range's offset: the symmetry analysis leaves out one whose thread part is a
+        // term of its own (`symmetry.rs`, `split_off`) and must see every other.
+        if let Some(b) = &o.bytes {
+            v.push(&b.off);
+        }
     }
     let mut v: Vec<&Expr> = Vec::new();
     match op {

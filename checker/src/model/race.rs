@@ -172,7 +172,11 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
     }
     for (i, e) in s.events.iter().enumerate() {
         if let Event::Tma {
-            buf, issuer, pc, ..
+            buf,
+            issuer,
+            pc,
+            key,
+            ..
         } = *e
         {
             v.push(Enabled {
@@ -184,7 +188,7 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
                 kw: "tma",
                 value: None,
                 strong: LVL_NONE,
-                bytes: None,
+                bytes: key.and_then(|k| bytes::kept_side_at(m, issuer, pc, k)),
             });
         }
     }

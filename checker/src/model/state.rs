@@ -471,6 +471,9 @@ pub enum Event {
         bytes: i32,
         issuer: u32,
         pc: u32,
+        /// The key of the bytes it writes (`tma X bytes OFF .. +LEN`; `bytes.rs`), the same in
+        /// every block of a multicast; `None`: the whole instance.
+        key: Option<i64>,
     },
     /// `cp_async_arrive` (or a pipeline commit's): after the thread's cp.async with
     /// `seq < upto` complete, an arrive-on of `bar`.

@@ -258,12 +258,14 @@ pub fn rename_event(e: Event, inv: &[u32]) -> Event {
             bytes,
             issuer,
             pc,
+            key,
         } => Event::Tma {
             buf,
             bar,
             bytes,
             issuer: inv[issuer as usize],
             pc,
+            key,
         },
         Event::CpArrive {
             thread,

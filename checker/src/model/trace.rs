@@ -155,6 +155,7 @@ pub fn describe(
                 bytes,
                 issuer,
                 pc,
+                ..
             } => {
                 let ti = &m.threads[issuer as usize];
                 (

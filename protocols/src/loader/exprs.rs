@@ -19,7 +19,7 @@ pub const BUILTINS: [(&str, Builtin); 6] = [
 pub const MAX_CANDIDATES: usize = 512;
 
 /// The operations that take `bytes OFF .. +LEN` (language.md, "Byte ranges").
-pub const BYTE_RANGE_OPS: &[&str] = &["read", "write", "mma"];
+pub const BYTE_RANGE_OPS: &[&str] = &["read", "write", "mma", "tma"];
 
 /// The longest byte range (1 GiB: more than any shared memory).
 pub const MAX_BYTE_RANGE: i64 = 1 << 30;

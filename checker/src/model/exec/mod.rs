@@ -1369,6 +1369,11 @@ impl<'m, 'p> Exec<'m, 'p> {
                 }
                 let (b_own, _) = tryo!(self.bar(t, bar));
                 let x_own = tryo!(self.buf(t, dst));
+                // The bytes it writes: the same CTA-relative range in every block it lands in.
+                let key = match super::bytes::op_range(op) {
+                    Some(r) => Some(tryo!(self.range_key(t, pc, r))),
+                    None => None,
+                };
                 ensure!(self.check_valid(Some(t), b_own, span, "issues a TMA copy signalling"));
                 self.check_vis(t, b_own, false, span);
                 let own_block = self.m.block_of(t);
@@ -1403,6 +1408,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                         bytes: bytes as i32,
                         issuer: t,
                         pc,
+                        key,
                     });
                 }
                 Done::Next

@@ -424,7 +424,9 @@ impl Gen<'_> {
             // The harness checks races per buffer instance (one stamp per instance): an access
             // of some of its bytes would be checked as an access of all of them, a race the
             // checker does not report (language.md, "Byte ranges").
-            Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } if buf.bytes.is_some() => {
+            Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf } | Op::Tma { dst: buf, .. }
+                if buf.bytes.is_some() =>
+            {
                 return Err(unsupported(
                     format!(
                         "`{}` with a byte range: the harness checks whole buffer instances, so the threads' disjoint bytes would race on the GPU; lowering byte ranges is not implemented (a `.ptx` input is lowered without them: `phasecheck extract --whole-buffers`)",
