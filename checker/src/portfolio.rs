@@ -10,6 +10,7 @@
 use crate::explore::{Model, Step};
 use crate::goal::Goal;
 use crate::hunt::{self, HuntOptions, Walkable};
+use crate::model::walk::Walk;
 use crate::model::{MFinding, PhaseModel, Search, exec, state::State};
 use crate::{CheckOptions, Finding};
 use protocols::ir::Program;
@@ -34,13 +35,34 @@ impl Walkable for Search<'_, '_> {
     fn threads(&self) -> u32 {
         self.model.nthreads()
     }
-    fn label(&self, s: &State, action: u32) -> u64 {
-        if action >= self.model.nthreads() {
+    type Walker<'w>
+        = Walk<'w, 'w>
+    where
+        Self: 'w;
+    fn walker(&self) -> Walk<'_, '_> {
+        Walk::new(self.model, self.init.clone())
+    }
+}
+
+impl hunt::Walker for Walk<'_, '_> {
+    type Finding = MFinding;
+    fn actions(&mut self, out: &mut Vec<u32>) {
+        Walk::actions(self, out)
+    }
+    fn check(&mut self, actions: &[u32], found: &mut Vec<MFinding>) {
+        Walk::check(self, actions, found)
+    }
+    fn label(&self, action: u32) -> u64 {
+        let m = self.model();
+        if action >= m.nthreads() {
             return u64::MAX;
         }
         let t = action as usize;
-        let kernel = u64::from(self.model.threads[t].kernel);
-        (kernel << 32) | u64::from(s.threads[t].pc)
+        let kernel = u64::from(m.threads[t].kernel);
+        (kernel << 32) | u64::from(self.state().threads[t].pc)
+    }
+    fn step(&mut self, action: u32, found: &mut Vec<MFinding>) -> bool {
+        Walk::step(self, action, found)
     }
 }
 

@@ -24,7 +24,7 @@ impl Exec<'_, '_> {
             if !self.state.threads[u].acc.iter().any(|a| touches(u, a)) {
                 continue;
             }
-            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
+            for a in self.touched.mark(&mut self.state.threads, u).acc.iter_mut() {
                 if touches(u, a) {
                     change(u, a);
                 }
@@ -158,7 +158,60 @@ impl Exec<'_, '_> {
     /// state alone and only grows along a path (threads move on, exit, acquire), so dropping it
     /// at the end of every step keeps states canonical and commutes with the reductions.
     pub fn prune_kept(&mut self) {
-        if self.state.threads.iter().all(|th| th.acc.is_empty()) {
+        let all: Vec<u32> = (0..self.state.threads.len() as u32).collect();
+        self.prune_kept_of(&all, |_, _| true);
+    }
+
+    /// [`Self::prune_kept`] at the end of a step from a state that was pruned itself: only the
+    /// kept accesses that this step could have made droppable are weighed again. An access is
+    /// kept while some thread that may still make a conflicting access is not ordered after
+    /// it (a *witness*). A thread's witness-ness depends on its own state (live, what its code
+    /// can still reach, its copies in flight) and the in-flight events; what an access knows
+    /// (`seen`, fences, publications) is its thread's state. So an access of a thread the
+    /// step did not change stays kept unless the step took a witness away: a changed thread
+    /// that is not in its `seen` and may have stopped being able to conflict (it ended, its
+    /// reach changed, or it had a copy in flight), or a fired event (then all are weighed).
+    /// The same result as [`Self::prune_kept`] (checked by `walks_agree_with_full_steps`).
+    pub fn prune_kept_after(&mut self) {
+        if self.touched.event_removed {
+            return self.prune_kept();
+        }
+        let m = self.m;
+        let lost: Vec<u32> = self
+            .touched
+            .before
+            .iter()
+            .filter(|b| {
+                let th = &self.state.threads[b.thread as usize];
+                let reach = &m.kernels[m.threads[b.thread as usize].kernel as usize].reach;
+                let at = |pc: u32| {
+                    let pc = pc as usize;
+                    (pc < reach.writes.len()).then(|| (&reach.writes[pc], &reach.reads[pc]))
+                };
+                (b.mode.live() && !th.mode.live())
+                    || b.in_flight
+                    || (b.pc != th.pc && at(b.pc) != at(th.pc))
+            })
+            .map(|b| b.thread)
+            .collect();
+        let touched = self.touched.threads().clone();
+        if lost.is_empty() {
+            let changed: Vec<u32> = touched.iter().collect();
+            self.prune_kept_of(&changed, |_, _| true);
+        } else {
+            let all: Vec<u32> = (0..self.state.threads.len() as u32).collect();
+            self.prune_kept_of(&all, |u, a| {
+                touched.contains(u) || lost.iter().any(|&y| y != u && !a.seen.contains(y))
+            });
+        }
+    }
+
+    /// Prune the kept accesses of `threads` (ascending) that `weigh` selects; the others stay.
+    fn prune_kept_of(&mut self, threads: &[u32], weigh: impl Fn(u32, &Access) -> bool) {
+        if threads
+            .iter()
+            .all(|&u| self.state.threads[u as usize].acc.is_empty())
+        {
             return;
         }
         // Who may still conflict with a kept access, computed once per prune (a 384-thread
@@ -174,13 +227,17 @@ impl Exec<'_, '_> {
                 .threads
                 .iter()
                 .any(|th| !th.cp.is_empty() || !th.bulk.is_empty());
-        for u in 0..self.state.threads.len() as u32 {
+        for &u in threads {
             if self.state.threads[u as usize].acc.is_empty() {
                 continue;
             }
             let block = self.m.block_of(u);
             let mut keep = Vec::with_capacity(self.state.threads[u as usize].acc.len());
             for a in &self.state.threads[u as usize].acc {
+                if !weigh(u, a) {
+                    keep.push(true);
+                    continue;
+                }
                 let write = a.kind.is_write();
                 let obj = self.m.buf_obj[a.buf as usize];
                 let own = self.same_block(block, a.buf);
@@ -209,7 +266,7 @@ impl Exec<'_, '_> {
             if keep.iter().all(|&k| k) {
                 continue;
             }
-            let th = Shared::make_mut(&mut self.state.threads[u as usize]);
+            let th = self.touched.mark(&mut self.state.threads, u as usize);
             let mut i = 0;
             th.acc.retain(|_| {
                 i += 1;
