@@ -287,14 +287,13 @@ fn reaches(
             continue;
         }
         found.clear();
-        let step = m.step_raw(&s, a, &mut found);
+        let (step, _) = m.step_in_place(&mut s, a, &mut found);
         done.push(a);
         if found.iter().any(hit) {
             return Some((done, true));
         }
-        match step {
-            Step::Next(next) => s = next,
-            _ => return None,
+        if !matches!(step, Step::Next(())) {
+            return None;
         }
     }
     let mut actions = Vec::new();
