@@ -15,7 +15,8 @@ use crate::model::{MFinding, PhaseModel, Search, exec, state::State};
 use crate::{CheckOptions, Finding};
 use protocols::ir::Program;
 
-/// States the exhaustive search visits before the portfolio runs.
+/// States off the deepest path that the exhaustive search visits before the portfolio runs
+/// (`explore::Limits::pause_at`: a chain pauses late).
 pub const PAUSE_AT: u64 = 1_000;
 
 /// The longest walk of a later pause (steps, at 128 threads): 8 of them take about 3 s.
