@@ -97,8 +97,8 @@ pub const ROUND: usize = 1024;
 pub const ROUND_BYTES: u64 = 16 << 20;
 
 /// A search that has visited this many times [`Limits::pause_at`] states pauses even if they
-/// are on one path (a long chain meets the random schedules too).
-pub const CHAIN_PAUSE: u64 = 8;
+/// are on one path (a long chain meets the random schedules too: 8 192 states by default).
+pub const CHAIN_PAUSE: u64 = 32;
 
 /// Locks the visited set is split into: many more than cores, so that a claim rarely waits.
 pub const VISITED_SHARDS: usize = 1024;

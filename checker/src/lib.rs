@@ -47,7 +47,7 @@ pub struct CheckOptions {
     pub partial_order: bool,
     /// Run every search to its end. Otherwise the search stops [`AFTER_FINDINGS`] states after
     /// its first error (the verdict is decided), and a search that has not decided after
-    /// [`portfolio::PAUSE_AT`] states pauses for the bug-hunting portfolio (random schedules,
+    /// [`portfolio::PAUSE_AT`] states off its deepest path pauses for the bug-hunting portfolio (random schedules,
     /// one round each), which ends it when it confirms an error.
     pub exhaustive: bool,
     /// Steps of each random walk at the portfolio's first pause (at up to 128 threads; fewer

@@ -1,5 +1,6 @@
 //! The `.phase` side of the bug-hunting portfolio ([`crate::hunt`]): when the exhaustive
-//! search has visited [`PAUSE_AT`] states without deciding the verdict, it pauses and random
+//! search has visited [`PAUSE_AT`] states off its deepest path without deciding the verdict
+//! (`explore::Limits::pause_at`), it pauses and random
 //! schedules run over the unreduced model (no symmetry, no partial-order reduction: actions are
 //! real threads). Each hit is shortened, then replayed through the plain semantics from the
 //! initial state; only a hit whose replay raises the same finding (rule and statement) is
@@ -17,7 +18,7 @@ use protocols::ir::Program;
 
 /// States off the deepest path that the exhaustive search visits before the portfolio runs
 /// (`explore::Limits::pause_at`: a chain pauses late).
-pub const PAUSE_AT: u64 = 1_000;
+pub const PAUSE_AT: u64 = 256;
 
 /// The longest walk of a later pause (steps, at 128 threads): 8 of them take about 3 s.
 pub const WALK_STEPS_MAX: u32 = 6_144;
@@ -213,7 +214,14 @@ impl<'p> Portfolio<'p> {
                 .par_iter()
                 .map(|&(i, end, key)| {
                     let mut best: Option<(Finding, usize)> = None;
+                    // Past the check's deadline a hit is not replayed: unconfirmed, it is
+                    // dropped (at 768 threads the replays of a round's hits ran a minute past
+                    // `--max-time`; only a check that reaches its time limit depends on this).
+                    let late = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
                     for (j, hit) in hits[i..end].iter().enumerate() {
+                        if late() {
+                            break;
+                        }
                         // Reported only if the plain semantics raise the finding again on
                         // this path.
                         let Some(f) =
@@ -237,7 +245,9 @@ impl<'p> Portfolio<'p> {
                         key,
                         deadline,
                     );
-                    if let Some(g) = crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
+                    if !late()
+                        && let Some(g) =
+                            crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
                         && g.trace.len() <= f.trace.len()
                     {
                         f = g;
