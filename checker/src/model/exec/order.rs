@@ -177,7 +177,7 @@ impl Exec<'_, '_> {
             return self.prune_kept();
         }
         let m = self.m;
-        let lost: Vec<u32> = self
+        let lost: Vec<Before> = self
             .touched
             .before
             .iter()
@@ -192,16 +192,34 @@ impl Exec<'_, '_> {
                     || b.in_flight
                     || (b.pc != th.pc && at(b.pc) != at(th.pc))
             })
-            .map(|b| b.thread)
+            .copied()
             .collect();
         let touched = self.touched.threads().clone();
         if lost.is_empty() {
             let changed: Vec<u32> = touched.iter().collect();
             self.prune_kept_of(&changed, |_, _| true);
         } else {
+            // A changed thread stopped witnessing access `a` only if, before the step, it could
+            // reach an access conflicting with `a` (or had a copy in flight) and now cannot.
+            let now: Vec<(u32, Mode)> = lost
+                .iter()
+                .map(|b| {
+                    let th = &self.state.threads[b.thread as usize];
+                    (th.pc, th.mode)
+                })
+                .collect();
+            let was_witness = |i: usize, a: &Access| {
+                let b = &lost[i];
+                b.in_flight
+                    || (reaches_conflict(m, b.thread, b.pc, b.mode, a)
+                        && !reaches_conflict(m, b.thread, now[i].0, now[i].1, a))
+            };
             let all: Vec<u32> = (0..self.state.threads.len() as u32).collect();
             self.prune_kept_of(&all, |u, a| {
-                touched.contains(u) || lost.iter().any(|&y| y != u && !a.seen.contains(y))
+                touched.contains(u)
+                    || lost.iter().enumerate().any(|(i, b)| {
+                        b.thread != u && !a.seen.contains(b.thread) && was_witness(i, a)
+                    })
             });
         }
     }
@@ -344,4 +362,18 @@ impl Exec<'_, '_> {
         }
         out
     }
+}
+
+/// Thread `y`, at `pc` in `mode`, may still make an access that conflicts with kept access `a`
+/// (the test `Exec::may_reach_conflict` makes of each thread of a block).
+fn reaches_conflict(m: &PhaseModel, y: u32, pc: u32, mode: Mode, a: &Access) -> bool {
+    let reach = &m.kernels[m.threads[y as usize].kernel as usize].reach;
+    let obj = m.buf_obj[a.buf as usize];
+    let b = m.buf_block[a.buf as usize];
+    let same_block = b == u32::MAX || b == m.block_of(y);
+    let pc = pc as usize;
+    mode.live()
+        && pc < reach.writes.len()
+        && (code::has(&reach.writes[pc], obj, same_block)
+            || (a.kind.is_write() && code::has(&reach.reads[pc], obj, same_block)))
 }
