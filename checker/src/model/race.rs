@@ -102,83 +102,81 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
 /// The enabled accesses of thread `t`: its statement's, then its copies in flight. They depend
 /// on the thread's own state, and (a flag's acquire) on `State::released`.
 fn thread_accesses(m: &PhaseModel, s: &State, t: u32, v: &mut Vec<Enabled>) {
+    let th = &s.threads[t as usize];
+    if th.mode == Mode::Ready
+        && let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize]
     {
-        let th = &s.threads[t as usize];
-        if th.mode == Mode::Ready
-            && let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize]
-        {
-            let strong = match op {
-                Op::StoreRelease { scope, .. } | Op::LoadAcquire { scope, .. } => {
-                    super::exec::scope_level(*scope)
-                }
-                _ => LVL_NONE,
-            };
-            let acc = match op {
-                Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
-                // A flag's own accesses, where they can race (`PhaseModel::flag_strong`); an
-                // acquire only once a release is there to read (it spins until then).
-                Op::StoreRelease { global, .. } => Some((global, AccessKind::Write)),
-                Op::LoadAcquire { global, .. } => Some((global, AccessKind::Read)),
-                Op::Write { buf, part, .. } => Some((
-                    buf,
-                    if *part {
-                        AccessKind::PartWrite
-                    } else {
-                        AccessKind::Write
-                    },
-                )),
-                Op::Store { global: buf } => Some((buf, AccessKind::Write)),
-                Op::Mma { buf } => Some((buf, AccessKind::AsyncRead)),
-                _ => None,
-            };
-            if let Some((r, kind)) = acc
-                && let Some(x) = peek_bar(m, s, t, r)
-                && (strong == LVL_NONE
-                    || (!m.flag_strong[x as usize]
-                        && (kind == AccessKind::Write || s.released[x as usize])))
-            {
-                v.push(Enabled {
-                    agent: Agent::Thread(t),
-                    thread: t,
-                    buf: x,
-                    kind,
-                    span: *span,
-                    kw: op.keyword(),
-                    value: match op {
-                        Op::Write { value, .. } => *value,
-                        _ => None,
-                    },
-                    strong,
-                    bytes: bytes::enabled_side(m, t, th.pc, &th.locals),
-                });
+        let strong = match op {
+            Op::StoreRelease { scope, .. } | Op::LoadAcquire { scope, .. } => {
+                super::exec::scope_level(*scope)
             }
-        }
-        for c in &th.cp {
+            _ => LVL_NONE,
+        };
+        let acc = match op {
+            Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
+            // A flag's own accesses, where they can race (`PhaseModel::flag_strong`); an
+            // acquire only once a release is there to read (it spins until then).
+            Op::StoreRelease { global, .. } => Some((global, AccessKind::Write)),
+            Op::LoadAcquire { global, .. } => Some((global, AccessKind::Read)),
+            Op::Write { buf, part, .. } => Some((
+                buf,
+                if *part {
+                    AccessKind::PartWrite
+                } else {
+                    AccessKind::Write
+                },
+            )),
+            Op::Store { global: buf } => Some((buf, AccessKind::Write)),
+            Op::Mma { buf } => Some((buf, AccessKind::AsyncRead)),
+            _ => None,
+        };
+        if let Some((r, kind)) = acc
+            && let Some(x) = peek_bar(m, s, t, r)
+            && (strong == LVL_NONE
+                || (!m.flag_strong[x as usize]
+                    && (kind == AccessKind::Write || s.released[x as usize])))
+        {
             v.push(Enabled {
-                agent: Agent::AsyncOf(t),
-                thread: t,
-                buf: c.buf,
-                kind: AccessKind::Write,
-                span: m.code_of(t).instrs[c.pc as usize].span(),
-                kw: "cp_async",
-                value: None,
-                strong: LVL_NONE,
-                bytes: None,
-            });
-        }
-        for &(x, _, pc) in &th.bulk {
-            v.push(Enabled {
-                agent: Agent::AsyncOf(t),
+                agent: Agent::Thread(t),
                 thread: t,
                 buf: x,
-                kind: AccessKind::AsyncRead,
-                span: m.code_of(t).instrs[pc as usize].span(),
-                kw: "tma_store",
-                value: None,
-                strong: LVL_NONE,
-                bytes: None,
+                kind,
+                span: *span,
+                kw: op.keyword(),
+                value: match op {
+                    Op::Write { value, .. } => *value,
+                    _ => None,
+                },
+                strong,
+                bytes: bytes::enabled_side(m, t, th.pc, &th.locals),
             });
         }
+    }
+    for c in &th.cp {
+        v.push(Enabled {
+            agent: Agent::AsyncOf(t),
+            thread: t,
+            buf: c.buf,
+            kind: AccessKind::Write,
+            span: m.code_of(t).instrs[c.pc as usize].span(),
+            kw: "cp_async",
+            value: None,
+            strong: LVL_NONE,
+            bytes: None,
+        });
+    }
+    for &(x, _, pc) in &th.bulk {
+        v.push(Enabled {
+            agent: Agent::AsyncOf(t),
+            thread: t,
+            buf: x,
+            kind: AccessKind::AsyncRead,
+            span: m.code_of(t).instrs[pc as usize].span(),
+            kw: "tma_store",
+            value: None,
+            strong: LVL_NONE,
+            bytes: None,
+        });
     }
 }
 
@@ -242,9 +240,7 @@ fn same_value_store(span: Span, what: &str, other: Span, other_what: &str, value
     .help("one store would do; or allow it where the code generator stores from every thread: `# phasecheck: allow(same-value-store) reason`")
 }
 
-/// Findings of the accesses of state `s`: every pair, or (a walk, `crate::model::walk`) only
-/// the pairs with a side that changed since the walk's previous state; a pair whose sides
-/// both stayed as they were gave the same findings there.
+/// The race findings of state `s`: every pair of accesses is weighed.
 pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let acc = enabled_accesses(m, s);
     check_accesses(m, s, &acc, None, found);
@@ -314,6 +310,9 @@ struct Dirty<'a> {
     threads: &'a [bool],
 }
 
+/// Findings of the accesses `acc` of state `s`: every pair, or (`dirty`: a walk,
+/// `crate::model::walk`) only the pairs with a side that changed since the walk's previous
+/// state; a pair whose sides both stayed as they were gave the same findings there.
 fn check_accesses(
     m: &PhaseModel,
     s: &State,
