@@ -605,13 +605,14 @@ where
             }
         }
     }
-    // A search stopped by a limit before its first pause (a chain: `Limits::pause_at`) still
-    // gets one round of the hook, so that a chain too long for the limits meets the random
-    // schedules at least once (what the hook finds replaces the limit as the reason).
+    // A search stopped by a limit before its first pause (a chain: `Limits::pause_at`), after
+    // at least `pause_at` states, still gets one round of the hook, so that a chain too long
+    // for the limits meets the random schedules at least once (what the hook finds replaces
+    // the limit as the reason). A search stopped sooner (`--max-states 1`) gets none.
     if at_limit
         && !paused
         && decided_at.is_none()
-        && limits.pause_at.is_some()
+        && limits.pause_at.is_some_and(|at| parents.len() as u64 >= at)
         && let Some(hook) = pause.as_mut()
         && let Some(stopped) = hook()
     {
