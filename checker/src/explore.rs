@@ -96,6 +96,10 @@ pub const ROUND: usize = 1024;
 /// of a round count in the memory estimate from the start of its walk.)
 pub const ROUND_BYTES: u64 = 16 << 20;
 
+/// A search that has visited this many times [`Limits::pause_at`] states pauses even if they
+/// are on one path (a long chain meets the random schedules too: 8 192 states by default).
+pub const CHAIN_PAUSE: u64 = 32;
+
 /// Locks the visited set is split into: many more than cores, so that a claim rarely waits.
 pub const VISITED_SHARDS: usize = 1024;
 
@@ -110,9 +114,15 @@ pub struct Limits {
     /// states, then stop (the verdict is decided; the rest would only add findings). `None`:
     /// run to the end.
     pub after_findings: Option<u64>,
-    /// Call the pause hook when this many states are visited, then again each time the count
-    /// has grown fourfold, while nothing decisive was found (the bug-hunting portfolio runs
-    /// there, taking a share of the time that shrinks as the search grows).
+    /// Call the pause hook when this many states off the search's deepest path are visited,
+    /// then again each time that count has grown fourfold, while nothing decisive was found
+    /// (the bug-hunting portfolio runs there, taking a share of the time that shrinks as the
+    /// search grows). States on one path do not count: a search that the reductions turn into
+    /// a chain (one successor per state) follows a single interleaving to the end of the
+    /// kernel, as fast as one random schedule would, and the schedules have nothing to add to
+    /// it (issue 24: the 288-thread per-warp ring, a chain of 3 151 states, spent most of its
+    /// time in the walks of its pause). A chain still pauses after [`CHAIN_PAUSE`] times this
+    /// many states, and a search that a limit stops before its first pause pauses then.
     pub pause_at: Option<u64>,
 }
 
@@ -388,6 +398,11 @@ where
     let mut decided_at: Option<u64> = None;
     let mut met = 0u64;
     let mut next_pause = limits.pause_at;
+    // The depth of the deepest state queued so far: states beyond `deepest + 1` are off the
+    // search's deepest path (`Limits::pause_at`).
+    let mut deepest = 0u32;
+    // The hook ran at least once; the search stopped at one of its limits.
+    let (mut paused, mut at_limit) = (false, false);
     let mut scanned = 0usize;
     let mut record = |f: M::Finding, state: u32, action: Option<u32>, found: &mut Vec<_>| {
         let key = model.key(&f);
@@ -490,6 +505,7 @@ where
                             queue_bytes += bytes;
                             pending_bytes = pending_bytes.saturating_sub(bytes);
                             queue.push_back((state, new_index, depth + 1, bytes));
+                            deepest = deepest.max(depth + 1);
                         }
                     }
                     Move::Duplicate | Move::Stop => {}
@@ -520,10 +536,14 @@ where
                 break 'search;
             }
             if decided_at.is_none()
-                && next_pause.is_some_and(|at| states >= at)
+                && next_pause.is_some_and(|at| {
+                    states.saturating_sub(u64::from(deepest) + 1) >= at
+                        || states >= at.saturating_mul(CHAIN_PAUSE)
+                })
                 && let Some(hook) = pause.as_mut()
             {
                 next_pause = next_pause.map(|at| at.saturating_mul(4));
+                paused = true;
                 if let Some(stopped) = hook() {
                     incomplete = Some(stopped);
                     break 'search;
@@ -553,6 +573,7 @@ where
                     ),
                     format!("all interleavings up to depth {last_depth_done}"),
                 ));
+                at_limit = true;
                 break 'search;
             }
             // The clock is read every 64 expanded states: cheap, and a state costs well under
@@ -568,6 +589,7 @@ where
                     ),
                     format!("all interleavings up to depth {last_depth_done} ({states} states)"),
                 ));
+                at_limit = true;
                 break 'search;
             }
             if mem >= limits.max_memory_bytes {
@@ -578,9 +600,23 @@ where
                     ),
                     format!("all interleavings up to depth {last_depth_done}"),
                 ));
+                at_limit = true;
                 break 'search;
             }
         }
+    }
+    // A search stopped by a limit before its first pause (a chain: `Limits::pause_at`), after
+    // at least `pause_at` states, still gets one round of the hook, so that a chain too long
+    // for the limits meets the random schedules at least once (what the hook finds replaces
+    // the limit as the reason). A search stopped sooner (`--max-states 1`) gets none.
+    if at_limit
+        && !paused
+        && decided_at.is_none()
+        && limits.pause_at.is_some_and(|at| parents.len() as u64 >= at)
+        && let Some(hook) = pause.as_mut()
+        && let Some(stopped) = hook()
+    {
+        incomplete = Some(stopped);
     }
     if incomplete.is_none()
         && let Some(why) = bound_hit

@@ -22,7 +22,9 @@
 //! rounds, never by the clock, and results are merged in walk order: a hunt finds the same
 //! things on any machine and any number of cores, so two runs print the same report.
 
-use crate::explore::{Model, Step};
+use crate::explore::Model;
+#[cfg(doc)]
+use crate::explore::Step;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -30,8 +32,29 @@ use std::time::{Duration, Instant};
 pub trait Walkable: Model {
     /// Number of actors that are threads (actions below it name a thread; others are events).
     fn threads(&self) -> u32;
+    /// One walk's state, stepped in place.
+    type Walker<'w>: Walker<Finding = Self::Finding>
+    where
+        Self: 'w;
+    /// A walk from the initial state.
+    fn walker(&self) -> Self::Walker<'_>;
+}
+
+/// The state of one walk, changed in place by each step: a walk keeps no history but the
+/// actions it took (its path), which is all a hit needs to be replayed.
+pub trait Walker {
+    type Finding;
+    /// The enabled actions, in the order of [`Model::actions`].
+    fn actions(&mut self, out: &mut Vec<u32>);
+    /// Findings of the current state ([`Model::check_state`]); at least those the walk's
+    /// previous state did not have (the hunt keeps a finding only at the first state of the
+    /// walk that has it: the shortest path).
+    fn check(&mut self, actions: &[u32], found: &mut Vec<Self::Finding>);
     /// The statement an action executes (actions with the same label form a wave).
-    fn label(&self, state: &Self::State, action: u32) -> u64;
+    fn label(&self, action: u32) -> u64;
+    /// Take the enabled `action`; findings of the transition go to `found`. `false`: the path
+    /// ends here ([`Step::Stop`] or [`Step::Bound`]).
+    fn step(&mut self, action: u32, found: &mut Vec<Self::Finding>) -> bool;
 }
 
 /// Limits of one hunt.
@@ -189,7 +212,20 @@ fn walk<M: Walkable>(
     let change_points: Vec<u64> = (0..3).map(|_| rng.below(2 * u64::from(n) + 64)).collect();
 
     let mut hits = Vec::new();
-    let mut state = model.init_state();
+    // The findings this walk has hit: a later hit of one has a longer path, and the hunt keeps
+    // the shortest (a race that lasts for thousands of steps was a copy of the path each).
+    let mut hit_keys: std::collections::BTreeSet<M::Key> = std::collections::BTreeSet::new();
+    let mut keep = |f: M::Finding, path: &[u32], by_step: bool, hits: &mut Vec<Hit<M::Finding>>| {
+        if hit_keys.insert(model.key(&f)) {
+            hits.push(Hit {
+                finding: f,
+                path: path.to_vec(),
+                by_step,
+                walk: index,
+            });
+        }
+    };
+    let mut walker = model.walker();
     let mut path: Vec<u32> = Vec::new();
     let mut actions = Vec::new();
     let mut found = Vec::new();
@@ -199,16 +235,11 @@ fn walk<M: Walkable>(
             return (hits, step);
         }
         actions.clear();
-        model.actions(&state, &mut actions);
+        walker.actions(&mut actions);
         found.clear();
-        model.check_state(&state, &actions, &mut found);
+        walker.check(&actions, &mut found);
         for f in found.drain(..) {
-            hits.push(Hit {
-                finding: f,
-                path: path.clone(),
-                by_step: false,
-                walk: index,
-            });
+            keep(f, &path, false, &mut hits);
         }
         if actions.is_empty() {
             return (hits, step);
@@ -219,8 +250,8 @@ fn walk<M: Walkable>(
                 let lagging = |a: u32| a < n && own_steps[a as usize] >= lag_from[a as usize];
                 let normal: Vec<u32> = actions.iter().copied().filter(|&a| !lagging(a)).collect();
                 let pool = if normal.is_empty() { &actions } else { &normal };
-                let wave = last_label
-                    .and_then(|l| pool.iter().copied().find(|&a| model.label(&state, a) == l));
+                let wave =
+                    last_label.and_then(|l| pool.iter().copied().find(|&a| walker.label(a) == l));
                 wave.unwrap_or_else(|| pool[rng.below(pool.len() as u64) as usize])
             }
             _ => {
@@ -245,23 +276,17 @@ fn walk<M: Walkable>(
                 a
             }
         };
-        last_label = Some(model.label(&state, a));
+        last_label = Some(walker.label(a));
         if a < n {
             own_steps[a as usize] += 1;
         }
-        let next = model.next(&state, a, &mut found);
+        let goes_on = walker.step(a, &mut found);
         path.push(a);
         for f in found.drain(..) {
-            hits.push(Hit {
-                finding: f,
-                path: path.clone(),
-                by_step: true,
-                walk: index,
-            });
+            keep(f, &path, true, &mut hits);
         }
-        match next {
-            Step::Next(next) => state = next,
-            Step::Stop | Step::Bound(_) => return (hits, step + 1),
+        if !goes_on {
+            return (hits, step + 1);
         }
     }
     (hits, u64::from(max_steps))

@@ -47,7 +47,7 @@ pub struct CheckOptions {
     pub partial_order: bool,
     /// Run every search to its end. Otherwise the search stops [`AFTER_FINDINGS`] states after
     /// its first error (the verdict is decided), and a search that has not decided after
-    /// [`portfolio::PAUSE_AT`] states pauses for the bug-hunting portfolio (random schedules,
+    /// [`portfolio::PAUSE_AT`] states off its deepest path pauses for the bug-hunting portfolio (random schedules,
     /// one round each), which ends it when it confirms an error.
     pub exhaustive: bool,
     /// Steps of each random walk at the portfolio's first pause (at up to 128 threads; fewer
@@ -238,6 +238,10 @@ fn finish(f: MFinding, trace: Vec<TraceStep>, schedule: Schedule) -> Finding {
 
 /// Map an action on the canonical form of `real` to the same action on `real` itself.
 fn real_action(m: &PhaseModel, real: &State, canonical_action: u32) -> u32 {
+    if !m.symmetry {
+        // Paths of the unreduced model (random schedules) name real actors already.
+        return canonical_action;
+    }
     let mut c = real.clone();
     let perm = m.canon(&mut c);
     let n = m.nthreads();
@@ -260,15 +264,18 @@ fn real_action(m: &PhaseModel, real: &State, canonical_action: u32) -> u32 {
 /// One step of a replay on real (not canonical) states, rendered.
 fn replay_step(
     m: &PhaseModel,
-    s: &State,
+    s: &mut State,
     action: u32,
     found: &mut Vec<MFinding>,
-) -> (TraceStep, Option<u32>, Step<State>) {
+) -> (TraceStep, Option<u32>, Step<()>) {
     let (actor, name, span, op, bar) = model::trace::describe(m, s, action);
-    let step = m.step_raw(s, action, found);
-    let state = match (&step, bar) {
-        (Step::Next(n), Some(b)) => model::trace::bar_state(m, n, b),
-        (_, Some(b)) => model::trace::bar_state(m, s, b),
+    let before = bar.map(|b| s.bars[b as usize]);
+    // In place: a replay of a walk's path at 768 threads is 100 000 steps, and a copy of the
+    // state per step was most of it.
+    let (step, _) = m.step_in_place(s, action, found);
+    let state = match (&step, bar, before) {
+        (Step::Next(()), Some(b), _) => model::trace::bar_state(m, s, b),
+        (_, Some(b), Some(old)) => model::trace::bar_text(m, b, &old),
         _ => String::new(),
     };
     let thread = (action < m.nthreads()).then_some(action);
@@ -303,14 +310,13 @@ fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFindi
         let real = real_action(m, &s, a);
         schedule.push(real);
         let mut found = Vec::new();
-        let (step, thread, next) = replay_step(m, &s, real, &mut found);
+        let (step, thread, next) = replay_step(m, &mut s, real, &mut found);
         steps.push((step, thread));
         if i + 1 == path.len() && by_step {
             last_found = found;
         }
-        match next {
-            Step::Next(n) => s = n,
-            _ => break,
+        if !matches!(next, Step::Next(())) {
+            break;
         }
     }
     if !by_step {
@@ -390,7 +396,7 @@ pub fn replay(
             ));
         }
         let mut found = Vec::new();
-        let (step, thread, next) = replay_step(&m, &s, a, &mut found);
+        let (step, thread, next) = replay_step(&m, &mut s, a, &mut found);
         steps.push((step, thread));
         let sched = Schedule(schedule.0[..=i].to_vec());
         findings.extend(found.into_iter().map(|f| {
@@ -398,14 +404,11 @@ pub fn replay(
             model::cause::explain(&m, &init, &sched.0, &mut f);
             f
         }));
-        match next {
-            Step::Next(nx) => s = nx,
-            _ => {
-                return Ok(Replay {
-                    trace: model::trace::fold(&m, steps),
-                    findings,
-                });
-            }
+        if !matches!(next, Step::Next(())) {
+            return Ok(Replay {
+                trace: model::trace::fold(&m, steps),
+                findings,
+            });
         }
     }
     let search = Search {

@@ -1,5 +1,6 @@
 //! The `.phase` side of the bug-hunting portfolio ([`crate::hunt`]): when the exhaustive
-//! search has visited [`PAUSE_AT`] states without deciding the verdict, it pauses and random
+//! search has visited [`PAUSE_AT`] states off its deepest path without deciding the verdict
+//! (`explore::Limits::pause_at`), it pauses and random
 //! schedules run over the unreduced model (no symmetry, no partial-order reduction: actions are
 //! real threads). Each hit is shortened, then replayed through the plain semantics from the
 //! initial state; only a hit whose replay raises the same finding (rule and statement) is
@@ -10,12 +11,14 @@
 use crate::explore::{Model, Step};
 use crate::goal::Goal;
 use crate::hunt::{self, HuntOptions, Walkable};
+use crate::model::walk::Walk;
 use crate::model::{MFinding, PhaseModel, Search, exec, state::State};
 use crate::{CheckOptions, Finding};
 use protocols::ir::Program;
 
-/// States the exhaustive search visits before the portfolio runs.
-pub const PAUSE_AT: u64 = 1_000;
+/// States off the deepest path that the exhaustive search visits before the portfolio runs
+/// (`explore::Limits::pause_at`: a chain pauses late).
+pub const PAUSE_AT: u64 = 256;
 
 /// The longest walk of a later pause (steps, at 128 threads): 8 of them take about 3 s.
 pub const WALK_STEPS_MAX: u32 = 6_144;
@@ -34,13 +37,34 @@ impl Walkable for Search<'_, '_> {
     fn threads(&self) -> u32 {
         self.model.nthreads()
     }
-    fn label(&self, s: &State, action: u32) -> u64 {
-        if action >= self.model.nthreads() {
+    type Walker<'w>
+        = Walk<'w, 'w>
+    where
+        Self: 'w;
+    fn walker(&self) -> Walk<'_, '_> {
+        Walk::new(self.model, self.init.clone())
+    }
+}
+
+impl hunt::Walker for Walk<'_, '_> {
+    type Finding = MFinding;
+    fn actions(&mut self, out: &mut Vec<u32>) {
+        Walk::actions(self, out)
+    }
+    fn check(&mut self, actions: &[u32], found: &mut Vec<MFinding>) {
+        Walk::check(self, actions, found)
+    }
+    fn label(&self, action: u32) -> u64 {
+        let m = self.model();
+        if action >= m.nthreads() {
             return u64::MAX;
         }
         let t = action as usize;
-        let kernel = u64::from(self.model.threads[t].kernel);
-        (kernel << 32) | u64::from(s.threads[t].pc)
+        let kernel = u64::from(m.threads[t].kernel);
+        (kernel << 32) | u64::from(self.state().threads[t].pc)
+    }
+    fn step(&mut self, action: u32, found: &mut Vec<MFinding>) -> bool {
+        Walk::step(self, action, found)
     }
 }
 
@@ -190,7 +214,14 @@ impl<'p> Portfolio<'p> {
                 .par_iter()
                 .map(|&(i, end, key)| {
                     let mut best: Option<(Finding, usize)> = None;
+                    // Past the check's deadline a hit is not replayed: unconfirmed, it is
+                    // dropped (at 768 threads the replays of a round's hits ran a minute past
+                    // `--max-time`; only a check that reaches its time limit depends on this).
+                    let late = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
                     for (j, hit) in hits[i..end].iter().enumerate() {
+                        if late() {
+                            break;
+                        }
                         // Reported only if the plain semantics raise the finding again on
                         // this path.
                         let Some(f) =
@@ -214,7 +245,9 @@ impl<'p> Portfolio<'p> {
                         key,
                         deadline,
                     );
-                    if let Some(g) = crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
+                    if !late()
+                        && let Some(g) =
+                            crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
                         && g.trace.len() <= f.trace.len()
                     {
                         f = g;
@@ -265,14 +298,13 @@ fn reaches(
             continue;
         }
         found.clear();
-        let step = m.step_raw(&s, a, &mut found);
+        let (step, _) = m.step_in_place(&mut s, a, &mut found);
         done.push(a);
         if found.iter().any(hit) {
             return Some((done, true));
         }
-        match step {
-            Step::Next(next) => s = next,
-            _ => return None,
+        if !matches!(step, Step::Next(())) {
+            return None;
         }
     }
     let mut actions = Vec::new();

@@ -55,3 +55,145 @@ fn walks_reach_a_bug_at_the_end_of_a_long_run() {
     let rules: Vec<_> = r.findings.iter().map(|f| f.rule.name).collect();
     assert!(rules.contains(&"deadlock"), "{rules:?}");
 }
+
+/// Every `.phase` file under `dir`, sorted.
+fn phase_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("readable")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            phase_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "phase") {
+            out.push(p);
+        }
+    }
+}
+
+/// The random schedules step one state in place and examine only what each step changed
+/// (checker/src/model/walk.rs); the exhaustive search and the traces use the full transition
+/// function and the full checks. On random paths through every corpus protocol (and the
+/// per-warp ring of issue 24 with its mutants), both must give the same states (so the same
+/// pruned kept accesses), the same enabled actions, the same findings of each step, and each
+/// finding of a state at the first state of the path that has it, with the same message.
+#[test]
+fn walks_agree_with_full_steps() {
+    use checker::explore::{Model, Step};
+    use checker::model::{PhaseModel, Search, walk::Walk};
+    use std::collections::BTreeSet;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    phase_files(&root.join("corpus"), &mut files);
+    let mut cases: Vec<(String, Vec<(String, i64)>)> = files
+        .iter()
+        .map(|p| (p.to_string_lossy().into_owned(), Vec::new()))
+        .collect();
+    let bench = root.join("bench/per_warp_release.phase");
+    for bug in ["SHORT", "FLIP", "EARLY"] {
+        cases.push((
+            bench.to_string_lossy().into_owned(),
+            vec![("NW".into(), 3), (bug.into(), 1)],
+        ));
+    }
+    let (mut walked, mut steps, mut first_findings) = (0, 0u64, 0u64);
+    for (path, params) in &cases {
+        let text = std::fs::read_to_string(path).expect("readable");
+        let f = SourceFile::new(path, &text);
+        let Ok(p) = protocols::load(&f, params) else {
+            continue;
+        };
+        let mut m = PhaseModel::new(&p, 64, false);
+        m.por = false;
+        // Large kernels make the full checks slow; the corpus has plenty of small ones.
+        if m.nthreads() > 200 {
+            continue;
+        }
+        let (init, _, bound, stop) = m.initial();
+        if bound.is_some() || stop {
+            continue;
+        }
+        let search = Search {
+            model: &m,
+            init: init.clone(),
+        };
+        walked += 1;
+        for w in 0..3u64 {
+            let mut rng = 0x2545_F491_4F6C_DD1Du64 ^ (w + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let mut next = |n: usize| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % n as u64) as usize
+            };
+            let mut walk = Walk::new(&m, init.clone());
+            let mut full = init.clone();
+            let mut had: BTreeSet<(&'static str, protocols::Span)> = BTreeSet::new();
+            for step in 0..400 {
+                let (mut a_walk, mut a_full) = (Vec::new(), Vec::new());
+                walk.actions(&mut a_walk);
+                search.actions(&full, &mut a_full);
+                assert_eq!(a_walk, a_full, "{path} {params:?} walk {w} step {step}");
+                let (mut f_walk, mut f_full) = (Vec::new(), Vec::new());
+                walk.check(&a_walk, &mut f_walk);
+                search.check_state(&full, &a_full, &mut f_full);
+                let full_keys: BTreeSet<_> = f_full.iter().map(|f| (f.rule.code, f.span)).collect();
+                for g in &f_walk {
+                    assert!(
+                        full_keys.contains(&(g.rule.code, g.span)),
+                        "{path} {params:?} walk {w} step {step}: the walk reports {} that the full check does not",
+                        g.message
+                    );
+                }
+                for g in &f_full {
+                    if had.insert((g.rule.code, g.span)) {
+                        first_findings += 1;
+                        let same = f_walk
+                            .iter()
+                            .find(|x| (x.rule.code, x.span) == (g.rule.code, g.span));
+                        assert_eq!(
+                            same.map(|x| &x.message),
+                            Some(&g.message),
+                            "{path} {params:?} walk {w} step {step}: the first state with this finding"
+                        );
+                    }
+                }
+                if a_full.is_empty() {
+                    break;
+                }
+                let a = a_full[next(a_full.len())];
+                let (mut s_walk, mut s_full) = (Vec::new(), Vec::new());
+                let goes_on = walk.step(a, &mut s_walk);
+                let stepped = m.step_raw(&full, a, &mut s_full);
+                let msgs = |v: &[checker::model::MFinding]| {
+                    v.iter().map(|f| f.message.clone()).collect::<Vec<_>>()
+                };
+                assert_eq!(
+                    msgs(&s_walk),
+                    msgs(&s_full),
+                    "{path} {params:?} walk {w} step {step}"
+                );
+                steps += 1;
+                match stepped {
+                    Step::Next(n) => {
+                        assert!(goes_on, "{path} {params:?} walk {w} step {step}");
+                        full = n;
+                        assert!(
+                            *walk.state() == full,
+                            "{path} {params:?} walk {w} step {step}: the states differ"
+                        );
+                    }
+                    _ => {
+                        assert!(!goes_on, "{path} {params:?} walk {w} step {step}");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    // The comparison saw something: most of the corpus, many steps, many findings.
+    assert!(walked > 80, "{walked} protocols walked");
+    assert!(steps > 20_000, "{steps} steps");
+    assert!(first_findings > 50, "{first_findings} findings compared");
+}

@@ -12,6 +12,7 @@ pub mod state;
 pub mod stuck;
 pub mod symmetry;
 pub mod trace;
+pub mod walk;
 
 use crate::explore::{self, Step};
 use crate::report::{Label, WaitFor};
@@ -895,6 +896,39 @@ impl<'p> PhaseModel<'p> {
             return Step::Stop;
         }
         Step::Next(ex.state)
+    }
+
+    /// [`Self::step_raw`] on `s` itself, for a walk that keeps one state and no history: no
+    /// copy of the state, and the kept accesses are pruned where the step could have changed
+    /// them (`Exec::prune_kept_after`; `s` must be pruned, as every state the model makes is).
+    /// Returns what the step changed. After `Stop` or `Bound` the state is what the step left
+    /// half done: the path ends there.
+    pub fn step_in_place(
+        &self,
+        s: &mut State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+    ) -> (Step<()>, exec::Touched) {
+        let mut ex = exec::Exec::new(self, std::mem::take(s));
+        if action < self.nthreads() {
+            ex.thread_step(action);
+        } else {
+            ex.event_step((action - self.nthreads()) as usize);
+        }
+        if !ex.stop {
+            ex.run_worklist();
+            ex.prune_kept_after();
+        }
+        found.append(&mut ex.found);
+        *s = ex.state;
+        let step = if let Some(b) = ex.bound {
+            Step::Bound(b)
+        } else if ex.stop {
+            Step::Stop
+        } else {
+            Step::Next(())
+        };
+        (step, ex.touched)
     }
 }
 

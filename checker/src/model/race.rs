@@ -93,83 +93,95 @@ fn kind_word(k: AccessKind) -> &'static str {
 fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
     let mut v = Vec::new();
     for t in 0..m.nthreads() {
-        let th = &s.threads[t as usize];
-        if th.mode == Mode::Ready
-            && let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize]
-        {
-            let strong = match op {
-                Op::StoreRelease { scope, .. } | Op::LoadAcquire { scope, .. } => {
-                    super::exec::scope_level(*scope)
-                }
-                _ => LVL_NONE,
-            };
-            let acc = match op {
-                Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
-                // A flag's own accesses, where they can race (`PhaseModel::flag_strong`); an
-                // acquire only once a release is there to read (it spins until then).
-                Op::StoreRelease { global, .. } => Some((global, AccessKind::Write)),
-                Op::LoadAcquire { global, .. } => Some((global, AccessKind::Read)),
-                Op::Write { buf, part, .. } => Some((
-                    buf,
-                    if *part {
-                        AccessKind::PartWrite
-                    } else {
-                        AccessKind::Write
-                    },
-                )),
-                Op::Store { global: buf } => Some((buf, AccessKind::Write)),
-                Op::Mma { buf } => Some((buf, AccessKind::AsyncRead)),
-                _ => None,
-            };
-            if let Some((r, kind)) = acc
-                && let Some(x) = peek_bar(m, s, t, r)
-                && (strong == LVL_NONE
-                    || (!m.flag_strong[x as usize]
-                        && (kind == AccessKind::Write || s.released[x as usize])))
-            {
-                v.push(Enabled {
-                    agent: Agent::Thread(t),
-                    thread: t,
-                    buf: x,
-                    kind,
-                    span: *span,
-                    kw: op.keyword(),
-                    value: match op {
-                        Op::Write { value, .. } => *value,
-                        _ => None,
-                    },
-                    strong,
-                    bytes: bytes::enabled_side(m, t, th.pc, &th.locals),
-                });
+        thread_accesses(m, s, t, &mut v);
+    }
+    event_accesses(m, s, &mut v);
+    v
+}
+
+/// The enabled accesses of thread `t`: its statement's, then its copies in flight. They depend
+/// on the thread's own state, and (a flag's acquire) on `State::released`.
+fn thread_accesses(m: &PhaseModel, s: &State, t: u32, v: &mut Vec<Enabled>) {
+    let th = &s.threads[t as usize];
+    if th.mode == Mode::Ready
+        && let Instr::Op { op, span } = &m.code_of(t).instrs[th.pc as usize]
+    {
+        let strong = match op {
+            Op::StoreRelease { scope, .. } | Op::LoadAcquire { scope, .. } => {
+                super::exec::scope_level(*scope)
             }
-        }
-        for c in &th.cp {
+            _ => LVL_NONE,
+        };
+        let acc = match op {
+            Op::Read { buf } | Op::Load { global: buf } => Some((buf, AccessKind::Read)),
+            // A flag's own accesses, where they can race (`PhaseModel::flag_strong`); an
+            // acquire only once a release is there to read (it spins until then).
+            Op::StoreRelease { global, .. } => Some((global, AccessKind::Write)),
+            Op::LoadAcquire { global, .. } => Some((global, AccessKind::Read)),
+            Op::Write { buf, part, .. } => Some((
+                buf,
+                if *part {
+                    AccessKind::PartWrite
+                } else {
+                    AccessKind::Write
+                },
+            )),
+            Op::Store { global: buf } => Some((buf, AccessKind::Write)),
+            Op::Mma { buf } => Some((buf, AccessKind::AsyncRead)),
+            _ => None,
+        };
+        if let Some((r, kind)) = acc
+            && let Some(x) = peek_bar(m, s, t, r)
+            && (strong == LVL_NONE
+                || (!m.flag_strong[x as usize]
+                    && (kind == AccessKind::Write || s.released[x as usize])))
+        {
             v.push(Enabled {
-                agent: Agent::AsyncOf(t),
-                thread: t,
-                buf: c.buf,
-                kind: AccessKind::Write,
-                span: m.code_of(t).instrs[c.pc as usize].span(),
-                kw: "cp_async",
-                value: None,
-                strong: LVL_NONE,
-                bytes: None,
-            });
-        }
-        for &(x, _, pc) in &th.bulk {
-            v.push(Enabled {
-                agent: Agent::AsyncOf(t),
+                agent: Agent::Thread(t),
                 thread: t,
                 buf: x,
-                kind: AccessKind::AsyncRead,
-                span: m.code_of(t).instrs[pc as usize].span(),
-                kw: "tma_store",
-                value: None,
-                strong: LVL_NONE,
-                bytes: None,
+                kind,
+                span: *span,
+                kw: op.keyword(),
+                value: match op {
+                    Op::Write { value, .. } => *value,
+                    _ => None,
+                },
+                strong,
+                bytes: bytes::enabled_side(m, t, th.pc, &th.locals),
             });
         }
     }
+    for c in &th.cp {
+        v.push(Enabled {
+            agent: Agent::AsyncOf(t),
+            thread: t,
+            buf: c.buf,
+            kind: AccessKind::Write,
+            span: m.code_of(t).instrs[c.pc as usize].span(),
+            kw: "cp_async",
+            value: None,
+            strong: LVL_NONE,
+            bytes: None,
+        });
+    }
+    for &(x, _, pc) in &th.bulk {
+        v.push(Enabled {
+            agent: Agent::AsyncOf(t),
+            thread: t,
+            buf: x,
+            kind: AccessKind::AsyncRead,
+            span: m.code_of(t).instrs[pc as usize].span(),
+            kw: "tma_store",
+            value: None,
+            strong: LVL_NONE,
+            bytes: None,
+        });
+    }
+}
+
+/// The accesses of the in-flight TMA copies.
+fn event_accesses(m: &PhaseModel, s: &State, v: &mut Vec<Enabled>) {
     for (i, e) in s.events.iter().enumerate() {
         if let Event::Tma {
             buf,
@@ -192,7 +204,6 @@ fn enabled_accesses(m: &PhaseModel, s: &State) -> Vec<Enabled> {
             });
         }
     }
-    v
 }
 
 /// Is thread `u`'s kept generic access `e` fenced for the async access `a`? The thread's own
@@ -233,8 +244,86 @@ fn same_value_store(span: Span, what: &str, other: Span, other_what: &str, value
     .help("one store would do; or allow it where the code generator stores from every thread: `# phasecheck: allow(same-value-store) reason`")
 }
 
+/// The race findings of state `s`: every pair of accesses is weighed.
 pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let acc = enabled_accesses(m, s);
+    check_accesses(m, s, &acc, None, found);
+}
+
+/// What changed since the previous state of a walk: per thread (its own state: its statement,
+/// its copies in flight, its kept accesses), and per in-flight event of the current state.
+pub struct Changed<'a> {
+    pub threads: &'a [bool],
+    pub events: &'a [bool],
+}
+
+/// The enabled accesses of a walk's state, per thread, refreshed for the threads that changed.
+#[derive(Default)]
+pub struct WalkAccesses {
+    per_thread: Vec<Vec<Enabled>>,
+}
+
+/// [`check`] of a walk's state, given what changed since its previous state (`None`: the first
+/// state, or everything): only pairs with a changed side are weighed (each pair's outcome is a
+/// function of its two sides, and `changed` names every side a step can alter), so a finding
+/// comes at the first state of the walk that has it, as with [`check`], and not again while it
+/// lasts. `State::released` (a flag's acquire) is not a thread's: the caller passes `None` when
+/// it changed.
+pub fn check_changed(
+    m: &PhaseModel,
+    s: &State,
+    cache: &mut WalkAccesses,
+    changed: Option<&Changed>,
+    found: &mut Vec<MFinding>,
+) {
+    let n = m.nthreads() as usize;
+    if cache.per_thread.len() != n {
+        cache.per_thread = vec![Vec::new(); n];
+    }
+    for t in 0..n {
+        if changed.is_none_or(|c| c.threads[t]) {
+            cache.per_thread[t].clear();
+            thread_accesses(m, s, t as u32, &mut cache.per_thread[t]);
+        }
+    }
+    let mut acc: Vec<Enabled> = cache.per_thread.iter().flatten().cloned().collect();
+    let from_threads = acc.len();
+    event_accesses(m, s, &mut acc);
+    let Some(c) = changed else {
+        return check_accesses(m, s, &acc, None, found);
+    };
+    let accesses: Vec<bool> = acc
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match a.agent {
+            Agent::Tma(e) => i >= from_threads && c.events[e],
+            Agent::Thread(t) | Agent::AsyncOf(t) => c.threads[t as usize],
+        })
+        .collect();
+    let dirty = Dirty {
+        accesses: &accesses,
+        threads: c.threads,
+    };
+    check_accesses(m, s, &acc, Some(dirty), found);
+}
+
+/// Which sides of the pairs changed: per enabled access, and per thread (its kept accesses).
+#[derive(Clone, Copy)]
+struct Dirty<'a> {
+    accesses: &'a [bool],
+    threads: &'a [bool],
+}
+
+/// Findings of the accesses `acc` of state `s`: every pair, or (`dirty`: a walk,
+/// `crate::model::walk`) only the pairs with a side that changed since the walk's previous
+/// state; a pair whose sides both stayed as they were gave the same findings there.
+fn check_accesses(
+    m: &PhaseModel,
+    s: &State,
+    acc: &[Enabled],
+    dirty: Option<Dirty>,
+    found: &mut Vec<MFinding>,
+) {
     if acc.is_empty() {
         return;
     }
@@ -249,193 +338,240 @@ pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
             true
         }
     };
-    // 1. Co-enabled conflicting accesses.
+    // 1. Co-enabled conflicting accesses (each pair once, the lower index first).
     let owned: Vec<_> = acc.iter().map(|a| bytes::owned_class(m, a.bytes)).collect();
-    for (i, a) in acc.iter().enumerate() {
-        for (j, b) in acc.iter().enumerate().skip(i + 1) {
-            if a.buf != b.buf
-                || a.agent == b.agent
-                || owned[i].is_some() && owned[i] == owned[j]
-                || !a.kind.conflicts(b.kind)
-                || morally_strong(m, a.thread, a.strong, b.thread, b.strong)
-                || !bytes::overlap(m, a.bytes, b.bytes)
-            {
-                continue;
+    let is_dirty = |i: usize| dirty.is_none_or(|d| d.accesses[i]);
+    let dirty_acc: Vec<usize> = (0..acc.len()).filter(|&i| is_dirty(i)).collect();
+    let mut pair = |i: usize, j: usize| {
+        let (a, b) = (&acc[i], &acc[j]);
+        if a.buf != b.buf
+            || a.agent == b.agent
+            || owned[i].is_some() && owned[i] == owned[j]
+            || !a.kind.conflicts(b.kind)
+            || morally_strong(m, a.thread, a.strong, b.thread, b.strong)
+            || !bytes::overlap(m, a.bytes, b.bytes)
+        {
+            return;
+        }
+        let (first, second) = if a.span <= b.span { (a, b) } else { (b, a) };
+        if let Some(v) = same_value(a.kind, a.value, b.kind, b.value) {
+            if !fresh(&rules::same_value_store::RULE, second.span) {
+                return;
             }
-            let (first, second) = if a.span <= b.span { (a, b) } else { (b, a) };
-            if let Some(v) = same_value(a.kind, a.value, b.kind, b.value) {
-                if !fresh(&rules::same_value_store::RULE, second.span) {
-                    continue;
-                }
-                found.push(same_value_store(
-                    second.span,
-                    &second.what(m),
-                    first.span,
-                    &first.what(m),
-                    v,
-                ));
-                continue;
+            found.push(same_value_store(
+                second.span,
+                &second.what(m),
+                first.span,
+                &first.what(m),
+                v,
+            ));
+            return;
+        }
+        if !fresh(&rules::data_race::RULE, second.span) {
+            return;
+        }
+        found.push(
+            MFinding::new(
+                &rules::data_race::RULE,
+                second.span,
+                format!(
+                    "{} and {} can happen at the same time: neither happens before the other",
+                    second.what(m),
+                    first.what(m)
+                ),
+            )
+            .label(first.span, "the other access")
+            .help(
+                "order the two accesses through a barrier phase (arrive → wait) or a syncthreads",
+            ),
+        );
+    };
+    for i in 0..acc.len() {
+        if is_dirty(i) {
+            for j in i + 1..acc.len() {
+                pair(i, j);
             }
-            if !fresh(&rules::data_race::RULE, second.span) {
-                continue;
+        } else {
+            let from = dirty_acc.partition_point(|&j| j <= i);
+            for &j in &dirty_acc[from..] {
+                pair(i, j);
             }
-            found.push(
-                MFinding::new(
-                    &rules::data_race::RULE,
-                    second.span,
-                    format!(
-                        "{} and {} can happen at the same time: neither happens before the other",
-                        second.what(m),
-                        first.what(m)
-                    ),
-                )
-                .label(first.span, "the other access")
-                .help("order the two accesses through a barrier phase (arrive → wait) or a syncthreads"),
-            );
         }
     }
-    // 2. Enabled accesses against the unreleased / unfenced past accesses of every thread.
-    // Kept accesses by buffer (in thread order, then each thread's order): a block of 384
-    // threads keeps over a thousand, and an enabled access meets only those of its buffer.
-    let mut kept: Vec<(u32, &Access)> = (0..m.nthreads())
-        .flat_map(|u| s.threads[u as usize].acc.iter().map(move |e| (u, e)))
-        .collect();
-    kept.sort_by_key(|&(_, e)| e.buf);
-    let kept_owned: Vec<_> = kept
-        .iter()
-        .map(|&(u, e)| bytes::owned_class(m, bytes::kept_side(m, u, e)))
-        .collect();
-    for (i, a) in acc.iter().enumerate() {
-        let from = kept.partition_point(|&(_, e)| e.buf < a.buf);
-        let to = kept.partition_point(|&(_, e)| e.buf <= a.buf);
-        for (j, &(u, e)) in kept.iter().enumerate().take(to).skip(from) {
-            if !e.kind.conflicts(a.kind)
-                || owned[i].is_some() && owned[i] == kept_owned[j] && a.thread != u
-            {
-                continue;
+    // 2. Enabled accesses against the unreleased / unfenced past accesses of every thread,
+    // each pair visited in thread order, then each thread's order.
+    let mut visit = |i: usize, u: u32, e: &Access| {
+        let a = &acc[i];
+        if !e.kind.conflicts(a.kind)
+            || owned[i].is_some()
+                && a.thread != u
+                && owned[i] == bytes::owned_class(m, bytes::kept_side(m, u, e))
+        {
+            return;
+        }
+        // Program order covers a thread's own later accesses (the proxy rule still
+        // applies to them). In the block, the access must happen after it (`seen`);
+        // farther away, it must have been released at a wide enough scope.
+        let need = if a.agent == Agent::Thread(u) {
+            LVL_NONE
+        } else {
+            required_level(m, u, a.thread)
+        };
+        let unordered = need != LVL_NONE
+            && !e.ordered_before(a.thread)
+            && !morally_strong(m, u, e.strong, a.thread, a.strong);
+        // Nothing to report unless unordered, or an async access after an unfenced generic
+        // one; and then only where the bytes meet (asked last: it is the dearest test).
+        let proxy = a.kind.is_async() && !e.kind.is_async() && !fenced_for(e, a, u);
+        if !(unordered && !(e.kind.is_async() && a.kind.is_async())) && !proxy
+            || !bytes::overlap(m, bytes::kept_side(m, u, e), a.bytes)
+        {
+            return;
+        }
+        let e_span = m.code_of(u).instrs[e.pc as usize].span();
+        let e_what = || {
+            format!(
+                "the earlier {} of `{}` by {}",
+                kind_word(e.kind),
+                m.buf_names[e.buf as usize],
+                m.threads[u as usize].name
+            )
+        };
+        if unordered && !(e.kind.is_async() && a.kind.is_async()) {
+            let e_value = m.write_value(u, e.pc);
+            if let Some(v) = same_value(a.kind, a.value, e.kind, e_value) {
+                // At the later statement of the two, as the co-enabled check does: the
+                // finding does not depend on which write came first (partial-order
+                // reduction lets writes of one value commute).
+                let at = a.span.max(e_span);
+                if fresh(&rules::same_value_store::RULE, at) {
+                    found.push(if at == a.span {
+                        same_value_store(a.span, &a.what(m), e_span, &e_what(), v)
+                    } else {
+                        same_value_store(e_span, &e_what(), a.span, &a.what(m), v)
+                    });
+                }
+                return;
             }
-            // Program order covers a thread's own later accesses (the proxy rule still
-            // applies to them). In the block, the access must happen after it (`seen`);
-            // farther away, it must have been released at a wide enough scope.
-            let need = if a.agent == Agent::Thread(u) {
-                LVL_NONE
-            } else {
-                required_level(m, u, a.thread)
-            };
-            let unordered = need != LVL_NONE
-                && !e.ordered_before(a.thread)
-                && !morally_strong(m, u, e.strong, a.thread, a.strong);
-            // Nothing to report unless unordered, or an async access after an unfenced generic
-            // one; and then only where the bytes meet (asked last: it is the dearest test).
-            let proxy = a.kind.is_async() && !e.kind.is_async() && !fenced_for(e, a, u);
-            if !(unordered && !(e.kind.is_async() && a.kind.is_async())) && !proxy
-                || !bytes::overlap(m, bytes::kept_side(m, u, e), a.bytes)
-            {
-                continue;
+            // At the later statement of the two, as the co-enabled check does: the other
+            // order of the same two accesses (the later-enabled one kept, this one enabled)
+            // is the same race, and which of the orders the partial-order reduction keeps
+            // must not decide where it is reported.
+            let at = a.span.max(e_span);
+            if !fresh(&rules::data_race::RULE, at) {
+                return;
             }
-            let e_span = m.code_of(u).instrs[e.pc as usize].span();
-            let e_what = || {
+            let why = if need == LVL_CTA {
                 format!(
-                    "the earlier {} of `{}` by {}",
-                    kind_word(e.kind),
-                    m.buf_names[e.buf as usize],
-                    m.threads[u as usize].name
+                    "no release made after it reaches {}: neither {} nor a thread ordered after it released into a barrier phase or barrier use that {} then acquired",
+                    m.threads[a.thread as usize].name,
+                    m.threads[u as usize].name,
+                    m.threads[a.thread as usize].name
+                )
+            } else if e.pubs.is_empty() {
+                "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access".to_string()
+            } else {
+                format!(
+                    "no chain of morally strong release → acquire links reaches {} from it: {} acquired no release that published it, or a release or acquire on the way has a scope too narrow to include the other thread (cta vs cluster, cluster vs gpu, gpu across memory domains)",
+                    m.threads[a.thread as usize].name, m.threads[a.thread as usize].name
                 )
             };
-            if unordered && !(e.kind.is_async() && a.kind.is_async()) {
-                let e_value = m.write_value(u, e.pc);
-                if let Some(v) = same_value(a.kind, a.value, e.kind, e_value) {
-                    // At the later statement of the two, as the co-enabled check does: the
-                    // finding does not depend on which write came first (partial-order
-                    // reduction lets writes of one value commute).
-                    let at = a.span.max(e_span);
-                    if fresh(&rules::same_value_store::RULE, at) {
-                        found.push(if at == a.span {
-                            same_value_store(a.span, &a.what(m), e_span, &e_what(), v)
-                        } else {
-                            same_value_store(e_span, &e_what(), a.span, &a.what(m), v)
-                        });
-                    }
-                    continue;
-                }
-                // At the later statement of the two, as the co-enabled check does: the other
-                // order of the same two accesses (the later-enabled one kept, this one enabled)
-                // is the same race, and which of the orders the partial-order reduction keeps
-                // must not decide where it is reported.
-                let at = a.span.max(e_span);
-                if !fresh(&rules::data_race::RULE, at) {
-                    continue;
-                }
-                let why = if need == LVL_CTA {
-                    format!(
-                        "no release made after it reaches {}: neither {} nor a thread ordered after it released into a barrier phase or barrier use that {} then acquired",
-                        m.threads[a.thread as usize].name,
-                        m.threads[u as usize].name,
-                        m.threads[a.thread as usize].name
-                    )
-                } else if e.pubs.is_empty() {
-                    "that thread has not released it since (no arrive, syncthreads or release after it), so nothing orders it before this access".to_string()
-                } else {
-                    format!(
-                        "no chain of morally strong release → acquire links reaches {} from it: {} acquired no release that published it, or a release or acquire on the way has a scope too narrow to include the other thread (cta vs cluster, cluster vs gpu, gpu across memory domains)",
-                        m.threads[a.thread as usize].name, m.threads[a.thread as usize].name
-                    )
-                };
-                let finding = MFinding::new(
-                    &rules::data_race::RULE,
-                    at,
-                    format!("{} is not ordered after {}: {why}", a.what(m), e_what()),
-                );
-                let finding = if at == a.span {
-                    finding.label(e_span, "the unordered access")
-                } else {
-                    finding.label(a.span, "the access not ordered after it")
-                };
-                found.push(finding.help(
-                    "publish the access with a release that the accessor acquires at a wide enough scope",
-                ));
-            } else if a.kind.is_async()
-                && !e.kind.is_async()
-                && !fenced_for(e, a, u)
-                && e.fenced_by.contains(a.thread)
-            {
-                // The fence stands on the causality path, in the async side's thread after the
-                // synchronization, not in the generic side's thread before it: the placement
-                // the ISA leaves open (semantics.md §6.3, "Where the fence may stand").
-                if fresh(&rules::proxy_fence_after_sync::RULE, a.span) {
-                    found.push(
-                        MFinding::new(
-                            &rules::proxy_fence_after_sync::RULE,
-                            a.span,
-                            format!(
-                                "{} through the async proxy follows {} through the generic proxy; the only fence_proxy_async between them is {}'s, after the synchronization that ordered the generic access before it: PTX's proxy-preserved causality order names a fence along the causality path only for alias proxies, so this placement rests on the hardware (it held on an H200), not on the ISA's letter",
-                                a.what(m),
-                                e_what(),
-                                m.threads[a.thread as usize].name
-                            ),
-                        )
-                        .label(e_span, "generic-proxy access, not fenced by its own thread")
-                        .help("fence in the generic-side thread, after its access and before the synchronization (CUTLASS's `fence_view_async_shared(); synchronize();`), which the ISA's rules order"),
-                    );
-                }
-            } else if a.kind.is_async()
-                && !e.kind.is_async()
-                && !fenced_for(e, a, u)
-                && fresh(&rules::missing_proxy_fence::RULE, a.span)
-            {
+            let finding = MFinding::new(
+                &rules::data_race::RULE,
+                at,
+                format!("{} is not ordered after {}: {why}", a.what(m), e_what()),
+            );
+            let finding = if at == a.span {
+                finding.label(e_span, "the unordered access")
+            } else {
+                finding.label(a.span, "the access not ordered after it")
+            };
+            found.push(finding.help(
+                "publish the access with a release that the accessor acquires at a wide enough scope",
+            ));
+        } else if a.kind.is_async()
+            && !e.kind.is_async()
+            && !fenced_for(e, a, u)
+            && e.fenced_by.contains(a.thread)
+        {
+            // The fence stands on the causality path, in the async side's thread after the
+            // synchronization, not in the generic side's thread before it: the placement
+            // the ISA leaves open (semantics.md §6.3, "Where the fence may stand").
+            if fresh(&rules::proxy_fence_after_sync::RULE, a.span) {
                 found.push(
-                        MFinding::new(
-                            &rules::missing_proxy_fence::RULE,
-                            a.span,
-                            format!(
-                                "{} through the async proxy follows {} through the generic proxy with no fence_proxy_async in between",
-                                a.what(m),
-                                e_what()
-                            ),
-                        )
-                        .label(e_span, "generic-proxy access")
-                        .help("run fence_proxy_async after the generic access, before the synchronization that hands the buffer over"),
-                    );
+                    MFinding::new(
+                        &rules::proxy_fence_after_sync::RULE,
+                        a.span,
+                        format!(
+                            "{} through the async proxy follows {} through the generic proxy; the only fence_proxy_async between them is {}'s, after the synchronization that ordered the generic access before it: PTX's proxy-preserved causality order names a fence along the causality path only for alias proxies, so this placement rests on the hardware (it held on an H200), not on the ISA's letter",
+                            a.what(m),
+                            e_what(),
+                            m.threads[a.thread as usize].name
+                        ),
+                    )
+                    .label(e_span, "generic-proxy access, not fenced by its own thread")
+                    .help("fence in the generic-side thread, after its access and before the synchronization (CUTLASS's `fence_view_async_shared(); synchronize();`), which the ISA's rules order"),
+                );
+            }
+        } else if a.kind.is_async()
+            && !e.kind.is_async()
+            && !fenced_for(e, a, u)
+            && fresh(&rules::missing_proxy_fence::RULE, a.span)
+        {
+            found.push(
+                    MFinding::new(
+                        &rules::missing_proxy_fence::RULE,
+                        a.span,
+                        format!(
+                            "{} through the async proxy follows {} through the generic proxy with no fence_proxy_async in between",
+                            a.what(m),
+                            e_what()
+                        ),
+                    )
+                    .label(e_span, "generic-proxy access")
+                    .help("run fence_proxy_async after the generic access, before the synchronization that hands the buffer over"),
+                );
+        }
+    };
+    let n = m.nthreads();
+    if dirty.is_none() || dirty_acc.len() > 16 {
+        // Kept accesses by buffer (stable: in thread order, then each thread's order): a block
+        // of 384 threads keeps over a thousand, and an enabled access meets only those of its
+        // buffer.
+        let mut kept: Vec<(u32, &Access)> = (0..n)
+            .flat_map(|u| s.threads[u as usize].acc.iter().map(move |e| (u, e)))
+            .collect();
+        kept.sort_by_key(|&(_, e)| e.buf);
+        let changed: Vec<(u32, &Access)> = match dirty {
+            Some(d) => kept
+                .iter()
+                .copied()
+                .filter(|&(u, _)| d.threads[u as usize])
+                .collect(),
+            None => Vec::new(),
+        };
+        for (i, a) in acc.iter().enumerate() {
+            let list = if is_dirty(i) { &kept } else { &changed };
+            let from = list.partition_point(|&(_, e)| e.buf < a.buf);
+            let to = list.partition_point(|&(_, e)| e.buf <= a.buf);
+            for &(u, e) in &list[from..to] {
+                visit(i, u, e);
+            }
+        }
+    } else if let Some(d) = dirty {
+        // Few changed accesses: each meets every kept access of its buffer; an unchanged one
+        // only those of the changed threads.
+        let changed: Vec<u32> = (0..n).filter(|&u| d.threads[u as usize]).collect();
+        for (i, a) in acc.iter().enumerate() {
+            let mut meet = |u: u32| {
+                for e in s.threads[u as usize].acc.iter().filter(|e| e.buf == a.buf) {
+                    visit(i, u, e);
+                }
+            };
+            if d.accesses[i] {
+                (0..n).for_each(&mut meet);
+            } else {
+                changed.iter().for_each(|&u| meet(u));
             }
         }
     }

@@ -494,7 +494,7 @@ pub struct Named {
     pub count: u16,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct State {
     pub threads: Vec<Shared<Thread>>,
     pub bars: Vec<Bar>,

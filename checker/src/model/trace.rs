@@ -128,7 +128,11 @@ fn objref(m: &PhaseModel, s: &State, t: u32, r: &ObjRef) -> String {
 }
 
 pub fn bar_state(m: &PhaseModel, s: &State, b: u32) -> String {
-    let bs = &s.bars[b as usize];
+    bar_text(m, b, &s.bars[b as usize])
+}
+
+/// [`bar_state`] of barrier instance `b` in state `bs`.
+pub fn bar_text(m: &PhaseModel, b: u32, bs: &Bar) -> String {
     if !bs.valid {
         return format!("{}: not initialized", m.bar_names[b as usize]);
     }

@@ -117,7 +117,7 @@ pub(super) fn ahead_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) ->
         return None;
     }
     let mut blocked: Vec<(u32, u32, Span, String)> = Vec::new();
-    for (t, span, b, x) in crate::model::exec::parity_waits(m, end) {
+    for (t, span, b, x) in crate::model::exec::parity_waits(m, end, |_| true) {
         let q = end.bars[b as usize].phase;
         let first = w.tracks.get(&b).map_or(0, |tr| tr.first_phase);
         let observed =

@@ -222,6 +222,45 @@ pub fn enabled(m: &PhaseModel, s: &State, t: u32) -> bool {
     }
 }
 
+/// The part of the shared state that [`enabled`] (and [`check_waits`]) reads for thread `t`,
+/// besides `t`'s own state: a walk examines a thread again when its own state or this part
+/// changed (`crate::model::walk`). It follows `enabled` case by case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Nothing shared: the thread is not at a blocking statement, or not ready.
+    Nothing,
+    /// A barrier instance (its validity, phase, pending count).
+    Bar(u32),
+    /// The cluster barrier's phase of a kernel.
+    Cluster(u32),
+    /// Whether a global was released (`State::released`).
+    Released(u32),
+}
+
+/// What [`enabled`] reads of the shared state for thread `t` (see [`Needs`]).
+pub fn needs(m: &PhaseModel, s: &State, t: u32) -> Needs {
+    let th = &s.threads[t as usize];
+    if th.mode != Mode::Ready {
+        return Needs::Nothing;
+    }
+    let Instr::Op { op, .. } = &m.code_of(t).instrs[th.pc as usize] else {
+        return Needs::Nothing;
+    };
+    let bar = |b: Option<u32>| b.map_or(Needs::Nothing, Needs::Bar);
+    match op {
+        Op::WaitParity { bar: r, .. } | Op::WaitToken { bar: r, .. } => bar(peek_bar(m, s, t, r)),
+        Op::ArriveAndWait { .. } => bar(th.aw.map(|(b, _)| b)),
+        Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. } => {
+            bar(pipe_wait(m, s, t, op).map(|(b, _)| b))
+        }
+        Op::ClusterWait => Needs::Cluster(m.threads[t as usize].kernel),
+        Op::LoadAcquire { global, .. } => {
+            peek_bar(m, s, t, global).map_or(Needs::Nothing, Needs::Released)
+        }
+        _ => Needs::Nothing,
+    }
+}
+
 /// The enabled actions: thread steps (thread index), then in-flight events (thread count +
 /// event index).
 ///
@@ -304,28 +343,42 @@ fn named_threads(s: &State) -> Vec<u32> {
 pub fn parity_waits<'a>(
     m: &'a PhaseModel,
     s: &'a State,
+    which: impl Fn(u32) -> bool + 'a,
 ) -> impl Iterator<Item = (u32, Span, u32, i64)> + 'a {
-    (0..m.nthreads()).filter_map(move |t| {
-        let th = &s.threads[t as usize];
-        if th.mode != Mode::Ready {
-            return None;
-        }
-        let Instr::Op {
-            op: Op::WaitParity { bar, parity, .. },
-            span,
-        } = &m.code_of(t).instrs[th.pc as usize]
-        else {
-            return None;
-        };
-        let b = peek_bar(m, s, t, bar)?;
-        let p = m.eval(parity, t, &th.locals).ok()?;
-        Some((t, *span, b, p))
-    })
+    (0..m.nthreads())
+        .filter(move |&t| which(t))
+        .filter_map(move |t| {
+            let th = &s.threads[t as usize];
+            if th.mode != Mode::Ready {
+                return None;
+            }
+            let Instr::Op {
+                op: Op::WaitParity { bar, parity, .. },
+                span,
+            } = &m.code_of(t).instrs[th.pc as usize]
+            else {
+                return None;
+            };
+            let b = peek_bar(m, s, t, bar)?;
+            let p = m.eval(parity, t, &th.locals).ok()?;
+            Some((t, *span, b, p))
+        })
 }
 
 /// State-based wait checks: a thread blocked at a parity wait two or more phases behind.
 pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
-    for (t, span, b, p) in parity_waits(m, s) {
+    check_waits_of(m, s, |_| true, found);
+}
+
+/// [`check_waits`] of the threads that `which` selects (a walk: those whose own state or
+/// [`needs`] changed).
+pub fn check_waits_of(
+    m: &PhaseModel,
+    s: &State,
+    which: impl Fn(u32) -> bool,
+    found: &mut Vec<MFinding>,
+) {
+    for (t, span, b, p) in parity_waits(m, s, which) {
         let th = &s.threads[t as usize];
         let bs = &s.bars[b as usize];
         if !bs.valid {

@@ -20,11 +20,13 @@ mod order;
 mod pipeline;
 mod por;
 mod rendezvous;
+mod touched;
 
 pub use enabled::*;
 pub use footprint::RunCache;
 pub use pipeline::{PipeRef, peek_pipe, quit_checks};
 pub use por::ample;
+pub use touched::{Before, Touched};
 
 /// Largest arrival count and |tx| of an mbarrier (PTX, layout V0).
 pub const MAX_COUNT: i64 = (1 << 20) - 1;
@@ -64,6 +66,8 @@ pub struct Exec<'m, 'p> {
     pub stop: bool,
     pub bound: Option<String>,
     work: Vec<u32>,
+    /// The threads this step changed so far ([`Touched::mark`]).
+    pub touched: Touched,
 }
 
 /// Result of an operation.
@@ -85,6 +89,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             stop: false,
             bound: None,
             work: Vec::new(),
+            touched: Touched::default(),
         }
     }
 
@@ -242,7 +247,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     // ----- thread bookkeeping -----
 
     fn track(&mut self, t: u32, bar: u32) -> &mut BarTrack {
-        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+        let th = self.touched.mark(&mut self.state.threads, t as usize);
         let pos = match th.tracks.binary_search_by_key(&bar, |x| x.bar) {
             Ok(p) => p,
             Err(p) => {
@@ -262,7 +267,8 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     fn prune_tracks(&mut self, t: u32) {
-        Shared::make_mut(&mut self.state.threads[t as usize])
+        self.touched
+            .mark(&mut self.state.threads, t as usize)
             .tracks
             .retain(|x| x.last_obs != NONE || x.arrived_in != NONE);
     }
@@ -275,7 +281,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             .iter()
             .any(|x| x.fresh)
         {
-            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+            let th = self.touched.mark(&mut self.state.threads, t as usize);
             for x in th.tracks.iter_mut() {
                 x.fresh = false;
             }
@@ -284,7 +290,7 @@ impl<'m, 'p> Exec<'m, 'p> {
 
     /// A wait of `t` completed: its arrivals are no longer "the latest before a wait".
     fn waited(&mut self, t: u32) {
-        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+        let th = self.touched.mark(&mut self.state.threads, t as usize);
         for x in th.tracks.iter_mut() {
             x.arrived_in = NONE;
         }
@@ -295,7 +301,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     /// `fence_proxy_async` before it now reach other threads' async accesses through it. Where
     /// the release's kept accesses go, and to whom, is `publish` and `acquire`.
     pub fn release(&mut self, t: u32) {
-        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+        let th = self.touched.mark(&mut self.state.threads, t as usize);
         for a in th.acc.iter_mut() {
             if a.fence == FENCE_OWN {
                 a.fence = FENCE_RELEASED;
@@ -390,7 +396,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     /// Keep an access of `t` (a thread's own access, or a completed copy of its), ordered
     /// before no other thread yet.
     fn keep_access(&mut self, t: u32, a: Access) {
-        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+        let th = self.touched.mark(&mut self.state.threads, t as usize);
         // Of two kept accesses of one kind to one buffer, one ordered before, released,
         // fenced and published no further than the other says all that the other does (the
         // newer one wins a tie). Writes of different values (`write X value N`) say different
@@ -563,6 +569,7 @@ impl<'m, 'p> Exec<'m, 'p> {
 
     pub fn event_step(&mut self, index: usize) {
         let ev = self.state.events.remove(index);
+        self.touched.event_removed = true;
         match ev {
             Event::Tma {
                 bar,
@@ -599,7 +606,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 pc,
             } => {
                 let span = self.m.code_of(thread).instrs[pc as usize].span();
-                let th = Shared::make_mut(&mut self.state.threads[thread as usize]);
+                let th = self.touched.mark(&mut self.state.threads, thread as usize);
                 let done: Vec<CpWrite> = th.cp.iter().filter(|c| c.seq < upto).copied().collect();
                 th.cp.retain(|c| c.seq >= upto);
                 // The completed copies are published to the barrier's waiters (the in-flight
@@ -631,7 +638,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             Instr::Op { op, span } => match self.op(t, op, *span) {
                 Done::Next => {
                     if !self.stop {
-                        Shared::make_mut(&mut self.state.threads[t as usize]).pc += 1;
+                        self.touched.mark(&mut self.state.threads, t as usize).pc += 1;
                         self.advance(t);
                     }
                 }
@@ -673,7 +680,7 @@ impl<'m, 'p> Exec<'m, 'p> {
         let live = m.kernels[ti.kernel as usize].live[th.pc as usize];
         let dead = |i: usize, v: i64| i < 64 && v != 0 && live & (1 << i) == 0;
         if th.locals.iter().enumerate().any(|(i, &v)| dead(i, v)) {
-            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+            let th = self.touched.mark(&mut self.state.threads, t as usize);
             for (i, v) in th.locals.iter_mut().enumerate() {
                 if dead(i, *v) {
                     *v = 0;
@@ -709,18 +716,18 @@ impl<'m, 'p> Exec<'m, 'p> {
             match &code.instrs[pc as usize] {
                 Instr::Set { slot, value } => {
                     let Some(v) = self.eval(t, value) else { return };
-                    let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                    let th = self.touched.mark(&mut self.state.threads, t as usize);
                     th.locals[*slot as usize] = v;
                     th.pc += 1;
                 }
-                Instr::Jump(to) => Shared::make_mut(&mut self.state.threads[t as usize]).pc = *to,
+                Instr::Jump(to) => self.touched.mark(&mut self.state.threads, t as usize).pc = *to,
                 Instr::JumpIfZero { cond, target } => {
                     let Some(v) = self.eval(t, cond) else { return };
-                    let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                    let th = self.touched.mark(&mut self.state.threads, t as usize);
                     th.pc = if v == 0 { *target } else { pc + 1 };
                 }
                 Instr::ForTest { var, end, exit } => {
-                    let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                    let th = self.touched.mark(&mut self.state.threads, t as usize);
                     th.pc = if th.locals[*var as usize] < th.locals[*end as usize] {
                         pc + 1
                     } else {
@@ -728,7 +735,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     };
                 }
                 Instr::ForNext { var, test } => {
-                    let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                    let th = self.touched.mark(&mut self.state.threads, t as usize);
                     th.locals[*var as usize] += 1;
                     th.pc = *test;
                 }
@@ -740,9 +747,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                 } => {
                     let Some(v) = self.eval(t, cond) else { return };
                     if v == 0 {
-                        Shared::make_mut(&mut self.state.threads[t as usize]).pc = *exit;
+                        self.touched.mark(&mut self.state.threads, t as usize).pc = *exit;
                     } else {
-                        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                        let th = self.touched.mark(&mut self.state.threads, t as usize);
                         th.locals[*trips as usize] += 1;
                         if th.locals[*trips as usize] > i64::from(m.max_loop_trips) {
                             self.bound = Some(format!(
@@ -758,7 +765,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                     }
                 }
                 Instr::Elect { .. } => {
-                    Shared::make_mut(&mut self.state.threads[t as usize]).mode =
+                    self.touched.mark(&mut self.state.threads, t as usize).mode =
                         Mode::Sync(SyncKind::Elect);
                     self.try_warp(t);
                     return;
@@ -781,7 +788,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                         return;
                     }
                     match self.op(t, op, *span) {
-                        Done::Next => Shared::make_mut(&mut self.state.threads[t as usize]).pc += 1,
+                        Done::Next => {
+                            self.touched.mark(&mut self.state.threads, t as usize).pc += 1
+                        }
                         Done::Stay | Done::Handled => return,
                     }
                 }
@@ -790,7 +799,7 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     fn finish(&mut self, t: u32, mode: Mode) {
-        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+        let th = self.touched.mark(&mut self.state.threads, t as usize);
         th.mode = mode;
         th.locals.iter_mut().for_each(|x| *x = 0);
         th.tracks.clear();
@@ -919,10 +928,13 @@ impl<'m, 'p> Exec<'m, 'p> {
                     quit_inval: false,
                 };
                 // A new life of the barrier: phases observed in the old one do not count.
-                for th in self.state.threads.iter_mut() {
+                for u in 0..self.state.threads.len() {
                     // Only threads that tracked this barrier are copied (copy on write).
-                    if th.tracks.iter().any(|x| x.bar == b) {
-                        Shared::make_mut(th).tracks.retain(|x| x.bar != b);
+                    if self.state.threads[u].tracks.iter().any(|x| x.bar == b) {
+                        self.touched
+                            .mark(&mut self.state.threads, u)
+                            .tracks
+                            .retain(|x| x.bar != b);
                     }
                 }
                 Done::Next
@@ -977,8 +989,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                 ensure!(self.arrive_on(Some(t), b, count, span));
                 self.note_arrive(t, b, phase);
                 if let Some(l) = token {
-                    Shared::make_mut(&mut self.state.threads[t as usize]).locals[l.0 as usize] =
-                        encode_token(b, phase);
+                    self.touched
+                        .mark(&mut self.state.threads, t as usize)
+                        .locals[l.0 as usize] = encode_token(b, phase);
                 }
                 Done::Next
             }
@@ -1088,8 +1101,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                 if pass {
                     self.observe(t, b, span, false, LVL_CTA);
                 }
-                Shared::make_mut(&mut self.state.threads[t as usize]).locals[result.0 as usize] =
-                    i64::from(pass);
+                self.touched
+                    .mark(&mut self.state.threads, t as usize)
+                    .locals[result.0 as usize] = i64::from(pass);
                 Done::Next
             }
             Op::WaitToken { bar, token, scope } => {
@@ -1125,7 +1139,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 ensure!(self.check_valid(Some(t), b, span, "arrives on"));
                 if let Some((_, _)) = self.state.threads[t as usize].aw {
                     // Second half: the phase completed.
-                    Shared::make_mut(&mut self.state.threads[t as usize]).aw = None;
+                    self.touched.mark(&mut self.state.threads, t as usize).aw = None;
                     self.state.bars[b as usize].consumed = true;
                     self.acquire(t, SyncObj::Bar(b), LVL_CTA);
                     self.waited(t);
@@ -1136,14 +1150,14 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.release(t);
                 self.publish(t, SyncObj::Bar(b), LVL_CTA, false);
                 ensure!(self.arrive_on(Some(t), b, 1, span));
-                Shared::make_mut(&mut self.state.threads[t as usize]).aw = Some((b, phase));
+                self.touched.mark(&mut self.state.threads, t as usize).aw = Some((b, phase));
                 Done::Stay
             }
             Op::SyncThreads => {
                 self.release(t);
                 let slot = self.m.block_of(t) * 16;
                 self.publish(t, SyncObj::Named(slot), LVL_CTA, false);
-                Shared::make_mut(&mut self.state.threads[t as usize]).mode =
+                self.touched.mark(&mut self.state.threads, t as usize).mode =
                     Mode::Sync(SyncKind::Named { id: 0 });
                 let block = self.m.block_of(t);
                 self.try_named(block, 0);
@@ -1235,19 +1249,21 @@ impl<'m, 'p> Exec<'m, 'p> {
                 self.release(t);
                 self.publish(t, SyncObj::Named(slot as u32), LVL_CTA, false);
                 if blocking {
-                    Shared::make_mut(&mut self.state.threads[t as usize]).mode =
+                    self.touched.mark(&mut self.state.threads, t as usize).mode =
                         Mode::Sync(SyncKind::Named { id: idv });
                     self.try_named(block, idv);
                     Done::Handled
                 } else {
                     self.state.named[slot].arrived += 1;
-                    Shared::make_mut(&mut self.state.threads[t as usize]).named_arrived |= 1 << idv;
+                    self.touched
+                        .mark(&mut self.state.threads, t as usize)
+                        .named_arrived |= 1 << idv;
                     self.try_named(block, idv);
                     Done::Next
                 }
             }
             Op::SyncWarp => {
-                Shared::make_mut(&mut self.state.threads[t as usize]).mode =
+                self.touched.mark(&mut self.state.threads, t as usize).mode =
                     Mode::Sync(SyncKind::Warp);
                 self.try_warp(t);
                 Done::Handled
@@ -1257,7 +1273,7 @@ impl<'m, 'p> Exec<'m, 'p> {
                 let phase = self.state.cluster_phase[k as usize];
                 self.release(t);
                 self.publish(t, SyncObj::Cluster(k), LVL_CLUSTER, false);
-                let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                let th = self.touched.mark(&mut self.state.threads, t as usize);
                 th.cluster_token = Some(phase);
                 if matches!(op, Op::ClusterSync) {
                     th.mode = Mode::Sync(SyncKind::Cluster);
@@ -1269,7 +1285,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                 }
             }
             Op::ClusterWait => {
-                Shared::make_mut(&mut self.state.threads[t as usize]).cluster_token = None;
+                self.touched
+                    .mark(&mut self.state.threads, t as usize)
+                    .cluster_token = None;
                 let k = self.m.threads[t as usize].kernel;
                 self.acquire(t, SyncObj::Cluster(k), LVL_CLUSTER);
                 self.waited(t);
@@ -1333,7 +1351,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             }
             Op::FenceProxyAsync => {
                 self.fence_observed(t);
-                let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                let th = self.touched.mark(&mut self.state.threads, t as usize);
                 for a in th.acc.iter_mut() {
                     a.fence = a.fence.max(FENCE_OWN);
                 }
@@ -1415,14 +1433,16 @@ impl<'m, 'p> Exec<'m, 'p> {
             }
             Op::TmaStore { src } => {
                 let x = tryo!(self.buf(t, src));
-                let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+                let th = self.touched.mark(&mut self.state.threads, t as usize);
                 let g = th.bulk_committed;
                 th.bulk.push((x, g, pc));
                 th.bulk.sort_unstable();
                 Done::Next
             }
             Op::BulkCommit => {
-                Shared::make_mut(&mut self.state.threads[t as usize]).bulk_committed += 1;
+                self.touched
+                    .mark(&mut self.state.threads, t as usize)
+                    .bulk_committed += 1;
                 Done::Next
             }
             Op::BulkWaitRead { n } => {
@@ -1435,7 +1455,8 @@ impl<'m, 'p> Exec<'m, 'p> {
                     .filter(|b| i64::from(b.1) + n < committed)
                     .copied()
                     .collect();
-                Shared::make_mut(&mut self.state.threads[t as usize])
+                self.touched
+                    .mark(&mut self.state.threads, t as usize)
                     .bulk
                     .retain(|b| i64::from(b.1) + n >= committed);
                 for (x, _, p) in done {
@@ -1449,7 +1470,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                 Done::Next
             }
             Op::CommitGroup => {
-                Shared::make_mut(&mut self.state.threads[t as usize]).cp_committed += 1;
+                self.touched
+                    .mark(&mut self.state.threads, t as usize)
+                    .cp_committed += 1;
                 Done::Next
             }
             Op::WaitGroup { n } => {
@@ -1497,7 +1520,9 @@ impl<'m, 'p> Exec<'m, 'p> {
                         }
                     }
                     None => {
-                        Shared::make_mut(&mut self.state.threads[t as usize]).cp_committed += 1;
+                        self.touched
+                            .mark(&mut self.state.threads, t as usize)
+                            .cp_committed += 1;
                         self.pipe_state(t, p.id).head += 1;
                     }
                 }

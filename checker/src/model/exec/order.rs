@@ -24,7 +24,7 @@ impl Exec<'_, '_> {
             if !self.state.threads[u].acc.iter().any(|a| touches(u, a)) {
                 continue;
             }
-            for a in Shared::make_mut(&mut self.state.threads[u]).acc.iter_mut() {
+            for a in self.touched.mark(&mut self.state.threads, u).acc.iter_mut() {
                 if touches(u, a) {
                     change(u, a);
                 }
@@ -158,7 +158,78 @@ impl Exec<'_, '_> {
     /// state alone and only grows along a path (threads move on, exit, acquire), so dropping it
     /// at the end of every step keeps states canonical and commutes with the reductions.
     pub fn prune_kept(&mut self) {
-        if self.state.threads.iter().all(|th| th.acc.is_empty()) {
+        let all: Vec<u32> = (0..self.state.threads.len() as u32).collect();
+        self.prune_kept_of(&all, |_, _| true);
+    }
+
+    /// [`Self::prune_kept`] at the end of a step from a state that was pruned itself: only the
+    /// kept accesses that this step could have made droppable are weighed again. An access is
+    /// kept while some thread that may still make a conflicting access is not ordered after
+    /// it (a *witness*). A thread's witness-ness depends on its own state (live, what its code
+    /// can still reach, its copies in flight) and the in-flight events; what an access knows
+    /// (`seen`, fences, publications) is its thread's state. So an access of a thread the
+    /// step did not change stays kept unless the step took a witness away: a changed thread
+    /// that is not in its `seen` and may have stopped being able to conflict (it ended, its
+    /// reach changed, or it had a copy in flight), or a fired event (then all are weighed).
+    /// The same result as [`Self::prune_kept`] (checked by `walks_agree_with_full_steps`).
+    pub fn prune_kept_after(&mut self) {
+        if self.touched.event_removed {
+            return self.prune_kept();
+        }
+        let m = self.m;
+        let lost: Vec<Before> = self
+            .touched
+            .before
+            .iter()
+            .filter(|b| {
+                let th = &self.state.threads[b.thread as usize];
+                let reach = &m.kernels[m.threads[b.thread as usize].kernel as usize].reach;
+                let at = |pc: u32| {
+                    let pc = pc as usize;
+                    (pc < reach.writes.len()).then(|| (&reach.writes[pc], &reach.reads[pc]))
+                };
+                (b.mode.live() && !th.mode.live())
+                    || b.in_flight
+                    || (b.pc != th.pc && at(b.pc) != at(th.pc))
+            })
+            .copied()
+            .collect();
+        let touched = self.touched.threads().clone();
+        if lost.is_empty() {
+            let changed: Vec<u32> = touched.iter().collect();
+            self.prune_kept_of(&changed, |_, _| true);
+        } else {
+            // A changed thread stopped witnessing access `a` only if, before the step, it could
+            // reach an access conflicting with `a` (or had a copy in flight) and now cannot.
+            let now: Vec<(u32, Mode)> = lost
+                .iter()
+                .map(|b| {
+                    let th = &self.state.threads[b.thread as usize];
+                    (th.pc, th.mode)
+                })
+                .collect();
+            let was_witness = |i: usize, a: &Access| {
+                let b = &lost[i];
+                b.in_flight
+                    || (reaches_conflict(m, b.thread, b.pc, b.mode, a)
+                        && !reaches_conflict(m, b.thread, now[i].0, now[i].1, a))
+            };
+            let all: Vec<u32> = (0..self.state.threads.len() as u32).collect();
+            self.prune_kept_of(&all, |u, a| {
+                touched.contains(u)
+                    || lost.iter().enumerate().any(|(i, b)| {
+                        b.thread != u && !a.seen.contains(b.thread) && was_witness(i, a)
+                    })
+            });
+        }
+    }
+
+    /// Prune the kept accesses of `threads` (ascending) that `weigh` selects; the others stay.
+    fn prune_kept_of(&mut self, threads: &[u32], weigh: impl Fn(u32, &Access) -> bool) {
+        if threads
+            .iter()
+            .all(|&u| self.state.threads[u as usize].acc.is_empty())
+        {
             return;
         }
         // Who may still conflict with a kept access, computed once per prune (a 384-thread
@@ -174,13 +245,17 @@ impl Exec<'_, '_> {
                 .threads
                 .iter()
                 .any(|th| !th.cp.is_empty() || !th.bulk.is_empty());
-        for u in 0..self.state.threads.len() as u32 {
+        for &u in threads {
             if self.state.threads[u as usize].acc.is_empty() {
                 continue;
             }
             let block = self.m.block_of(u);
             let mut keep = Vec::with_capacity(self.state.threads[u as usize].acc.len());
             for a in &self.state.threads[u as usize].acc {
+                if !weigh(u, a) {
+                    keep.push(true);
+                    continue;
+                }
                 let write = a.kind.is_write();
                 let obj = self.m.buf_obj[a.buf as usize];
                 let own = self.same_block(block, a.buf);
@@ -209,7 +284,7 @@ impl Exec<'_, '_> {
             if keep.iter().all(|&k| k) {
                 continue;
             }
-            let th = Shared::make_mut(&mut self.state.threads[u as usize]);
+            let th = self.touched.mark(&mut self.state.threads, u as usize);
             let mut i = 0;
             th.acc.retain(|_| {
                 i += 1;
@@ -287,4 +362,18 @@ impl Exec<'_, '_> {
         }
         out
     }
+}
+
+/// Thread `y`, at `pc` in `mode`, may still make an access that conflicts with kept access `a`
+/// (the test `Exec::may_reach_conflict` makes of each thread of a block).
+fn reaches_conflict(m: &PhaseModel, y: u32, pc: u32, mode: Mode, a: &Access) -> bool {
+    let reach = &m.kernels[m.threads[y as usize].kernel as usize].reach;
+    let obj = m.buf_obj[a.buf as usize];
+    let b = m.buf_block[a.buf as usize];
+    let same_block = b == u32::MAX || b == m.block_of(y);
+    let pc = pc as usize;
+    mode.live()
+        && pc < reach.writes.len()
+        && (code::has(&reach.writes[pc], obj, same_block)
+            || (a.kind.is_write() && code::has(&reach.reads[pc], obj, same_block)))
 }

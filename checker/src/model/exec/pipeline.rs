@@ -129,7 +129,7 @@ impl Exec<'_, '_> {
     }
 
     pub(super) fn pipe_state(&mut self, t: u32, id: u32) -> &mut PipeThread {
-        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+        let th = self.touched.mark(&mut self.state.threads, t as usize);
         let pos = match th.pipes.binary_search_by_key(&id, |p| p.0) {
             Ok(p) => p,
             Err(p) => {
@@ -195,7 +195,7 @@ impl Exec<'_, '_> {
 
     pub(super) fn cp_async(&mut self, t: u32, buf: u32) {
         let pc = self.state.threads[t as usize].pc;
-        let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+        let th = self.touched.mark(&mut self.state.threads, t as usize);
         let w = CpWrite {
             buf,
             seq: th.cp_seq,
@@ -218,7 +218,8 @@ impl Exec<'_, '_> {
             .filter(|c| i64::from(c.group) + n.max(0) < committed)
             .copied()
             .collect();
-        Shared::make_mut(&mut self.state.threads[t as usize])
+        self.touched
+            .mark(&mut self.state.threads, t as usize)
             .cp
             .retain(|c| i64::from(c.group) + n.max(0) >= committed);
         for c in done {

@@ -88,10 +88,12 @@ impl Exec<'_, '_> {
         self.state.named[slot] = Named::default();
         self.hand_over_named(slot as u32, &waiting);
         for t in range {
-            Shared::make_mut(&mut self.state.threads[t as usize]).named_arrived &= !(1u16 << id);
+            self.touched
+                .mark(&mut self.state.threads, t as usize)
+                .named_arrived &= !(1u16 << id);
         }
         for &t in &waiting {
-            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+            let th = self.touched.mark(&mut self.state.threads, t as usize);
             th.mode = Mode::Ready;
             th.pc += 1;
             self.waited(t);
@@ -154,7 +156,7 @@ impl Exec<'_, '_> {
         }
         let mut elected = false;
         for &u in &lanes {
-            let th = Shared::make_mut(&mut self.state.threads[u as usize]);
+            let th = self.touched.mark(&mut self.state.threads, u as usize);
             let code = self.m.code_of(u);
             match th.mode {
                 Mode::Sync(SyncKind::Elect) => {
@@ -198,7 +200,7 @@ impl Exec<'_, '_> {
         self.state.cluster_phase[kernel as usize] += 1;
         self.complete_pubs(SyncObj::Cluster(kernel));
         for t in range {
-            let th = Shared::make_mut(&mut self.state.threads[t as usize]);
+            let th = self.touched.mark(&mut self.state.threads, t as usize);
             if th.mode == Mode::Sync(SyncKind::Cluster) {
                 th.mode = Mode::Ready;
                 th.cluster_token = None;
