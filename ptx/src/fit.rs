@@ -337,4 +337,22 @@ mod tests {
         bent[77].1 ^= 16;
         assert!(fit(&bent, false).is_none_or(|f| bent.iter().all(|&(x, v)| f.eval(x) == Some(v))));
     }
+
+    /// A fit that does not reproduce every sampled offset is refused, so that the instruction
+    /// falls back to the whole region: one thread's offset moved by a byte, or by one 16-byte
+    /// row, admits no GF(2) map (nor any other form) of the 128 threads; and trip counters
+    /// (`periodic`) never get one.
+    #[test]
+    fn refuses_offsets_that_no_gf2_map_reproduces() {
+        let off = |t: i64| (t % 8) * 128 + ((t / 8 % 8) ^ (t % 8)) * 16;
+        let pts: Vec<(i64, i64)> = (0..128).map(|t| (t, off(t))).collect();
+        for (i, delta) in [(77, 16), (5, 1), (127, 2048)] {
+            let mut bent = pts.clone();
+            bent[i].1 ^= delta;
+            assert_eq!(fit(&bent, false), None, "thread {i} moved by {delta}");
+        }
+        assert!(!matches!(fit(&pts, true), Some(Fit::Xor(..))));
+        // Points off a GF(2) map in the constant: f(0) ^ f(1) ^ f(2) ^ f(3) must be 0.
+        assert_eq!(fit(&[(0, 0), (1, 16), (2, 32), (3, 64)], false), None);
+    }
 }
