@@ -288,3 +288,30 @@ fn a_pingpong_epilogue_at_64_threads_a_group_is_one_chain() {
     assert_eq!(r.verdict, checker::Verdict::Ok, "{:?}", r.incomplete);
     assert_eq!(r.stats.transitions + 1, r.stats.states);
 }
+
+/// Eight threads store 16-byte rows at offsets swizzled over GF(2) (the form the PTX front end
+/// writes for CuTe's `Swizzle<3, 4, 3>`: `tid`'s bits XORed into the row), into two
+/// buffers in turn, then read another thread's row. `v2` is the row of thread bit 2.
+fn swizzled(v2: u32) -> String {
+    format!(
+        "protocol p
+block 8
+buffer tile[2]
+for k in 0..3 {{
+  write tile[k % 2] bytes (tid % 2 * 144 ^ tid / 2 % 2 * 288 ^ tid / 4 % 2 * {v2}) .. +16
+  syncthreads
+  read tile[k % 2] bytes ((tid + 1) % 8 % 2 * 144 ^ (tid + 1) % 8 / 2 % 2 * 288) .. +16
+}}
+"
+    )
+}
+
+/// Distinct rows are no race with the reductions on and off; a row that two threads share
+/// (thread 4's `432` is thread 3's `144 ^ 288`) is one.
+#[test]
+fn swizzled_rows_race_exactly_where_two_threads_share_a_row() {
+    assert_ok(&swizzled(576));
+    assert_ok(&swizzled(16));
+    assert_flags(&swizzled(432), "data-race");
+    assert_flags(&swizzled(144), "data-race");
+}
