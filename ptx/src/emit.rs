@@ -1006,7 +1006,8 @@ fn ranged_instrs(inp: &Input, objs: &Objects) -> std::collections::HashSet<u32> 
         pts.dedup();
         let xy: Vec<(i64, i64)> = pts.iter().map(|&(x, y, _)| (x, y)).collect();
         let one_len = pts.iter().all(|p| p.2 == pts[0].2);
-        if !one_len || fit(&xy, true).is_none() {
+        // Fitted as the role folding will (thread indices: `periodic` off, swizzles included).
+        if !one_len || fit(&xy, false).is_none() {
             bad.insert(instr);
         }
     }

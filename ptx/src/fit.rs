@@ -14,6 +14,11 @@ pub enum Fit {
     Div(i64, i64, i64),
     /// `(x + c) / d % m`
     DivMod(i64, i64, i64),
+    /// `c ^ (x / 2^b % 2) * v_b ^ ...` over the bits `b` of `x`: an affine map over GF(2),
+    /// the shape of a swizzled shared-memory layout (CuTe's `Swizzle<B, M, S>`, whose offsets
+    /// XOR some bits of the row into the column) as a function of the thread index. Terms with
+    /// `v_b == 0` are left out.
+    Xor(i64, Vec<(u32, i64)>),
 }
 
 impl Fit {
@@ -24,6 +29,15 @@ impl Fit {
             Fit::Mod(a, b, m) => (a.checked_add(b.checked_mul(x)?)?) % m,
             Fit::Div(a, b, d) => a.checked_add(b.checked_mul(x / d)?)?,
             Fit::DivMod(c, d, m) => ((x + c) / d) % m,
+            Fit::Xor(c, ref terms) => {
+                if x < 0 {
+                    return None;
+                }
+                terms
+                    .iter()
+                    .filter(|&&(b, _)| b < 63 && (x >> b) & 1 == 1)
+                    .fold(c, |acc, &(_, v)| acc ^ v)
+            }
         })
     }
 
@@ -85,6 +99,20 @@ impl Fit {
                     plus(a, times(b, &paren(&q)))
                 }
             }
+            Fit::Xor(c, ref terms) => {
+                // `x / 2^b % 2 * v` binds tighter than `^` (language.md, operators); the whole
+                // is parenthesized so that it can stand inside any larger expression.
+                let mut s = c.to_string();
+                for &(b, v) in terms {
+                    let bit = if b == 0 {
+                        format!("{var} % 2")
+                    } else {
+                        format!("{var} / {} % 2", 1i64 << b)
+                    };
+                    s.push_str(&format!(" ^ {bit} * {v}"));
+                }
+                format!("({s})")
+            }
             Fit::DivMod(c, d, m) => {
                 let base = if c == 0 {
                     var.to_string()
@@ -116,7 +144,8 @@ fn paren(s: &str) -> String {
 
 /// The simplest expression `f` with `f(x) == v` for every pair, if one of the forms fits.
 /// `periodic`: prefer the periodic forms (`(x + c) / d % m`, trip counters: ring positions and
-/// parities) over `a + b * (x / d)` (thread indices: warps).
+/// parities) over `a + b * (x / d)` (thread indices: warps); without it, thread indices, a
+/// GF(2) map ([`Fit::Xor`]) is tried last.
 pub fn fit(points: &[(i64, i64)], periodic: bool) -> Option<Fit> {
     let (x0, v0) = *points.first()?;
     if points.iter().all(|&(_, v)| v == v0) {
@@ -169,7 +198,62 @@ pub fn fit(points: &[(i64, i64)], periodic: bool) -> Option<Fit> {
             }
         }
     }
-    None
+    // Thread indices only: swizzled layouts. A trip counter's values that fit nothing else
+    // stay unrolled, which reads better than a GF(2) map of `k`.
+    if periodic {
+        return None;
+    }
+    xor(points).filter(holds)
+}
+
+/// `c ^ XOR of v_b over the set bits b of x`, solved over GF(2) by Gaussian elimination on
+/// the points (each a row: bit 0 stands for `c`, bit `1 + b` for bit `b` of `x`); `None` when
+/// the points admit no such map. The caller checks the result against every point.
+fn xor(points: &[(i64, i64)]) -> Option<Fit> {
+    let xmax = points.iter().map(|&(x, _)| x).max()?;
+    let bits = (64 - xmax.leading_zeros()).min(16);
+    if xmax >= 1 << bits {
+        return None;
+    }
+    // Reduced rows: (pivot column, coefficient mask, value).
+    let mut rows: Vec<(u32, u64, i64)> = Vec::new();
+    for &(x, v) in points {
+        let mut mask = 1u64 | ((x as u64) << 1);
+        let mut val = v;
+        for &(p, m, w) in &rows {
+            if mask >> p & 1 == 1 {
+                mask ^= m;
+                val ^= w;
+            }
+        }
+        if mask == 0 {
+            if val != 0 {
+                return None; // inconsistent
+            }
+            continue;
+        }
+        let p = mask.trailing_zeros();
+        // Keep the rows reduced: clear the new pivot from the others.
+        for r in rows.iter_mut() {
+            if r.1 >> p & 1 == 1 {
+                r.1 ^= mask;
+                r.2 ^= val;
+            }
+        }
+        rows.push((p, mask, val));
+    }
+    // Free columns are 0: each pivot's unknown is its row's value.
+    let mut c = 0;
+    let mut terms = Vec::new();
+    for &(p, _, w) in &rows {
+        if p == 0 {
+            c = w;
+        } else if w != 0 {
+            terms.push((p - 1, w));
+        }
+    }
+    terms.sort_unstable();
+    Some(Fit::Xor(c, terms))
 }
 
 /// `(x + c) / d % m` with small `m`: phase parities.
@@ -230,5 +314,45 @@ mod tests {
             "warp - 1"
         );
         assert_eq!(fit_k(&seq(&[3, 1, 4, 1, 5, 9, 2, 6])), None);
+    }
+
+    /// A swizzled tile (CuTe `Swizzle<3, 4, 3>`-like: the row's low bits XORed into the 16-byte
+    /// column) as a function of the thread: not affine, but an affine map over GF(2), written
+    /// with `^` and checked against every thread.
+    #[test]
+    fn fits_swizzled_offsets_over_gf2() {
+        let off = |t: i64| (t % 8) * 128 + ((t / 8 % 8) ^ (t % 8)) * 16 + 4096;
+        let pts: Vec<(i64, i64)> = (0..128).map(|t| (t, off(t))).collect();
+        let f = fit(&pts, false).expect("a GF(2) fit");
+        assert!(matches!(f, Fit::Xor(..)), "{f:?}");
+        for &(t, v) in &pts {
+            assert_eq!(f.eval(t), Some(v), "tid {t}");
+        }
+        let text = f.text("tid", Some("warp"), Some("lane"));
+        assert!(text.starts_with("(4096 ^ tid % 2 * 144 ^ "), "{text}");
+        // Squares are no GF(2) map, and one wrong point spoils a fit.
+        let sq: Vec<(i64, i64)> = (0..16).map(|t| (t, t * t)).collect();
+        assert_eq!(fit(&sq, false), None);
+        let mut bent = pts.clone();
+        bent[77].1 ^= 16;
+        assert!(fit(&bent, false).is_none_or(|f| bent.iter().all(|&(x, v)| f.eval(x) == Some(v))));
+    }
+
+    /// A fit that does not reproduce every sampled offset is refused, so that the instruction
+    /// falls back to the whole region: one thread's offset moved by a byte, or by one 16-byte
+    /// row, admits no GF(2) map (nor any other form) of the 128 threads; and trip counters
+    /// (`periodic`) never get one.
+    #[test]
+    fn refuses_offsets_that_no_gf2_map_reproduces() {
+        let off = |t: i64| (t % 8) * 128 + ((t / 8 % 8) ^ (t % 8)) * 16;
+        let pts: Vec<(i64, i64)> = (0..128).map(|t| (t, off(t))).collect();
+        for (i, delta) in [(77, 16), (5, 1), (127, 2048)] {
+            let mut bent = pts.clone();
+            bent[i].1 ^= delta;
+            assert_eq!(fit(&bent, false), None, "thread {i} moved by {delta}");
+        }
+        assert!(!matches!(fit(&pts, true), Some(Fit::Xor(..))));
+        // Points off a GF(2) map in the constant: f(0) ^ f(1) ^ f(2) ^ f(3) must be 0.
+        assert_eq!(fit(&[(0, 0), (1, 16), (2, 32), (3, 64)], false), None);
     }
 }

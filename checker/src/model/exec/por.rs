@@ -399,13 +399,16 @@ fn own_copies_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
 }
 
 /// `bulk_wait_read` turns the thread's bulk-store source reads in flight into kept async reads
-/// (merged with its kept accesses to the same buffers): nobody else may touch those buffers.
-/// The thread's other kept accesses do not change.
+/// (merged with its kept accesses to the same buffers): nobody else may write those buffers.
+/// Others' reads of them, in flight or to come, do not conflict with a read either way (the
+/// issue of a bulk store asks the same, `copy_alone`): CUTLASS's epilogue has every lane of
+/// one warp issue the TMA store of one buffer, and each lane's wait met the 31 other reads in
+/// flight. The thread's other kept accesses do not change.
 fn own_bulk_reads_quiet(s: &State, t: u32, f: &footprint::Frozen) -> bool {
     s.threads[t as usize]
         .bulk
         .iter()
-        .all(|b| quiet(s, f, t, b.0))
+        .all(|b| f.buf[b.0 as usize] & footprint::X_WRITES == 0 && !in_flight_write(s, b.0))
 }
 
 /// A `fence_proxy_async` of `t` marks the thread's kept generic accesses and cp.async copies
@@ -757,10 +760,18 @@ fn safe_landing(
 /// async ones, which for a read are writes: TMA landings). A release changes only the
 /// thread's own proxy fences (own → released); its publications, its own and those of the
 /// accesses of other threads that it happens after, change no verdict until another thread
-/// acquires them, which depends on the barrier, not on this step's order.
+/// acquires them, which depends on the barrier, not on this step's order. The proxy fence of a
+/// kept *async* access (a WGMMA's operand, a bulk store's source) is read nowhere: the proxy
+/// check pairs kept generic accesses with async ones (race.rs `fenced_for`), and `prune_kept`
+/// owes a fence only for generic ones; so such an access is settled whoever touches its
+/// buffer (CUTLASS's epilogue releases with the bulk store's read of the buffer kept while
+/// the other warps write their next fragments into it).
 fn kept_quiet(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool {
     let th = &s.threads[t as usize];
     let settled = |a: &Access| {
+        if a.kind.is_async() {
+            return true;
+        }
         let others = f.buf[a.buf as usize];
         if a.fence == FENCE_OWN
             && let Some(side) = bytes::kept_side(m, t, a)
