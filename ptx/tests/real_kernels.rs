@@ -47,6 +47,20 @@ fn cuda_line(ex: &ptx::Extracted, cu: &str, stmt: &str) -> u32 {
     line
 }
 
+/// The CUDA lines of the first `data-race`'s statements (the race and its labels).
+fn first_race_lines(name: &str, ex: &ptx::Extracted, report: &checker::Report) -> Vec<u32> {
+    let race = report
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "data-race")
+        .unwrap_or_else(|| panic!("no data-race: {:?}\n{}", report.findings, ex.text));
+    let file = SourceFile::new(name, &ex.text);
+    std::iter::once(race.span)
+        .chain(race.labels.iter().map(|l| l.span))
+        .filter_map(|sp| ex.source_of_line(file.line_of(sp)).map(|(_, l)| l))
+        .collect()
+}
+
 fn wgmma_lambda() -> ptx::Options {
     opts(Some(256), &[("3", 4)], &[])
 }
@@ -122,16 +136,7 @@ fn a_read_with_no_converged_instruction_before_lane_0_s_release_stays_a_race() {
         .map(|(i, _)| i as u32 + 1)
         .last()
         .expect("the late scale read");
-    let race = report
-        .findings
-        .iter()
-        .find(|f| f.rule.name == "data-race")
-        .unwrap_or_else(|| panic!("no data-race: {:?}\n{}", report.findings, ex.text));
-    let file = SourceFile::new("warp_converged_no_converge.ptx", &ex.text);
-    let lines: Vec<u32> = std::iter::once(race.span)
-        .chain(race.labels.iter().map(|l| l.span))
-        .filter_map(|sp| ex.source_of_line(file.line_of(sp)).map(|(_, l)| l))
-        .collect();
+    let lines = first_race_lines("warp_converged_no_converge.ptx", &ex, &report);
     assert!(lines.contains(&read), "{lines:?} (the read is line {read})");
 }
 
@@ -187,16 +192,7 @@ fn a_read_after_the_warpgroup_s_wait_group_stays_a_race() {
     let (ex, report) = check("warpgroup_release_late_read.ptx", &warpgroup_release());
     let cu = "warp_converged.cu";
     let read = line_of(cu, "BUG: after the warps part at wait_group");
-    let race = report
-        .findings
-        .iter()
-        .find(|f| f.rule.name == "data-race")
-        .unwrap_or_else(|| panic!("no data-race: {:?}\n{}", report.findings, ex.text));
-    let file = SourceFile::new("warpgroup_release_late_read.ptx", &ex.text);
-    let lines: Vec<u32> = std::iter::once(race.span)
-        .chain(race.labels.iter().map(|l| l.span))
-        .filter_map(|sp| ex.source_of_line(file.line_of(sp)).map(|(_, l)| l))
-        .collect();
+    let lines = first_race_lines("warpgroup_release_late_read.ptx", &ex, &report);
     assert!(lines.contains(&read), "{lines:?} (the read is line {read})");
 }
 
