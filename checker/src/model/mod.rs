@@ -876,16 +876,26 @@ impl<'p> PhaseModel<'p> {
         }
     }
 
-    /// Apply one action without canonicalizing.
-    pub fn step_raw(&self, s: &State, action: u32, found: &mut Vec<MFinding>) -> Step<State> {
-        let mut ex = exec::Exec::new(self, s.clone());
+    /// Runs `action` (a thread below `nthreads`, else an async event) and, unless it stopped
+    /// the path, what it woke; true when it did not stop the path (then the caller prunes the
+    /// kept accesses, even if the woken work stopped it).
+    fn act(&self, ex: &mut exec::Exec, action: u32) -> bool {
         if action < self.nthreads() {
             ex.thread_step(action);
         } else {
             ex.event_step((action - self.nthreads()) as usize);
         }
-        if !ex.stop {
-            ex.run_worklist();
+        if ex.stop {
+            return false;
+        }
+        ex.run_worklist();
+        true
+    }
+
+    /// Apply one action without canonicalizing.
+    pub fn step_raw(&self, s: &State, action: u32, found: &mut Vec<MFinding>) -> Step<State> {
+        let mut ex = exec::Exec::new(self, s.clone());
+        if self.act(&mut ex, action) {
             ex.prune_kept();
         }
         found.append(&mut ex.found);
@@ -910,13 +920,7 @@ impl<'p> PhaseModel<'p> {
         found: &mut Vec<MFinding>,
     ) -> (Step<()>, exec::Touched) {
         let mut ex = exec::Exec::new(self, std::mem::take(s));
-        if action < self.nthreads() {
-            ex.thread_step(action);
-        } else {
-            ex.event_step((action - self.nthreads()) as usize);
-        }
-        if !ex.stop {
-            ex.run_worklist();
+        if self.act(&mut ex, action) {
             ex.prune_kept_after();
         }
         found.append(&mut ex.found);
