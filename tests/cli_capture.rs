@@ -6,22 +6,10 @@
 //! nvcc and records it for real (`PHASECHECK` may name a prebuilt binary, `PHASECHECK_ROOT` the
 //! repository, for a machine without Rust).
 
+mod common;
+use common::{bin, root};
 use std::path::PathBuf;
 use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    std::env::var_os("PHASECHECK_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}
-
-fn bin() -> Command {
-    Command::new(
-        std::env::var_os("PHASECHECK")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_phasecheck"))),
-    )
-}
 
 fn fixture(name: &str) -> PathBuf {
     root().join("capture/tests/fixtures").join(name)

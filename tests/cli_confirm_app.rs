@@ -8,30 +8,8 @@
 //! (`PHASECHECK` may name a prebuilt binary, `PHASECHECK_ROOT` the repository,
 //! `PHASECHECK_INJECT` the injection library, `NVCC` the compiler).
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    std::env::var_os("PHASECHECK_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}
-
-fn bin() -> Command {
-    Command::new(
-        std::env::var_os("PHASECHECK")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_phasecheck"))),
-    )
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{bin, nvcc_handoff, root, text};
 
 #[test]
 fn confirm_app_needs_a_program_and_a_ptx_file() {
@@ -85,19 +63,6 @@ fn the_report_keeps_real_kernel_and_model_apart() {
     assert!(!t.contains("stress kernel built from the protocol"), "{t}");
 }
 
-fn nvcc(args: &[&str], out: &PathBuf) {
-    let nvcc = std::env::var("NVCC").unwrap_or_else(|_| "nvcc".into());
-    let st = Command::new(&nvcc)
-        .args(["-arch=sm_90a", "-O3", "-lineinfo"])
-        .args(args)
-        .arg(root().join("instrument/tests/fixtures/handoff.cu"))
-        .arg("-o")
-        .arg(out)
-        .status()
-        .expect("nvcc runs");
-    assert!(st.success(), "nvcc {args:?} failed");
-}
-
 #[test]
 fn the_handoff_count_bug_is_confirmed_on_the_real_kernel() {
     if std::env::var("PHASECHECK_GPU_TESTS").as_deref() != Ok("1") {
@@ -107,8 +72,8 @@ fn the_handoff_count_bug_is_confirmed_on_the_real_kernel() {
     let dir = std::env::temp_dir().join(format!("phasecheck-confirm-app-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let (bug_app, bug_ptx) = (dir.join("handoff_bug"), dir.join("handoff_bug.ptx"));
-    nvcc(&["-DCOUNT_BUG"], &bug_app);
-    nvcc(&["-DCOUNT_BUG", "-ptx"], &bug_ptx);
+    nvcc_handoff(&["-DCOUNT_BUG"], &bug_app);
+    nvcc_handoff(&["-DCOUNT_BUG", "-ptx"], &bug_ptx);
     let o = bin()
         .args([
             "confirm",

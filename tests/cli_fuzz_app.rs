@@ -5,30 +5,9 @@
 //! checks the verdicts and the stuck threads' source lines (`PHASECHECK` may name a prebuilt
 //! binary, `PHASECHECK_ROOT` the repository, `PHASECHECK_INJECT` the injection library).
 
+mod common;
+use common::{bin, nvcc_handoff, root, text};
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn root() -> PathBuf {
-    std::env::var_os("PHASECHECK_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}
-
-fn bin() -> Command {
-    Command::new(
-        std::env::var_os("PHASECHECK")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_phasecheck"))),
-    )
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn fixture_ptx() -> PathBuf {
     root().join("ptx/tests/fixtures/double_buffer.ptx")
@@ -95,19 +74,6 @@ fn a_program_that_never_launches_the_kernel_is_not_run() {
     assert!(t.contains("result: not run"), "{t}");
 }
 
-fn nvcc(args: &[&str], out: &PathBuf) {
-    let nvcc = std::env::var("NVCC").unwrap_or_else(|_| "nvcc".into());
-    let st = Command::new(&nvcc)
-        .args(["-arch=sm_90a", "-O3", "-lineinfo"])
-        .args(args)
-        .arg(root().join("instrument/tests/fixtures/handoff.cu"))
-        .arg("-o")
-        .arg(out)
-        .status()
-        .expect("nvcc runs");
-    assert!(st.success(), "nvcc {args:?} failed");
-}
-
 #[test]
 fn the_real_kernel_runs_clean_and_its_count_bug_is_stuck() {
     if std::env::var("PHASECHECK_GPU_TESTS").as_deref() != Ok("1") {
@@ -119,12 +85,12 @@ fn the_real_kernel_runs_clean_and_its_count_bug_is_stuck() {
     let (app, ptx) = (dir.join("handoff"), dir.join("handoff.ptx"));
     let (bug_app, bug_ptx) = (dir.join("handoff_bug"), dir.join("handoff_bug.ptx"));
     let (sync_app, sync_ptx) = (dir.join("handoff_sync"), dir.join("handoff_sync.ptx"));
-    nvcc(&[], &app);
-    nvcc(&["-ptx"], &ptx);
-    nvcc(&["-DCOUNT_BUG"], &bug_app);
-    nvcc(&["-DCOUNT_BUG", "-ptx"], &bug_ptx);
-    nvcc(&["-DSYNC_BUG"], &sync_app);
-    nvcc(&["-DSYNC_BUG", "-ptx"], &sync_ptx);
+    nvcc_handoff(&[], &app);
+    nvcc_handoff(&["-ptx"], &ptx);
+    nvcc_handoff(&["-DCOUNT_BUG"], &bug_app);
+    nvcc_handoff(&["-DCOUNT_BUG", "-ptx"], &bug_ptx);
+    nvcc_handoff(&["-DSYNC_BUG"], &sync_app);
+    nvcc_handoff(&["-DSYNC_BUG", "-ptx"], &sync_ptx);
 
     let o = bin()
         .args(["fuzz", "--app", "--repeat", "50"])
