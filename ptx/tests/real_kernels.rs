@@ -395,6 +395,7 @@ fn fixture_options(name: &str) -> (ptx::Options, bool) {
         | "warp_split_divergent.ptx"
         | "warp_groups_bar.ptx"
         | "warp_groups_bar_divergent.ptx" => opts(Some(96), &[], &[]),
+        "epilogue_arrive_sync.ptx" | "epilogue_arrive_sync_fixed.ptx" => opts(Some(64), &[], &[]),
         "wgmma_lambda.ptx" => wgmma_lambda(),
         "many_roles.ptx" => opts(Some(512), &[], &[]),
         "warp_converged.ptx" | "warp_converged_no_converge.ptx" => warp_converged(),
