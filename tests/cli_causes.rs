@@ -24,6 +24,7 @@ fn run(args: &[&str]) -> (i32, String) {
 
 const COUNT: &str = "tests/fixtures/causes/count_too_low.phase";
 const PARITY: &str = "tests/fixtures/causes/parity_off_by_one.phase";
+const NAMED: &str = "tests/fixtures/causes/named_arrive_then_sync.phase";
 
 /// The first line of every error's message (the headline).
 fn headlines(file: &str) -> Vec<String> {
@@ -93,6 +94,23 @@ fn a_parity_off_by_one_is_said_first() {
     );
 }
 
+/// FlashInfer's epilogue: the same threads `bar_arrive` and then `bar_sync` on a named barrier
+/// whose count is all of them; the race's headline says that a use completed with threads
+/// counted twice and others absent, and the help quotes the ISA.
+#[test]
+fn a_named_barrier_use_completed_by_second_arrivals_is_said_first() {
+    let h = headlines(NAMED);
+    assert_eq!(h.len(), 1, "{h:#?}");
+    assert!(
+        h[0].starts_with("data-race: named barrier 1 (count 64) completed a use with ")
+            && h[0].contains("counted twice (`bar_arrive`, then `bar_sync`) and without "),
+        "{h:#?}"
+    );
+    let (_, out) = run(&["verify", NAMED]);
+    assert!(out.contains("counts again in the same use"), "{out}");
+    assert!(out.contains("Care must be taken to keep a warp"), "{out}");
+}
+
 /// The same protocol with the count fixed and the parity fixed is `ok`: the causes named are
 /// the whole story.
 #[test]
@@ -104,6 +122,7 @@ fn fixing_the_named_statement_fixes_the_protocol() {
             "wait full[s] parity ph ^ 1",
             "wait full[s] parity ph",
         ),
+        (NAMED, "bar_arrive 1, 64\n", ""),
     ] {
         let text = std::fs::read_to_string(root().join(file)).unwrap();
         assert!(text.contains(from), "{file}");

@@ -25,9 +25,14 @@
 //!   it has completed: they skipped the phase they never observed and wait for one that is not
 //!   under way.
 //!
+//! - **Named barrier, counted twice.** A use of a named barrier with a thread count completed
+//!   with a thread's `bar_arrive` and its later `bar_sync` both counted, while other threads
+//!   that use the barrier had not arrived (`named.rs`).
+//!
 //! The pass only adds what the trace shows; it never changes which findings there are.
 
 mod count;
+mod named;
 mod parity;
 mod walk;
 
@@ -110,6 +115,11 @@ pub fn explain(m: &PhaseModel, init: &State, schedule: &[u32], f: &mut Finding) 
         .or_else(|| parity::parity_cause(m, &w, &end, f))
         .or_else(|| parity::early_reader_cause(m, &w))
         .or_else(|| parity::ahead_cause(m, &w, &end, f))
+        .or_else(|| {
+            matches!(f.rule.name, "data-race" | "deadlock")
+                .then(|| named::doubled_use_cause(m, &w))
+                .flatten()
+        })
     else {
         return;
     };

@@ -59,6 +59,28 @@ pub(super) struct Passed {
     pub(super) step: usize,
 }
 
+/// One completed use of a named barrier (with a thread count) in which some thread counted
+/// twice: its `bar_arrive` and then its `bar_sync` (or two arrives) fell into the same use.
+#[derive(Clone, Debug)]
+pub(super) struct DoubledUse {
+    pub(super) id: u8,
+    pub(super) count: u32,
+    /// Threads that counted twice, with the span and text of their first and second arrival.
+    pub(super) doubled: Vec<u32>,
+    pub(super) first: (Span, String),
+    pub(super) second: (Span, String),
+    /// Every thread that counted in the use.
+    pub(super) counted: Vec<u32>,
+    /// Threads of the block that reach a `bar_arrive`/`bar_sync` on this barrier (statically)
+    /// and did not count in the use.
+    pub(super) absent: Vec<u32>,
+    /// The threads the use released (those waiting in its `bar_sync`).
+    pub(super) released: Vec<u32>,
+}
+
+/// A named barrier's use in progress: (thread, span, statement text) of each arrival.
+type NamedUse = Vec<(u32, Span, String)>;
+
 #[derive(Default)]
 pub(super) struct Walk {
     pub(super) tracks: BTreeMap<u32, Track>,
@@ -69,6 +91,22 @@ pub(super) struct Walk {
     pub(super) syncs: Vec<(u32, usize)>,
     /// (thread, barrier) of every `test_wait`: it observes a phase too.
     pub(super) tested: Vec<(u32, u32)>,
+    /// Named barriers' uses in progress, by slot (`block * 16 + id`).
+    named: BTreeMap<usize, NamedUse>,
+    /// Completed named-barrier uses in which a thread counted twice, in order.
+    pub(super) doubled: Vec<DoubledUse>,
+}
+
+/// Whether thread `u` has a `bar_arrive` or `bar_sync` with a thread count on named barrier
+/// `id` (a constant id) that it may reach.
+fn reaches_named(m: &PhaseModel, u: u32, id: u8) -> bool {
+    m.code_of(u).instrs.iter().enumerate().any(|(pc, ins)| {
+        matches!(ins, Instr::Op {
+                op: Op::BarSync { id: e, count: Some(_), .. } | Op::BarArrive { id: e, count: Some(_), .. },
+                ..
+            } if m.eval(e, u, &[]).ok() == Some(i64::from(id)))
+            && m.may_reach(u, pc)
+    })
 }
 
 /// Replay `schedule` (real actors) from `init`, collecting arrivals and passed waits; return
@@ -158,6 +196,16 @@ pub(super) fn walk(m: &PhaseModel, init: &State, schedule: &[u32]) -> (Walk, Sta
                     }
                 }
                 Op::Read { .. } | Op::Mma { .. } | Op::Load { .. } => w.reads.push((a, step)),
+                Op::BarSync {
+                    id, count: Some(_), ..
+                }
+                | Op::BarArrive {
+                    id, count: Some(_), ..
+                } => {
+                    if let Some(idv) = eval(id).filter(|v| (0..16).contains(v)) {
+                        w.named_arrive(m, &s, &next, (a, idv as u8), span, op_text);
+                    }
+                }
                 _ => {}
             }
         }
@@ -167,6 +215,74 @@ pub(super) fn walk(m: &PhaseModel, init: &State, schedule: &[u32]) -> (Walk, Sta
 }
 
 impl Walk {
+    /// Thread `t` arrives (`bar_arrive` or `bar_sync`) on named barrier `id` of its block; if the
+    /// step completes the use, keep it when a thread counted twice in it.
+    fn named_arrive(
+        &mut self,
+        m: &PhaseModel,
+        s: &State,
+        next: &State,
+        (t, id): (u32, u8),
+        span: Span,
+        op: String,
+    ) {
+        let block = m.block_of(t);
+        let slot = block as usize * 16 + id as usize;
+        let count = u32::from(s.named[slot].count.max(next.named[slot].count));
+        let arrivals = self.named.entry(slot).or_default();
+        arrivals.push((t, span, op));
+        let threads = || (0..m.nthreads()).filter(move |&u| m.block_of(u) == block);
+        let waiting =
+            |st: &State, u: u32| st.threads[u as usize].mode == Mode::Sync(SyncKind::Named { id });
+        let done = next.named[slot].arrived == 0 && !threads().any(|u| waiting(next, u));
+        if !done {
+            return;
+        }
+        let arrivals = std::mem::take(arrivals);
+        let mut doubled: Vec<u32> = Vec::new();
+        let mut pair = None;
+        for (i, (u, sp, text)) in arrivals.iter().enumerate() {
+            if let Some((_, sp0, text0)) = arrivals[..i].iter().find(|(v, ..)| v == u) {
+                if !doubled.contains(u) {
+                    doubled.push(*u);
+                }
+                pair.get_or_insert(((*sp0, text0.clone()), (*sp, text.clone())));
+            }
+        }
+        let Some((first, second)) = pair else {
+            return;
+        };
+        let mut counted: Vec<u32> = arrivals.iter().map(|(u, ..)| *u).collect();
+        counted.sort_unstable();
+        counted.dedup();
+        let absent = threads()
+            .filter(|u| counted.binary_search(u).is_err() && reaches_named(m, *u, id))
+            .collect();
+        // Those waiting before the step, and the completing thread if its step is a `bar_sync`
+        // (it returns at once).
+        let mut released: Vec<u32> = threads().filter(|&u| waiting(s, u)).collect();
+        let syncs = matches!(
+            m.code_of(t).instrs[s.threads[t as usize].pc as usize],
+            Instr::Op {
+                op: Op::BarSync { .. },
+                ..
+            }
+        );
+        if syncs && !released.contains(&t) {
+            released.push(t);
+        }
+        self.doubled.push(DoubledUse {
+            id,
+            count,
+            doubled,
+            first,
+            second,
+            counted,
+            absent,
+            released,
+        });
+    }
+
     /// `who`: (thread, barrier instance, arrival count, threads that run the statement).
     pub(super) fn arrive(
         &mut self,
