@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._native import GpuError, InputError, NoGpuError, PhasecheckError
+from ._native import GpuError, InputError, InstrumentedKernel, NoGpuError, PhasecheckError
 
 __all__ = [
     "ConfirmReport",
@@ -32,6 +32,7 @@ __all__ = [
     "GpuError",
     "NoGpuError",
     "InputError",
+    "InstrumentedKernel",
     "LintReport",
     "PhasecheckError",
     "Report",
