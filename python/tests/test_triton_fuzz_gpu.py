@@ -180,6 +180,7 @@ def main():
     p.add_argument("--kernels", default="matmul_tma,matmul_ws")
     p.add_argument("--dump-ptx", metavar="DIR")
     p.add_argument("--plain", metavar="KERNEL", help="launch KERNEL 3 times, no hook")
+    p.add_argument("--bug", metavar="KERNEL", help="only the bug run of KERNEL")
     a = p.parse_args()
     if not HAVE_GPU:
         print(f"skipped: {WHY}")
@@ -194,8 +195,12 @@ def main():
         ok = torch.allclose(c.float(), (a_.float() @ b_.float().T), atol=0.5, rtol=0.02)
         print("plain:", "correct" if ok else "WRONG")
         return 0 if ok else 1
+    if a.bug:
+        check_bug(a.bug, repeats=4)
+        return 0
     failed = 0
-    for name in a.kernels.split(","):
+    names = a.kernels.split(",")
+    for name in names:
         try:
             if a.dump_ptx:
                 _, _, _, descs = problem()
@@ -205,10 +210,16 @@ def main():
                 print(f"{name}: {ptx.splitlines()[4] if len(ptx.splitlines()) > 4 else ''} "
                       f"expect_tx {ptx.count('expect_tx')}, try_wait {ptx.count('try_wait')}")
             check_clean(name, a.launches, a.repeats)
-            check_bug(name, repeats=4)
         except Exception as e:  # report and go on to the next kernel
             failed += 1
             print(f"{name}: FAILED: {type(e).__name__}: {e}", flush=True)
+    import subprocess
+
+    for name in names:
+        # A process each: a hang ends the process that saw it (exit code 124).
+        r = subprocess.run([sys.executable, __file__, "--bug", name], timeout=300)
+        print(f"{name} bug run: exit code {r.returncode}", flush=True)
+        failed += r.returncode != 0
     return 1 if failed else 0
 
 
