@@ -53,8 +53,11 @@ if HAVE_GPU:
         c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
 
     @triton.jit
-    def matmul_ws(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr,
+    def matmul_ws(a_desc, b_desc, c_ptr, K, N, BM: tl.constexpr, BN: tl.constexpr,
                   BK: tl.constexpr, STAGES: tl.constexpr):
+        # C through pointers: Triton 3.6's warp specialization on sm_90 rejects this kernel
+        # with a descriptor store of C (NVGPUWarpSpecialization, "tensor descriptor block and
+        # tensor types must match"; H200, 2026-11-27).
         pid_m = tl.program_id(0)
         pid_n = tl.program_id(1)
         acc = tl.zeros((BM, BN), dtype=tl.float32)
@@ -62,7 +65,9 @@ if HAVE_GPU:
             a = a_desc.load([pid_m * BM, k * BK])
             b = b_desc.load([pid_n * BN, k * BK])
             acc = tl.dot(a, b.T, acc)
-        c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+        offs_m = pid_m * BM + tl.arange(0, BM)
+        offs_n = pid_n * BN + tl.arange(0, BN)
+        tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.float16))
 
     KERNELS = {"matmul_tma": matmul_tma, "matmul_ws": matmul_ws}
 
@@ -82,6 +87,9 @@ def problem():
 
 def launch(fn, descs):
     grid = (SIZE // BM, SIZE // BN)
+    if fn is matmul_ws:
+        return fn[grid](descs[0], descs[1], descs[2].base, SIZE, SIZE, BM=BM, BN=BN, BK=BK,
+                        STAGES=STAGES, num_warps=4)
     return fn[grid](*descs, SIZE, BM=BM, BN=BN, BK=BK, STAGES=STAGES, num_warps=4)
 
 
@@ -110,7 +118,7 @@ def run_clean(name, launches, repeats):
     return report
 
 
-def run_bug(name, repeats):
+def run_bug(name, repeats, launches=3):
     fn = KERNELS[name]
     _, _, _, descs = problem()
     compiled = launch(fn, descs)  # the CompiledKernel, compiled and run unmodified
@@ -120,7 +128,8 @@ def run_bug(name, repeats):
     compiled.asm["ptx"] = buggy
     try:
         with phasecheck.triton.fuzz(repeats=repeats, wait_bound_ms=50, watchdog_s=20) as campaign:
-            launch(fn, descs)
+            for _ in range(launches):
+                launch(fn, descs)
         [report] = campaign.reports
     finally:
         compiled.asm["ptx"] = original
@@ -147,7 +156,9 @@ def check_bug(name, repeats):
     print(f"(bug: expect_tx {nbytes} -> {2 * nbytes} bytes at PTX line {line})")
     print(r, flush=True)
     assert r.verdict == "stuck", r
-    assert r.stuck_launches == repeats
+    # Each batch is read back once, and the first stuck launch of a batch can fill the record
+    # buffer (STUCK_CAPACITY): at least one stuck launch per batch is seen.
+    assert r.stuck_launches >= 3, r
     here = __file__.rsplit("/", 1)[-1]
     lines = kernel_lines(name)
     at_kernel = []
@@ -196,7 +207,7 @@ def main():
         print("plain:", "correct" if ok else "WRONG")
         return 0 if ok else 1
     if a.bug:
-        check_bug(a.bug, repeats=4)
+        check_bug(a.bug, repeats=2)
         return 0
     failed = 0
     names = a.kernels.split(",")
