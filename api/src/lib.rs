@@ -48,12 +48,12 @@ pub mod status;
 /// The campaign crate (fuzz rounds, confirm's plan/aim/judge, mutation operators), whose
 /// report values the commands render.
 pub use campaign;
-/// The instrumenter of real kernels (issue 27), whose options and versions the real-kernel
-/// functions take.
-pub use instrument;
 pub use checks::{Checked, Error, VerifyOptions, extract, lint, verify, verify_ptx, verify_text};
 pub use confirming::{ConfirmError, ConfirmOptions, confirm, confirm_text};
 pub use fuzzing::{FuzzOptions, fuzz, fuzz_kernel, fuzz_text};
+/// The instrumenter of real kernels (issue 27), whose options and versions the real-kernel
+/// functions take.
+pub use instrument;
 pub use mutations::{
     Mutant, MutantCheck, MutantResult, Mutants, MutateOptions, MutateReport, mutants, mutate,
     mutate_text,

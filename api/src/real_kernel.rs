@@ -202,20 +202,18 @@ LOOP:
 "#;
 
     fn kernel() -> RealKernel {
-        instrument_real_kernel(
-            PTX,
-            &Options::default(),
-            None,
-            Some("9.0".parse().unwrap()),
-        )
-        .unwrap()
+        instrument_real_kernel(PTX, &Options::default(), None, Some("9.0".parse().unwrap()))
+            .unwrap()
     }
 
     #[test]
     fn the_copy_is_lowered_to_the_driver_version_and_names_its_kernel() {
         let rk = kernel();
         assert_eq!(rk.kernel, "k");
-        assert_eq!(rk.lowered_from.map(|v| v.to_string()).as_deref(), Some("9.4"));
+        assert_eq!(
+            rk.lowered_from.map(|v| v.to_string()).as_deref(),
+            Some("9.4")
+        );
         assert!(rk.instrumented.ptx.contains(".version 9.0"));
         assert!(!rk.instrumented.ptx.contains(".version 9.4"));
         assert_eq!(rk.instrumented.bounded_waits(), 1);

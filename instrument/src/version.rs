@@ -35,10 +35,10 @@ impl std::str::FromStr for PtxVersion {
 fn find(ptx: &str) -> Result<(usize, PtxVersion), String> {
     for (i, line) in ptx.lines().enumerate() {
         let t = line.trim();
-        if let Some(rest) = t.strip_prefix(".version") {
-            if rest.starts_with(char::is_whitespace) {
-                return Ok((i, rest.trim().parse()?));
-            }
+        if let Some(rest) = t.strip_prefix(".version")
+            && rest.starts_with(char::is_whitespace)
+        {
+            return Ok((i, rest.trim().parse()?));
         }
     }
     Err("the PTX has no .version directive".into())
@@ -91,13 +91,27 @@ mod tests {
         }
         // 10.0 is newer than 9.4 (not a string comparison).
         let (_, was) = cap_version(".version 10.0\n", "9.4".parse().unwrap()).unwrap();
-        assert_eq!(was, Some(PtxVersion { major: 10, minor: 0 }));
+        assert_eq!(
+            was,
+            Some(PtxVersion {
+                major: 10,
+                minor: 0
+            })
+        );
     }
 
     #[test]
     fn a_missing_or_bad_version_is_an_error() {
-        assert!(cap_version(".target sm_90a\n", V90).unwrap_err().contains("no .version"));
-        assert!(version(".version nine\n").unwrap_err().contains("not a PTX ISA version"));
+        assert!(
+            cap_version(".target sm_90a\n", V90)
+                .unwrap_err()
+                .contains("no .version")
+        );
+        assert!(
+            version(".version nine\n")
+                .unwrap_err()
+                .contains("not a PTX ISA version")
+        );
         assert!("9".parse::<PtxVersion>().is_err());
     }
 }

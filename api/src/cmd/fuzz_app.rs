@@ -7,10 +7,10 @@
 //! hangs the bounds cannot see (`bar.sync`, ...), which the watchdog reports.
 
 use crate::args::{Exit, Format, FuzzArgs};
-use clap::Args;
-use instrument::app::{AppPlan, AppSummary, ranges, run_once};
-use instrument::PtxVersion;
 use crate::real_kernel::{RealKernelReport, instrument_real_kernel, verdict};
+use clap::Args;
+use instrument::PtxVersion;
+use instrument::app::{AppPlan, AppSummary, ranges, run_once};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -79,15 +79,11 @@ pub fn run(args: &FuzzArgs) -> Exit {
         delay_max_ns: a.delay_max_ns,
         wait_bound_us: a.wait_bound_ms.saturating_mul(1000),
     };
-    let real = match instrument_real_kernel(
-        &text,
-        &opts,
-        args.ptx.kernel.as_deref(),
-        a.max_ptx_version,
-    ) {
-        Ok(r) => r,
-        Err(e) => return fail(format!("{}: {e}", args.file.display())),
-    };
+    let real =
+        match instrument_real_kernel(&text, &opts, args.ptx.kernel.as_deref(), a.max_ptx_version) {
+            Ok(r) => r,
+            Err(e) => return fail(format!("{}: {e}", args.file.display())),
+        };
     if let Some(was) = real.lowered_from {
         eprintln!(
             "note: the instrumented copy's .version {was} is lowered to {} for the driver's JIT",
