@@ -57,6 +57,36 @@ fn an_unknown_kernel_is_named() {
 }
 
 #[test]
+fn max_ptx_version_lowers_the_copy_for_the_drivers_jit() {
+    // Triton 3.9's PTX says 9.4; a CUDA 13.0 driver JITs up to 9.0.
+    let ptx = root().join("ptx/tests/fixtures/triton/matmul_ws.ptx");
+    let kept = std::env::temp_dir().join(format!("phasecheck-maxv-{}.ptx", std::process::id()));
+    let o = bin()
+        .args(["fuzz", "--app", "--max-ptx-version", "9.0", "--keep-ptx"])
+        .arg(&kept)
+        .arg(&ptx)
+        .args(["--", "true"])
+        .output()
+        .expect("runs");
+    let t = text(&o);
+    assert!(
+        t.contains(".version 9.4 is lowered to 9.0 for the driver's JIT"),
+        "{t}"
+    );
+    let copy = std::fs::read_to_string(&kept).expect("the copy is kept");
+    let _ = std::fs::remove_file(&kept);
+    assert!(copy.contains(".version 9.0\n") && !copy.contains(".version 9.4"));
+    let o = bin()
+        .args(["fuzz", "--app", "--max-ptx-version", "nine"])
+        .arg(&ptx)
+        .args(["--", "true"])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a PTX ISA version"), "{}", text(&o));
+}
+
+#[test]
 fn a_program_that_never_launches_the_kernel_is_not_run() {
     // `true` makes no launch: nothing was tested, and the report says so (exit 2), never clean.
     let o = bin()

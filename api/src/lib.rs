@@ -40,6 +40,7 @@ mod confirming;
 pub mod expectations;
 mod fuzzing;
 mod mutations;
+pub mod real_kernel;
 mod replay_plan;
 pub mod report;
 pub mod status;
@@ -50,10 +51,14 @@ pub use campaign;
 pub use checks::{Checked, Error, VerifyOptions, extract, lint, verify, verify_ptx, verify_text};
 pub use confirming::{ConfirmError, ConfirmOptions, confirm, confirm_text};
 pub use fuzzing::{FuzzOptions, fuzz, fuzz_kernel, fuzz_text};
+/// The instrumenter of real kernels (issue 27), whose options and versions the real-kernel
+/// functions take.
+pub use instrument;
 pub use mutations::{
     Mutant, MutantCheck, MutantResult, Mutants, MutateOptions, MutateReport, mutants, mutate,
     mutate_text,
 };
+pub use real_kernel::{RealKernel, RealKernelReport, instrument_real_kernel};
 pub use replay_plan::{PlannedReplay, confirm_plan};
 
 /// The GPU commands, as the command line runs them: each prints its report (human or

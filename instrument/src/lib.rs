@@ -27,8 +27,10 @@ mod rewrite;
 mod seq_snippet;
 pub mod sequence;
 mod snippet;
+pub mod version;
 
 pub use seq_snippet::{ENTRIES_SYMBOL, OFFSETS_SYMBOL};
+pub use version::{PtxVersion, cap_version};
 
 pub use capture::fuzz::{
     CFG_SYMBOL, RECORD_WORDS, SEQ_HELD, SEQ_STATE_SYMBOL, STUCK_CAPACITY, STUCK_COUNT_SYMBOL,

@@ -9,7 +9,9 @@
 
 Bad input (a protocol that does not load, a kernel the PTX front end cannot extract, an
 unreadable file) raises `InputError`, a `PhasecheckError`. `phasecheck.triton.verify` checks
-a Triton `CompiledKernel`. `phasecheck.mutate` makes the mutants of a protocol (a flipped
+a Triton `CompiledKernel`; `phasecheck.triton.fuzz()` runs each launched Triton kernel's own
+instrumented copy on the GPU with its real arguments (`InstrumentedKernel` is that copy).
+`phasecheck.mutate` makes the mutants of a protocol (a flipped
 parity, a count off by one, ...) and checks each one; `phasecheck.lower` gives the CUDA kernel that
 `phasecheck fuzz` launches. `phasecheck.confirm` replays each finding on a GPU (on a stress
 kernel built from the model; without a GPU it raises `NoGpuError`).
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._native import GpuError, InputError, NoGpuError, PhasecheckError
+from ._native import GpuError, InputError, InstrumentedKernel, NoGpuError, PhasecheckError
 
 __all__ = [
     "ConfirmReport",
@@ -32,6 +34,7 @@ __all__ = [
     "GpuError",
     "NoGpuError",
     "InputError",
+    "InstrumentedKernel",
     "LintReport",
     "PhasecheckError",
     "Report",

@@ -59,3 +59,36 @@ def fuzz_kernel(
     params: List[Tuple[str, int]],
     proxy_window: bool,
 ) -> Tuple[str, str, int, int]: ...
+
+CFG_SYMBOL: str
+STUCK_COUNT_SYMBOL: str
+STUCK_SYMBOL: str
+RECORD_WORDS: int
+STUCK_CAPACITY: int
+
+class InstrumentedKernel:
+    def __init__(
+        self,
+        ptx: str,
+        *,
+        kernel: Optional[str] = ...,
+        delay_chance: int = ...,
+        delay_max_ns: int = ...,
+        wait_bound_us: int = ...,
+        max_ptx_version: Optional[str] = ...,
+    ) -> None: ...
+    @property
+    def ptx(self) -> str: ...
+    @property
+    def kernel(self) -> str: ...
+    @property
+    def lowered_from(self) -> Optional[str]: ...
+    @property
+    def points(self) -> int: ...
+    @property
+    def bounded_waits(self) -> int: ...
+    @property
+    def bounded_wait_ids(self) -> List[int]: ...
+    def report(
+        self, events: str, *, file: str, command: List[str] = ..., seconds: float = ...
+    ) -> str: ...

@@ -15,6 +15,14 @@ as `phasecheck capture` does for CUDA programs, and check each with the values i
         matmul[grid](a_desc, b_desc, c, M, N, K, BM=128, BN=64, BK=64)
     for launch in launches:
         assert phasecheck.triton.verify_launch(launch).verdict == "ok"
+
+Fuzz on the GPU: run the kernel's own instrumented copy with the launch's real arguments
+(`phasecheck.triton.fuzz`, module `phasecheck.triton_fuzz`; docs/gpu.md, "Triton kernels"):
+
+    with phasecheck.triton.fuzz(repeats=100) as campaign:
+        matmul[grid](a_desc, b_desc, c, M, N, K, BM=128, BN=64, BK=64)
+    for report in campaign.reports:
+        assert report.verdict == "clean", report
 """
 
 from __future__ import annotations
@@ -27,7 +35,12 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import PhasecheckError, InputError, Report, verify_ptx as _verify_ptx
 
-__all__ = ["Launch", "capture", "parameters", "verify", "verify_launch"]
+from .triton_fuzz import Fuzz, FuzzReport, StuckAt, fuzz
+
+__all__ = [
+    "Fuzz", "FuzzReport", "Launch", "StuckAt", "capture", "fuzz", "parameters", "verify",
+    "verify_launch",
+]
 
 _DTYPE_BYTES = {
     "fp8e4nv": 1, "fp8e5": 1, "fp8e4b15": 1, "fp8e4b8": 1, "fp8e5b16": 1, "i8": 1, "u8": 1,

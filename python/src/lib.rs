@@ -300,6 +300,97 @@ fn fuzz_kernel(
         .map_err(input_error)
 }
 
+/// An instrumented copy of a real kernel (`phasecheck_api::RealKernel`): what
+/// `phasecheck fuzz --app` swaps in, for a launcher in Python (`phasecheck.triton.fuzz`).
+#[pyclass(frozen, module = "phasecheck._native")]
+struct InstrumentedKernel {
+    inner: phasecheck_api::RealKernel,
+}
+
+#[pymethods]
+impl InstrumentedKernel {
+    #[new]
+    #[pyo3(signature = (ptx, *, kernel=None, delay_chance=48, delay_max_ns=2047, wait_bound_us=200_000, max_ptx_version=None))]
+    fn new(
+        ptx: &str,
+        kernel: Option<&str>,
+        delay_chance: u32,
+        delay_max_ns: u32,
+        wait_bound_us: u32,
+        max_ptx_version: Option<&str>,
+    ) -> PyResult<Self> {
+        let max = max_ptx_version
+            .map(str::parse::<phasecheck_api::instrument::PtxVersion>)
+            .transpose()
+            .map_err(input_error)?;
+        let options = phasecheck_api::instrument::Options {
+            delay_chance,
+            delay_max_ns,
+            wait_bound_us,
+        };
+        phasecheck_api::instrument_real_kernel(ptx, &options, kernel, max)
+            .map(|inner| InstrumentedKernel { inner })
+            .map_err(input_error)
+    }
+
+    /// The instrumented PTX.
+    #[getter]
+    fn ptx(&self) -> &str {
+        &self.inner.instrumented.ptx
+    }
+
+    /// The kernel's `.entry` name.
+    #[getter]
+    fn kernel(&self) -> &str {
+        &self.inner.kernel
+    }
+
+    /// The `.version` the PTX had when it was lowered (`None`: kept).
+    #[getter]
+    fn lowered_from(&self) -> Option<String> {
+        self.inner.lowered_from.map(|v| v.to_string())
+    }
+
+    /// Instrumented points, and how many of them are bounded waits.
+    #[getter]
+    fn points(&self) -> usize {
+        self.inner.instrumented.points.len()
+    }
+
+    #[getter]
+    fn bounded_waits(&self) -> usize {
+        self.inner.instrumented.bounded_waits()
+    }
+
+    /// The ids (in stuck records) of the bounded waits.
+    #[getter]
+    fn bounded_wait_ids(&self) -> Vec<u32> {
+        use phasecheck_api::instrument::PointKind;
+        let points = &self.inner.instrumented.points;
+        points
+            .iter()
+            .filter(|p| p.kind == PointKind::BoundedWait)
+            .map(|p| p.id)
+            .collect()
+    }
+
+    /// `fuzz --app`'s JSON report of `events` (the injection library's report lines).
+    #[pyo3(signature = (events, *, file, command=vec![], seconds=0.0))]
+    fn report(
+        &self,
+        events: &str,
+        file: String,
+        command: Vec<String>,
+        seconds: f64,
+    ) -> PyResult<String> {
+        let r = self
+            .inner
+            .report_from_events(file, command, events, seconds)
+            .map_err(input_error)?;
+        serde_json::to_string(&r).map_err(input_error)
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PhasecheckError", m.py().get_type::<PhasecheckError>())?;
@@ -307,6 +398,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NoGpuError", m.py().get_type::<NoGpuError>())?;
     m.add("GpuError", m.py().get_type::<GpuError>())?;
     m.add_class::<CheckOptions>()?;
+    m.add_class::<InstrumentedKernel>()?;
+    {
+        use phasecheck_api::real_kernel as rk;
+        m.add("CFG_SYMBOL", rk::CFG_SYMBOL)?;
+        m.add("STUCK_COUNT_SYMBOL", rk::STUCK_COUNT_SYMBOL)?;
+        m.add("STUCK_SYMBOL", rk::STUCK_SYMBOL)?;
+        m.add("RECORD_WORDS", rk::RECORD_WORDS)?;
+        m.add("STUCK_CAPACITY", rk::STUCK_CAPACITY)?;
+    }
     m.add_function(wrap_pyfunction!(verify_text, m)?)?;
     m.add_function(wrap_pyfunction!(verify_path, m)?)?;
     m.add_function(wrap_pyfunction!(verify_ptx, m)?)?;

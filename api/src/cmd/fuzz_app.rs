@@ -7,9 +7,10 @@
 //! hangs the bounds cannot see (`bar.sync`, ...), which the watchdog reports.
 
 use crate::args::{Exit, Format, FuzzArgs};
+use crate::real_kernel::{RealKernelReport, instrument_real_kernel, verdict};
 use clap::Args;
+use instrument::PtxVersion;
 use instrument::app::{AppPlan, AppSummary, ranges, run_once};
-use serde::Serialize;
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -46,40 +47,14 @@ pub struct AppArgs {
     /// With --app: keep the instrumented PTX here (default: a temporary file).
     #[arg(long, requires = "app")]
     pub keep_ptx: Option<std::path::PathBuf>,
+    /// With --app: lower the PTX's `.version` to this one when it is newer (e.g. `9.0` for a
+    /// CUDA 13.0 driver, whose JIT refuses a newer version: Triton stamps its PTX with its own
+    /// ptxas's version). The JIT still refuses an instruction the version does not have.
+    #[arg(long, value_name = "MAJOR.MINOR", requires = "app")]
+    pub max_ptx_version: Option<PtxVersion>,
     /// The program and its arguments, after `--` (with --app).
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     pub command: Vec<String>,
-}
-
-/// The JSON report.
-#[derive(Serialize)]
-struct JsonReport {
-    schema: u32,
-    source: &'static str,
-    file: String,
-    kernel: String,
-    command: Vec<String>,
-    verdict: &'static str,
-    runs: usize,
-    launches: u64,
-    blocks: u64,
-    stuck_launches: u64,
-    hangs: u64,
-    errors: Vec<String>,
-    stuck: Vec<JsonStuck>,
-}
-
-#[derive(Serialize)]
-struct JsonStuck {
-    point: u32,
-    ptx_line: Option<u32>,
-    instruction: Option<String>,
-    source: Option<String>,
-    stack: Vec<String>,
-    threads: usize,
-    blocks: usize,
-    tids: String,
-    seeds: Vec<u32>,
 }
 
 pub fn run(args: &FuzzArgs) -> Exit {
@@ -104,14 +79,18 @@ pub fn run(args: &FuzzArgs) -> Exit {
         delay_max_ns: a.delay_max_ns,
         wait_bound_us: a.wait_bound_ms.saturating_mul(1000),
     };
-    let inst = match instrument::instrument(&text, &opts) {
-        Ok(i) => i,
-        Err(e) => return fail(format!("{}: {e}", args.file.display())),
-    };
-    let kernel = match instrument::find_kernel(&inst, args.ptx.kernel.as_deref()) {
-        Ok(k) => k.to_string(),
-        Err(e) => return fail(format!("{}: {e}", args.file.display())),
-    };
+    let real =
+        match instrument_real_kernel(&text, &opts, args.ptx.kernel.as_deref(), a.max_ptx_version) {
+            Ok(r) => r,
+            Err(e) => return fail(format!("{}: {e}", args.file.display())),
+        };
+    if let Some(was) = real.lowered_from {
+        eprintln!(
+            "note: the instrumented copy's .version {was} is lowered to {} for the driver's JIT",
+            a.max_ptx_version.map(|v| v.to_string()).unwrap_or_default()
+        );
+    }
+    let (inst, kernel) = (real.instrumented, real.kernel);
     let dir = std::env::temp_dir().join(format!("phasecheck-fuzz-app-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return fail(format!("{}: {e}", dir.display()));
@@ -158,7 +137,7 @@ pub fn run(args: &FuzzArgs) -> Exit {
     }
     let verdict = verdict(&sum);
     if args.format == Format::Json {
-        print_json(args, &inst, &kernel, &sum, verdict);
+        print_json(args, &inst, &kernel, &sum);
     } else {
         print!("{}", render(args, &inst, &kernel, &sum, verdict, &opts));
     }
@@ -166,26 +145,6 @@ pub fn run(args: &FuzzArgs) -> Exit {
         "clean" => Exit::Clean,
         "not-run" | "error" => Exit::BadInput,
         _ => Exit::Findings,
-    }
-}
-
-/// `hang`, `stuck`, `program-failed` (the program's own check failed or it crashed while its
-/// kernel was the instrumented copy: a wrong result, never a clean run), `error`, `not-run`,
-/// `clean`.
-fn verdict(s: &AppSummary) -> &'static str {
-    let killed = s.runs.iter().any(|r| r.killed);
-    if s.hangs > 0 || killed {
-        "hang"
-    } else if s.stuck_launches > 0 {
-        "stuck"
-    } else if !s.errors.is_empty() {
-        "error"
-    } else if !s.loaded() || s.launches == 0 {
-        "not-run"
-    } else if s.runs.iter().any(|r| r.exit_code != Some(0)) {
-        "program-failed"
-    } else {
-        "clean"
     }
 }
 
@@ -306,50 +265,14 @@ fn render(
     o
 }
 
-fn print_json(
-    args: &FuzzArgs,
-    inst: &instrument::Instrumented,
-    kernel: &str,
-    s: &AppSummary,
-    verdict: &'static str,
-) {
-    let stuck = s
-        .stuck(inst)
-        .into_iter()
-        .map(|at| {
-            let blocks: std::collections::BTreeSet<[u32; 3]> =
-                at.threads.iter().map(|t| t.block).collect();
-            let mut seeds: Vec<u32> = at.threads.iter().map(|t| t.seed).collect();
-            seeds.sort_unstable();
-            seeds.dedup();
-            JsonStuck {
-                point: at.id,
-                ptx_line: at.point.map(|p| p.ptx_line),
-                instruction: at.point.map(|p| p.text.clone()),
-                source: at.point.and_then(|p| p.source.clone()),
-                stack: at.point.map(|p| p.stack.clone()).unwrap_or_default(),
-                threads: at.threads.len(),
-                blocks: blocks.len(),
-                tids: ranges(at.threads.iter().map(|t| t.thread[0]).collect()),
-                seeds,
-            }
-        })
-        .collect();
-    let r = JsonReport {
-        schema: 1,
-        source: "real-kernel",
-        file: args.file.display().to_string(),
-        kernel: kernel.to_string(),
-        command: args.app.command.clone(),
-        verdict,
-        runs: s.runs.len(),
-        launches: s.launches,
-        blocks: s.blocks,
-        stuck_launches: s.stuck_launches,
-        hangs: s.hangs,
-        errors: s.errors.clone(),
-        stuck,
-    };
+fn print_json(args: &FuzzArgs, inst: &instrument::Instrumented, kernel: &str, s: &AppSummary) {
+    let r = RealKernelReport::new(
+        args.file.display().to_string(),
+        kernel,
+        args.app.command.clone(),
+        inst,
+        s,
+    );
     println!(
         "{}",
         serde_json::to_string_pretty(&r).expect("the report serializes")
