@@ -323,6 +323,12 @@ impl Workers for Rayon {
     }
 }
 
+/// The value in `slot`, taken out (a lock that a panicking worker left is still usable: the
+/// value either was taken or not).
+fn take<S>(slot: &std::sync::Mutex<Option<S>>) -> Option<S> {
+    slot.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
 /// One thread, in order (the reference the parallel runs must equal).
 pub struct Sequential;
 
@@ -427,7 +433,18 @@ where
             taken_bytes += queue[n].3;
             n += 1;
         }
-        let batch: Vec<(M::State, u32, u32, u64)> = queue.drain(..n).collect();
+        // Each state of the round is taken by the worker that expands it, and dropped there:
+        // dropping a state releases its shared threads (atomic counts that other workers touch
+        // too) and frees what other workers allocated, serial work on the calling thread
+        // otherwise (docs/design.md, "Parallel search").
+        let mut batch: Vec<(u32, u32, u64)> = Vec::with_capacity(n);
+        let states: Vec<std::sync::Mutex<Option<M::State>>> = queue
+            .drain(..n)
+            .map(|(state, index, depth, bytes)| {
+                batch.push((index, depth, bytes));
+                std::sync::Mutex::new(Some(state))
+            })
+            .collect();
         let (tries0, hits0) = (expanded, hits);
         // Expand and claim: a successor that is already visited, or behind a smaller claim,
         // is dropped by its worker; the leading ones (move position, fingerprint) are kept
@@ -438,7 +455,9 @@ where
                     tries: tries0 + i as u64 + 1,
                     hits: hits0,
                 };
-                let mut ex = expand(model, &batch[i].0, history);
+                let state = take(&states[i]).expect("each state of a round is expanded once");
+                let mut ex = expand(model, &state, history);
+                drop(state);
                 let mut leading = Vec::new();
                 for (j, (_, m, _)) in ex.moves.iter_mut().enumerate() {
                     if let Move::Next {
@@ -452,19 +471,32 @@ where
                         }
                     }
                 }
-                (ex, leading)
+                (std::sync::Mutex::new(ex), leading)
             })
             .into_iter()
             .unzip();
+        drop(states);
         // Settle, once every claim of the round is made: the least claim on each new state
-        // wins (the move positions that won, per state).
+        // wins (the move positions that won, per state); a successor whose claim lost is
+        // dropped by the worker that settles it.
         let won: Vec<Vec<u32>> = workers.map_batch(n, &|i| {
+            let mut ex = expansions[i].lock().unwrap_or_else(|e| e.into_inner());
             leading[i]
                 .iter()
-                .filter(|&&(j, fp)| visited.settle(fp, claim_key(i, j as usize)))
+                .filter(|&&(j, fp)| {
+                    let wins = visited.settle(fp, claim_key(i, j as usize));
+                    if !wins {
+                        ex.moves[j as usize].1 = Move::Duplicate;
+                    }
+                    wins
+                })
                 .map(|&(j, _)| j)
                 .collect()
         });
+        let expansions: Vec<_> = expansions
+            .into_iter()
+            .map(|ex| ex.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect();
         // The new states of the round, held until they are queued: counted in the memory
         // estimate from the start of the walk (each moves into `queue_bytes` when queued).
         let mut pending_bytes: u64 = expansions
@@ -479,7 +511,7 @@ where
                     .sum::<u64>()
             })
             .sum();
-        for (((_, index, depth, bytes), ex), won) in batch.into_iter().zip(expansions).zip(won) {
+        for (((index, depth, bytes), ex), won) in batch.into_iter().zip(expansions).zip(won) {
             expanded += 1;
             hits += u64::from(ex.hit);
             transitions += ex.discarded;
@@ -498,7 +530,8 @@ where
                 }
                 match m {
                     Move::Next { state, bytes, .. } => {
-                        // A leading claim that lost is dropped here.
+                        // Every successor left here won its claim (the losers were dropped
+                        // by the workers).
                         if won.next_if_eq(&(j as u32)).is_some() {
                             let new_index = parents.len() as u32;
                             parents.push((index, a));
