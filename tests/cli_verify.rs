@@ -491,3 +491,54 @@ fn a_closed_stdout_is_no_panic() {
         out.status
     );
 }
+
+/// `--threads` changes nothing in the report (standard output, byte for byte): the parallel
+/// search visits the same states in the same order on any number of workers, so the findings,
+/// their shortest traces, the state counts and where a memory limit stops the search are the
+/// same (docs/design.md, "Parallel search"). More workers than this machine's cores, too.
+#[test]
+fn verify_report_is_byte_identical_on_any_thread_count() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let db = "checker/tests/data/double_buffer.phase";
+    let cases: [&[&str]; 3] = [
+        &["corpus/hazards/data-race/fail.phase", "--exhaustive"],
+        &[
+            db,
+            "--param",
+            "NC=6",
+            "--param",
+            "K=2",
+            "--no-por",
+            "--exhaustive",
+        ],
+        // Stopped by the memory limit in the middle of its widest rounds.
+        &[
+            db,
+            "--param",
+            "NC=16",
+            "--param",
+            "K=2",
+            "--no-por",
+            "--exhaustive",
+            "--max-memory",
+            "4M",
+        ],
+    ];
+    for args in cases {
+        let report = |threads: &str| {
+            let o = bin()
+                .current_dir(root)
+                .arg("verify")
+                .args(args)
+                .args(["--threads", threads])
+                .output()
+                .unwrap();
+            String::from_utf8(o.stdout).unwrap()
+        };
+        let one = report("1");
+        assert!(one.contains(" states"), "{args:?}: {one}");
+        for threads in ["2", "3", "16"] {
+            assert_eq!(one, report(threads), "{args:?} on {threads} threads");
+        }
+    }
+}

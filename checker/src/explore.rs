@@ -51,6 +51,9 @@ pub trait Model {
     ) -> Option<Ample> {
         None
     }
+    /// Rough size of a state, for the memory limit. It may count parts shared with other
+    /// states by their share: the explorer asks only when the live states are the same on any
+    /// number of cores (the queue and the current round's new states).
     fn state_bytes(&self, state: &Self::State) -> usize;
     /// The goals of the search that the finding meets, one bit each ([`Model::goals`]); the
     /// search is decided, and may stop early ([`Limits::after_findings`]), once its findings
@@ -260,7 +263,8 @@ fn expand<M: Model>(
         let m = match model.next(state, a, &mut f) {
             Step::Next(next) => Move::Next {
                 fingerprint: fingerprint(&next),
-                bytes: model.state_bytes(&next) as u64,
+                // Measured once the round's duplicates are gone ([`explore_on`]).
+                bytes: 0,
                 state: next,
             },
             Step::Stop => Move::Stop,
@@ -301,6 +305,12 @@ fn expand<M: Model>(
 /// outcome is the same in every interleaving.
 pub trait Workers {
     fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R>;
+    /// [`Workers::map_batch`] for a phase whose calls write nothing that another call reads
+    /// (the sizes of a round's new states): the loom test runs it on the calling thread, as
+    /// loom allows five threads per execution.
+    fn measure_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
+        self.map_batch(n, f)
+    }
     /// Locks of the visited set ([`VISITED_SHARDS`]; the loom test uses fewer).
     fn visited_shards(&self) -> usize {
         VISITED_SHARDS
@@ -492,6 +502,19 @@ where
                 })
                 .map(|&(j, _)| j)
                 .collect()
+        });
+        // The size of each new state, measured once every worker is done with the round:
+        // `Model::state_bytes` may depend on which states share parts of it (a shared thread
+        // counts with its share), and only then is that the same set of states on any number
+        // of cores (the queue and the round's winners), so that the memory estimate, its limit
+        // and the round boundaries (`ROUND_BYTES`) do not depend on timing.
+        workers.measure_batch(n, &|i| {
+            let mut ex = expansions[i].lock().unwrap_or_else(|e| e.into_inner());
+            for &j in &won[i] {
+                if let Move::Next { state, bytes, .. } = &mut ex.moves[j as usize].1 {
+                    *bytes = model.state_bytes(state) as u64;
+                }
+            }
         });
         let expansions: Vec<_> = expansions
             .into_iter()
