@@ -51,6 +51,9 @@ pub trait Model {
     ) -> Option<Ample> {
         None
     }
+    /// Rough size of a state, for the memory limit. It may count parts shared with other
+    /// states by their share: the explorer asks only when the live states are the same on any
+    /// number of cores (the queue and the current round's new states).
     fn state_bytes(&self, state: &Self::State) -> usize;
     /// The goals of the search that the finding meets, one bit each ([`Model::goals`]); the
     /// search is decided, and may stop early ([`Limits::after_findings`]), once its findings
@@ -260,7 +263,8 @@ fn expand<M: Model>(
         let m = match model.next(state, a, &mut f) {
             Step::Next(next) => Move::Next {
                 fingerprint: fingerprint(&next),
-                bytes: model.state_bytes(&next) as u64,
+                // Measured once the round's duplicates are gone ([`explore_on`]).
+                bytes: 0,
                 state: next,
             },
             Step::Stop => Move::Stop,
@@ -301,6 +305,12 @@ fn expand<M: Model>(
 /// outcome is the same in every interleaving.
 pub trait Workers {
     fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R>;
+    /// [`Workers::map_batch`] for a phase whose calls write nothing that another call reads
+    /// (the sizes of a round's new states): the loom test runs it on the calling thread, as
+    /// loom allows five threads per execution.
+    fn measure_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
+        self.map_batch(n, f)
+    }
     /// Locks of the visited set ([`VISITED_SHARDS`]; the loom test uses fewer).
     fn visited_shards(&self) -> usize {
         VISITED_SHARDS
@@ -321,6 +331,12 @@ impl Workers for Rayon {
         // An indexed parallel iterator collects in index order.
         (0..n).into_par_iter().map(f).collect()
     }
+}
+
+/// The value in `slot`, taken out (a lock that a panicking worker left is still usable: the
+/// value either was taken or not).
+fn take<S>(slot: &std::sync::Mutex<Option<S>>) -> Option<S> {
+    slot.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
 /// One thread, in order (the reference the parallel runs must equal).
@@ -427,7 +443,18 @@ where
             taken_bytes += queue[n].3;
             n += 1;
         }
-        let batch: Vec<(M::State, u32, u32, u64)> = queue.drain(..n).collect();
+        // Each state of the round is taken by the worker that expands it, and dropped there:
+        // dropping a state releases its shared threads (atomic counts that other workers touch
+        // too) and frees what other workers allocated, serial work on the calling thread
+        // otherwise (docs/design.md, "Parallel search").
+        let mut batch: Vec<(u32, u32, u64)> = Vec::with_capacity(n);
+        let states: Vec<std::sync::Mutex<Option<M::State>>> = queue
+            .drain(..n)
+            .map(|(state, index, depth, bytes)| {
+                batch.push((index, depth, bytes));
+                std::sync::Mutex::new(Some(state))
+            })
+            .collect();
         let (tries0, hits0) = (expanded, hits);
         // Expand and claim: a successor that is already visited, or behind a smaller claim,
         // is dropped by its worker; the leading ones (move position, fingerprint) are kept
@@ -438,7 +465,9 @@ where
                     tries: tries0 + i as u64 + 1,
                     hits: hits0,
                 };
-                let mut ex = expand(model, &batch[i].0, history);
+                let state = take(&states[i]).expect("each state of a round is expanded once");
+                let mut ex = expand(model, &state, history);
+                drop(state);
                 let mut leading = Vec::new();
                 for (j, (_, m, _)) in ex.moves.iter_mut().enumerate() {
                     if let Move::Next {
@@ -452,19 +481,45 @@ where
                         }
                     }
                 }
-                (ex, leading)
+                (std::sync::Mutex::new(ex), leading)
             })
             .into_iter()
             .unzip();
+        drop(states);
         // Settle, once every claim of the round is made: the least claim on each new state
-        // wins (the move positions that won, per state).
+        // wins (the move positions that won, per state); a successor whose claim lost is
+        // dropped by the worker that settles it.
         let won: Vec<Vec<u32>> = workers.map_batch(n, &|i| {
+            let mut ex = expansions[i].lock().unwrap_or_else(|e| e.into_inner());
             leading[i]
                 .iter()
-                .filter(|&&(j, fp)| visited.settle(fp, claim_key(i, j as usize)))
+                .filter(|&&(j, fp)| {
+                    let wins = visited.settle(fp, claim_key(i, j as usize));
+                    if !wins {
+                        ex.moves[j as usize].1 = Move::Duplicate;
+                    }
+                    wins
+                })
                 .map(|&(j, _)| j)
                 .collect()
         });
+        // The size of each new state, measured once every worker is done with the round:
+        // `Model::state_bytes` may depend on which states share parts of it (a shared thread
+        // counts with its share), and only then is that the same set of states on any number
+        // of cores (the queue and the round's winners), so that the memory estimate, its limit
+        // and the round boundaries (`ROUND_BYTES`) do not depend on timing.
+        workers.measure_batch(n, &|i| {
+            let mut ex = expansions[i].lock().unwrap_or_else(|e| e.into_inner());
+            for &j in &won[i] {
+                if let Move::Next { state, bytes, .. } = &mut ex.moves[j as usize].1 {
+                    *bytes = model.state_bytes(state) as u64;
+                }
+            }
+        });
+        let expansions: Vec<_> = expansions
+            .into_iter()
+            .map(|ex| ex.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect();
         // The new states of the round, held until they are queued: counted in the memory
         // estimate from the start of the walk (each moves into `queue_bytes` when queued).
         let mut pending_bytes: u64 = expansions
@@ -479,7 +534,7 @@ where
                     .sum::<u64>()
             })
             .sum();
-        for (((_, index, depth, bytes), ex), won) in batch.into_iter().zip(expansions).zip(won) {
+        for (((index, depth, bytes), ex), won) in batch.into_iter().zip(expansions).zip(won) {
             expanded += 1;
             hits += u64::from(ex.hit);
             transitions += ex.discarded;
@@ -498,7 +553,8 @@ where
                 }
                 match m {
                     Move::Next { state, bytes, .. } => {
-                        // A leading claim that lost is dropped here.
+                        // Every successor left here won its claim (the losers were dropped
+                        // by the workers).
                         if won.next_if_eq(&(j as u32)).is_some() {
                             let new_index = parents.len() as u32;
                             parents.push((index, a));

@@ -519,13 +519,13 @@ impl State {
     pub fn approx_bytes(&self) -> usize {
         let mut n = std::mem::size_of::<State>();
         for t in &self.threads {
-            // The allocation behind the `Arc` (its counts, the thread, the cached hash) and one
-            // per non-empty vector, each with the allocator's own overhead.
+            // The allocation behind the `Arc` (its counts on a cache line of their own, the
+            // thread and the cached hash on the next ones) and one per non-empty vector, each
+            // with the allocator's own overhead.
             const ALLOC: usize = 16;
             let heap = |len: usize, size: usize| if len == 0 { 0 } else { len * size + ALLOC };
-            let own = 2 * ALLOC
-                + std::mem::size_of::<Thread>()
-                + std::mem::size_of::<std::sync::OnceLock<u64>>()
+            let own = 64
+                + std::mem::size_of::<OwnLine<Thread>>()
                 + heap(t.locals.len(), 8)
                 + heap(t.tracks.len(), std::mem::size_of::<BarTrack>())
                 + heap(t.acc.len(), std::mem::size_of::<Access>())
@@ -551,12 +551,25 @@ impl State {
 /// A thread state shared between the states that did not change it (copy on write), with its
 /// fingerprint contribution computed once: a transition changes one or a few threads, so
 /// re-hashing the others for every successor state was the largest cost of the search.
+///
+/// The value and its hash start on a cache line of their own, after the `Arc`'s counts: the
+/// counts change whenever a state holding the value is copied or dropped, on whichever worker
+/// of the parallel search does it, and a value sharing their line would be fetched anew by
+/// every other worker that reads it (docs/design.md, "Parallel search").
 #[derive(Clone, Debug)]
-pub struct Shared<T>(std::sync::Arc<(T, std::sync::OnceLock<u64>)>);
+pub struct Shared<T>(std::sync::Arc<OwnLine<T>>);
+
+/// A shared value and its cached fingerprint, aligned to a cache line ([`Shared`]).
+#[derive(Clone, Debug)]
+#[repr(align(64))]
+struct OwnLine<T>(T, std::sync::OnceLock<u64>);
 
 impl<T: Clone + std::hash::Hash> Shared<T> {
     pub fn new(value: T) -> Self {
-        Shared(std::sync::Arc::new((value, std::sync::OnceLock::new())))
+        Shared(std::sync::Arc::new(OwnLine(
+            value,
+            std::sync::OnceLock::new(),
+        )))
     }
 
     /// The value, copied first if another state shares it; its cached hash is dropped.
