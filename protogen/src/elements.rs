@@ -188,7 +188,7 @@ impl Elements {
         }
         w.blank();
         w.open("role producer when tid < NP");
-        if self.unrolled && k % 2 == 0 {
+        if self.unrolled && k.is_multiple_of(2) {
             w.open("for j in 0..K / 2");
             self.fill(&mut w, "0", "2 * j");
             self.fill(&mut w, "1", "2 * j + 1");
