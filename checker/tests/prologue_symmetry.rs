@@ -64,17 +64,73 @@ fn no_cut_when_the_syncthreads_can_be_reached_again() {
 }
 
 #[test]
-fn the_guides_shape_is_ok_and_reduced_past_its_prologue() {
+fn the_guides_shape_is_ok_with_the_reductions_on_and_off() {
+    for init_by in [InitBy::One, InitBy::Four, InitBy::Spread] {
+        for unrolled in [false, true] {
+            assert_ok(&elements(2, 2, init_by, unrolled, None));
+        }
+    }
+}
+
+/// The guide's `if (rank < 4) init(bar + rank, ...)` with 8 producers, 16 consumers and 4
+/// trips, the stage loop written once or unrolled: threads 0..3 were classes of their own to
+/// the end, and the search stopped inconclusive (186 504 and 238 008 states in 20 s, main at
+/// 22:40 UTC); past the prologue they join the producers' class: 464 states each.
+#[test]
+fn four_initializers_cost_nothing_past_the_prologue() {
+    let stage_loop = |unrolled: bool| {
+        if unrolled {
+            "  for k in 0..2 {
+    arrive_and_wait bar[0]
+    write buf bytes 4 * tid .. +4
+    write buf bytes 4 * NP + 4 * tid .. +4
+    arrive bar[2]
+    arrive_and_wait bar[1]
+    write buf bytes 8 * NP + 4 * tid .. +4
+    write buf bytes 12 * NP + 4 * tid .. +4
+    arrive bar[3]
+  }"
+        } else {
+            "  for i in 0..4 {
+    arrive_and_wait bar[i % 2]
+    write buf bytes i % 2 * 8 * NP + 4 * tid .. +4
+    write buf bytes i % 2 * 8 * NP + 4 * NP + 4 * tid .. +4
+    arrive bar[2 + i % 2]
+  }"
+        }
+    };
     for unrolled in [false, true] {
-        let four = assert_ok(&elements(2, 2, InitBy::Four, unrolled, None));
-        let one = assert_ok(&elements(2, 2, InitBy::One, unrolled, None));
-        // Four initializers cost no more than one once the prologue is over (without the
-        // late classes threads 0..3 were told apart to the end: several times the states).
+        let src = format!(
+            "protocol s
+param NP = 8
+block 3 * NP
+buffer buf
+mbarrier bar[4]
+if tid < 4 {{
+  init bar[tid], 3 * NP
+}}
+syncthreads
+role producer when tid < NP {{
+{}
+}}
+role consumer when tid >= NP {{
+  arrive bar[0]
+  arrive bar[1]
+  for i in 0..4 {{
+    arrive_and_wait bar[2 + i % 2]
+    read buf bytes i % 2 * 8 * NP + 4 * tid - 4 * NP .. +4
+    arrive bar[i % 2]
+  }}
+}}
+",
+            stage_loop(unrolled)
+        );
+        let r = checker::check(&load(&src), &checker::CheckOptions::default());
+        assert_eq!(r.verdict, checker::Verdict::Ok, "{:?}", rules(&r));
         assert!(
-            four.stats.states <= one.stats.states + one.stats.states / 4,
-            "unrolled {unrolled}: {} states with four initializers, {} with one",
-            four.stats.states,
-            one.stats.states
+            r.stats.states < 2_000,
+            "unrolled {unrolled}: {} states",
+            r.stats.states
         );
     }
 }
