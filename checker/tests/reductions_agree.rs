@@ -275,6 +275,18 @@ fn reductions_agree_on_generated_per_warp_releases() {
     run_property(protogen::per_warp(), cases.max(1));
 }
 
+/// The Programming Guide's producer/consumer by element (issue 24 point 2): a prologue in which
+/// some threads initialize the barriers (symmetry past it, `symmetry.rs` "Prologues") and
+/// producers and consumers that each touch their own bytes of a stage (byte ranges): a run of
+/// their own.
+#[test]
+fn reductions_agree_on_generated_elements() {
+    // 32 cases: about 70 s on the loaded 2-core machine (the unreduced searches of six threads
+    // over three trips are the cost); `PHASECHECK_GEN_CASES` for longer runs.
+    let cases = env_u64("PHASECHECK_GEN_CASES").map_or(DEFAULT_CASES / 8, |n| n as u32 / 8);
+    run_property(protogen::elements(), cases.max(1));
+}
+
 /// The corpus: every `expect` line's parameters (the small sizes the lines pin; a line without
 /// `with` takes the declared sizes), all four reduction settings, the same findings and verdict,
 /// every reduced error replayed unreduced. Searches the unreduced semantics cannot finish within

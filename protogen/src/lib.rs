@@ -60,8 +60,10 @@
 //! [`dispatch`]; the `*_params` functions give the
 //! parameter structs themselves.
 
+pub mod elements;
 pub mod litmus;
 pub mod warps;
+pub use elements::{Elements, ElementsBug, InitBy, elements, elements_params};
 pub use warps::{PerWarp, PerWarpBug, Releaser, per_warp, per_warp_params};
 
 use proptest::option;

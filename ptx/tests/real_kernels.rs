@@ -610,3 +610,20 @@ fn whole_buffers_extract_without_byte_ranges() {
     let file = SourceFile::new("whole.phase", &whole.text);
     protocols::load(&file, &[]).unwrap_or_else(|e| panic!("does not load: {e:?}\n{}", whole.text));
 }
+
+/// Issue 24 point 2: the guide's kernel verifies from its PTX, with the guide's own
+/// `if (rank < 4) init(bar + rank, ...)` (symmetry past the prologue, checker `symmetry.rs`)
+/// and with one initializing thread. Both used to stop inconclusive (224 212 states in 60 s).
+#[test]
+fn the_guides_producer_consumer_verifies() {
+    let o = opts(Some(96), &[("0", 4)], &[]);
+    for name in ["producer_consumer.ptx", "producer_consumer_one_init.ptx"] {
+        let (_, report) = check(name, &o);
+        assert_eq!(report.verdict, Verdict::Ok, "{name}: {:?}", report.findings);
+        assert!(
+            report.stats.states < 10_000,
+            "{name}: {} states",
+            report.stats.states
+        );
+    }
+}

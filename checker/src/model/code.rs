@@ -485,7 +485,7 @@ pub fn has(bits: &[u64], obj: u32, same_block: bool) -> bool {
     bit_set(bits, 2 * obj + 1) || (same_block && bit_set(bits, 2 * obj))
 }
 
-fn successors(i: &Instr, pc: usize) -> Vec<usize> {
+pub fn successors(i: &Instr, pc: usize) -> Vec<usize> {
     match i {
         Instr::Jump(t) => vec![*t as usize],
         Instr::JumpIfZero { target, .. } => vec![pc + 1, *target as usize],

@@ -71,6 +71,8 @@ pub struct ThreadInfo {
     pub role_index: u32,
     /// Symmetry class: threads of one class are interchangeable.
     pub class: u32,
+    /// Symmetry class once the kernel is past its prologue (`PhaseModel::late_classes`).
+    pub late_class: u32,
     /// In a block of a warp or more: per `bar_sync`/`bar_arrive` with a count that this thread
     /// may reach (instruction index), the lanes of its warp that never run that statement with
     /// it (their `if`/`role` conditions exclude them, or it is in an `elect` body). Only the
@@ -152,7 +154,13 @@ pub struct PhaseModel<'p> {
     pub buf_obj: Vec<u32>,
     /// Per class: its thread indices, ascending.
     pub classes: Vec<Vec<u32>>,
-    /// Range groups (`bytes.rs`): the symmetry classes with symmetry on.
+    /// Per class once its kernel is past its prologue (`symmetry::Prologue`): its thread
+    /// indices, ascending. Each is a union of classes; equal to `classes` where no kernel has a
+    /// prologue whose statements tell threads apart. Empty with symmetry off.
+    pub late_classes: Vec<Vec<u32>>,
+    /// Per kernel: its prologue, if it has one.
+    pub prologues: Vec<Option<symmetry::Prologue>>,
+    /// Range groups (`bytes.rs`): the late symmetry classes with symmetry on.
     pub range_groups: Vec<Vec<u32>>,
     /// The thread parts of the byte ranges of accesses (`bytes.rs`).
     pub ranges: bytes::Ranges,
@@ -459,6 +467,8 @@ impl<'p> PhaseModel<'p> {
             bar_obj,
             buf_obj,
             classes: Vec::new(),
+            late_classes: Vec::new(),
+            prologues: Vec::new(),
             range_groups: Vec::new(),
             ranges: bytes::Ranges::default(),
             run_cache: exec::RunCache::default(),
@@ -512,6 +522,7 @@ impl<'p> PhaseModel<'p> {
                         role,
                         role_index,
                         class: 0,
+                        late_class: 0,
                         warp_gaps: Vec::new(),
                     });
                 }
@@ -519,6 +530,11 @@ impl<'p> PhaseModel<'p> {
         }
         model.threads = threads;
         model.warp_gaps();
+        model.prologues = model
+            .kernels
+            .iter()
+            .map(|k| symmetry::Prologue::of(&k.code))
+            .collect();
         model.classes = symmetry::classes(&mut model);
         model.range_groups = symmetry::range_groups(&model);
         model.ranges = bytes::Ranges::new(&model, &model.range_groups);

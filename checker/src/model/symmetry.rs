@@ -10,44 +10,128 @@
 //! its warp never run with it: `ThreadInfo::warp_gaps`) are part of its signature, since that
 //! step's verdict depends on them. The canonical state sorts each class's thread states and renames
 //! thread ids in the shared part (initializer of a barrier, async events).
+//!
+//! **Prologues.** A kernel whose first statements tell threads apart only until a
+//! `syncthreads` that nothing after it can go back before (the Programming Guide's
+//! `if (rank < 4) init(bar + rank, ...)`; [`Prologue`]) has two symmetries: while some of
+//! its threads may still run the prologue, the classes above; once every thread of the kernel
+//! is past it (at or after the `syncthreads`, or exited), the *late* classes, whose signature
+//! leaves out the prologue's expressions. Each late class is a union of classes. In such a
+//! state every thread's future runs only code after the cut, where the threads of a late
+//! class evaluate every identity-dependent expression alike, so a permutation of a late class
+//! maps the state's whole future onto the permuted state's (what the threads did in the
+//! prologue stays in their states and moves with them; the barrier's initializer is renamed).
+//! Being past the prologue is a property of the state that a permutation keeps and that no
+//! step undoes, so canonicalizing by the late classes there and by the classes elsewhere
+//! still maps each state to one representative of its orbit under a symmetry of the
+//! transition system. Byte-range groups (`bytes.rs`) are the late classes: a coarser group
+//! only makes the overlap relation coarser (never hides a race), and every permutation that
+//! canonicalization applies keeps it.
 
-use super::code::{Instr, instr_exprs, uses_local, uses_thread_id};
+use super::code::{Code, Instr, instr_exprs, successors, uses_local, uses_thread_id};
 use super::state::*;
 use super::{PhaseModel, bytes};
 use protocols::ir::Op;
 use std::collections::BTreeMap;
 
+/// A kernel's prologue: the statements before a `syncthreads` (the *cut*) that no statement
+/// at or after the cut can reach again. `after[pc]`: `pc` is reachable from the cut.
+#[derive(Clone, Debug)]
+pub struct Prologue {
+    pub after: Vec<bool>,
+}
+
+impl Prologue {
+    /// The first `syncthreads` of `code` that cuts it in two: nothing reachable from it is
+    /// reachable from the start without passing it. `None` when there is no such statement,
+    /// or nothing precedes it.
+    pub fn of(code: &Code) -> Option<Prologue> {
+        let n = code.instrs.len();
+        let closure = |from: usize, stop: Option<usize>| {
+            let mut seen = vec![false; n];
+            let mut todo = vec![from];
+            while let Some(pc) = todo.pop() {
+                if pc >= n || seen[pc] {
+                    continue;
+                }
+                seen[pc] = true;
+                if Some(pc) == stop {
+                    continue;
+                }
+                todo.extend(successors(&code.instrs[pc], pc));
+            }
+            seen
+        };
+        for (cut, i) in code.instrs.iter().enumerate() {
+            if cut == 0
+                || !matches!(
+                    i,
+                    Instr::Op {
+                        op: Op::SyncThreads,
+                        ..
+                    }
+                )
+            {
+                continue;
+            }
+            let before = closure(0, Some(cut));
+            let after = closure(cut, None);
+            if (0..n).any(|pc| pc != cut && before[pc] && after[pc]) {
+                continue;
+            }
+            return Some(Prologue { after });
+        }
+        None
+    }
+}
+
 /// The symmetry classes of `m` (with `--no-symmetry`, one per thread), recorded in each
-/// thread's `class`.
+/// thread's `class`; also the late classes (`late_class`, `m.late_classes`).
 pub fn classes(m: &mut PhaseModel) -> Vec<Vec<u32>> {
-    let classes = signature_classes(m, m.symmetry);
+    let classes = signature_classes(m, m.symmetry, false);
     for (ci, c) in classes.iter().enumerate() {
         for &t in c {
             m.threads[t as usize].class = ci as u32;
         }
     }
+    let late = if m.symmetry {
+        signature_classes(m, true, true)
+    } else {
+        Vec::new()
+    };
+    for (ci, c) in late.iter().enumerate() {
+        for &t in c {
+            m.threads[t as usize].late_class = ci as u32;
+        }
+    }
+    m.late_classes = late;
     classes
 }
 
-/// The range groups of `m` (`bytes.rs`): its symmetry classes with symmetry on, whatever
-/// `--no-symmetry` says.
+/// The range groups of `m` (`bytes.rs`): its late symmetry classes with symmetry on,
+/// whatever `--no-symmetry` says.
 pub fn range_groups(m: &PhaseModel) -> Vec<Vec<u32>> {
-    signature_classes(m, true)
+    signature_classes(m, true, true)
 }
 
-/// Threads with equal signatures, when `symmetric`; else one class per thread.
-fn signature_classes(m: &PhaseModel, symmetric: bool) -> Vec<Vec<u32>> {
+/// Threads with equal signatures, when `symmetric`; else one class per thread. With `late`,
+/// the signature leaves out the expressions of each kernel's prologue.
+fn signature_classes(m: &PhaseModel, symmetric: bool, late: bool) -> Vec<Vec<u32>> {
     let mut sym_kernel = Vec::new();
     let mut exprs_of = Vec::new();
     // Kernels with `syncwarp`: lanes are interchangeable only within their warp (a
     // permutation inside a warp keeps every warp's membership, so `syncwarp` still waits for
     // the same lanes); the warp is part of the signature.
     let mut per_warp = Vec::new();
-    for k in &m.kernels {
+    for (ki, k) in m.kernels.iter().enumerate() {
         let mut ok = symmetric;
         let mut warp_bound = false;
         let mut exprs = Vec::new();
-        for i in &k.code.instrs {
+        let after = match m.prologues.get(ki) {
+            Some(Some(p)) if late => Some(&p.after),
+            _ => None,
+        };
+        for (pc, i) in k.code.instrs.iter().enumerate() {
             match i {
                 // `elect` picks the lowest non-exited lane: which state it picks depends on
                 // the order of the lanes, so no permutation of lanes is a symmetry.
@@ -56,6 +140,10 @@ fn signature_classes(m: &PhaseModel, symmetric: bool) -> Vec<Vec<u32>> {
                     op: Op::SyncWarp, ..
                 } => warp_bound = true,
                 _ => {}
+            }
+            // The prologue's expressions tell threads apart only until every thread is past it.
+            if after.is_some_and(|a| !a[pc]) {
+                continue;
             }
             // A byte range's offset whose thread part is a term of its own (`k * 256 + 16 *
             // tid`) is left out: the race check judges it by range group (`bytes.rs`).
@@ -109,7 +197,16 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
     let n = s.threads.len();
     let mut perm: Vec<u32> = (0..n as u32).collect();
     let mut moved = false;
-    for class in &m.classes {
+    let past = past_prologue(m, s);
+    let late = m
+        .late_classes
+        .iter()
+        .filter(|c| past[m.threads[c[0] as usize].kernel as usize]);
+    let early = m
+        .classes
+        .iter()
+        .filter(|c| !past[m.threads[c[0] as usize].kernel as usize]);
+    for class in late.chain(early) {
         if class.len() < 2 {
             continue;
         }
@@ -201,6 +298,32 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
     perm
 }
 
+/// Per kernel: it has a prologue whose statements tell threads apart (its late classes
+/// differ from its classes), and every thread of it is past the prologue (at or after the cut,
+/// or exited, or finished). Then its late classes are a symmetry of the state (module doc).
+fn past_prologue(m: &PhaseModel, s: &State) -> Vec<bool> {
+    let mut past: Vec<bool> = m
+        .prologues
+        .iter()
+        .map(|p| p.is_some() && m.symmetry)
+        .collect();
+    if !past.iter().any(|&p| p) || m.late_classes.len() == m.classes.len() {
+        return vec![false; m.kernels.len()];
+    }
+    for (t, th) in s.threads.iter().enumerate() {
+        let k = m.threads[t].kernel as usize;
+        if !past[k] || !th.mode.live() {
+            continue;
+        }
+        if let Some(p) = &m.prologues[k]
+            && !p.after.get(th.pc as usize).copied().unwrap_or(false)
+        {
+            past[k] = false;
+        }
+    }
+    past
+}
+
 /// The order of threads in a class: by everything in their states except the thread names in
 /// them (the sets of threads ordered after a kept access count only by size), with ties left in
 /// place. Sorting by names too would make the order depend on the very names the sort hands
@@ -247,6 +370,16 @@ fn cmp_up_to_names(a: &Thread, b: &Thread) -> std::cmp::Ordering {
             .map(Access::name_free)
             .cmp(b.acc.iter().map(Access::name_free))
     })
+}
+
+/// Threads `a` and `b` of `s` are in one late symmetry class and their states are equal up
+/// to the thread names in them (as the canonical order compares them). A hint for the
+/// partial-order reduction only (which candidates it tries), never a symmetry claim.
+pub fn same_up_to_names(m: &PhaseModel, s: &State, a: u32, b: u32) -> bool {
+    let (ta, tb) = (&s.threads[a as usize], &s.threads[b as usize]);
+    m.symmetry
+        && m.threads[a as usize].late_class == m.threads[b as usize].late_class
+        && (Shared::ptr_eq(ta, tb) || cmp_up_to_names(ta, tb).is_eq())
 }
 
 /// An event with its thread ids renamed by `inv` (`inv[old] = new`).
