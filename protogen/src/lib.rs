@@ -1473,8 +1473,9 @@ pub enum ClusterShape {
     Exchange,
     /// The CUTLASS sm90 cluster mainloop at its real shape (issue 24 point 3,
     /// `bench/cluster_prologue_384.phase`): thread 0 produces (multicast halves), `idle`
-    /// threads only pass the prologue and finish, and two consumer groups of `group` threads
-    /// each meet at a named barrier (with `group` > 1) after their reads, then one signalling
+    /// threads only pass the prologue and finish, and consumer groups of `group` threads (two
+    /// groups of one, or one of two) each meet at a named barrier (with `group` > 1) after
+    /// their reads, then one signalling
     /// thread per destination block releases the stage there (CUTLASS `is_signalling_thread`;
     /// with `group` = 1 one thread signals both). There is no cluster barrier at the end: the
     /// producer's tail (its waits on every stage's last release) keeps its block running until
@@ -1510,8 +1511,7 @@ pub enum ClusterBug {
     ShortBytes,
     /// The consumers wait for the wrong parity (signalling).
     FlippedParity,
-    /// The signalling thread of the second group does not release the peer's stage
-    /// (signalling).
+    /// The last consumer group does not release the stage in block 1 (signalling).
     MissingArrive,
 }
 
@@ -1620,17 +1620,20 @@ impl Cluster {
 
     /// The [`ClusterShape::Signalling`] protocol: one stage, so that every trip after the first
     /// refills a stage the peer's consumers may still read. Sizes stay where the unreduced
-    /// search finishes: two consumer groups of two threads run one trip and no idle thread.
+    /// search finishes (two groups of two threads did not, in 200 000 states): a group of two
+    /// threads is the only one, and has no idle thread beside it.
     fn signalling(&self, rounds: u32, idle: bool, group: u32) -> String {
         let group = group.clamp(1, 2);
         let idle = idle && group == 1;
         let first = 1 + u32::from(idle);
+        let groups = if group == 1 { 2 } else { 1 };
         let mut w = Src::new("gen_cluster_signalling");
-        w.param("K", if group == 2 { 1 } else { rounds.min(2) });
+        w.param("K", rounds.min(2));
         w.param("G", group);
+        w.param("NG", groups);
         w.param("F", first);
         w.param("HALF", 1024);
-        w.line("block F + 2 * G");
+        w.line("block F + NG * G");
         w.line("cluster 2");
         w.blank();
         w.line("mbarrier full");
@@ -1639,7 +1642,7 @@ impl Cluster {
         w.blank();
         self.bootstrap(
             &mut w,
-            &[("full", "1".to_string()), ("empty", self.count("4"))],
+            &[("full", "1".to_string()), ("empty", self.count("2 * NG"))],
         );
         w.blank();
         let bytes = if self.has(ClusterBug::ShortBytes) {
@@ -1680,7 +1683,7 @@ impl Cluster {
             self.scope()
         ));
         let last = if self.has(ClusterBug::MissingArrive) {
-            "(tid - F) % G == G - 1 && tid < F + G"
+            "(tid - F) % G == G - 1 && tid < F + (NG - 1) * G"
         } else {
             "(tid - F) % G == G - 1"
         };
