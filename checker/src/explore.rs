@@ -48,8 +48,8 @@ pub trait Model {
         _state: &Self::State,
         _actions: &[u32],
         _history: ReductionHistory,
-    ) -> Option<Ample> {
-        None
+    ) -> Reduction {
+        Reduction::default()
     }
     /// Rough size of a state, for the memory limit. It may count parts shared with other
     /// states by their share: the explorer asks only when the live states are the same on any
@@ -68,12 +68,25 @@ pub trait Model {
 }
 
 /// What the explorer tells [`Model::ample`] of the reduction so far: the states expanded before
-/// this one (`tries`, counting this one) and how many of the earlier ones were reduced by the
-/// model's costly analysis (`hits`, as of the start of the current round, [`ROUND`]).
+/// this one (`tries`, counting this one), and of the states expanded before the current round
+/// ([`ROUND`]), how many the model's costly analysis ran on (`analysed`, [`Reduction`]) and
+/// how many of those it reduced (`hits`). The rate of hits is `hits / analysed`, both as of the
+/// round's start: states the analysis never ran on (a prologue's `init`s and
+/// `cluster_arrive`s, hundreds of states in a cluster kernel) say nothing of it, and
+/// `hits / tries` would also fall through every round while `hits` stays put.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReductionHistory {
     pub tries: u64,
+    pub analysed: u64,
     pub hits: u64,
+}
+
+/// What [`Model::ample`] decided: the action to take alone, if any, and whether its costly
+/// analysis ran (it counts in [`ReductionHistory::analysed`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reduction {
+    pub ample: Option<Ample>,
+    pub analysed: bool,
 }
 
 /// An action to take alone, and whether the model's costly analysis found it (it counts in
@@ -247,6 +260,8 @@ struct Expansion<S, F> {
     discarded: u64,
     /// The reduction's costly analysis chose the action taken alone.
     hit: bool,
+    /// The reduction's costly analysis ran.
+    analysed: bool,
 }
 
 fn expand<M: Model>(
@@ -274,7 +289,9 @@ fn expand<M: Model>(
     };
     let mut discarded = 0;
     let mut hit = false;
-    if let Some(ample) = model.ample(state, &actions, history) {
+    let reduction = model.ample(state, &actions, history);
+    let analysed = reduction.analysed;
+    if let Some(ample) = reduction.ample {
         // The state graphs of this model are acyclic (every thread step advances a pc or a
         // loop counter, every event firing removes an event), so the ample action can never
         // be ignored along a cycle and no cycle proviso is needed.
@@ -286,6 +303,7 @@ fn expand<M: Model>(
                 moves: vec![(a, m, f)],
                 discarded,
                 hit,
+                analysed,
             };
         }
         // It stopped (an error, a bound): expand every action instead.
@@ -296,6 +314,7 @@ fn expand<M: Model>(
         moves: actions.iter().map(|&a| step(a)).collect(),
         discarded,
         hit,
+        analysed,
     }
 }
 
@@ -433,6 +452,7 @@ where
 
     let mut expanded = 0u64;
     let mut hits = 0u64;
+    let mut analysed = 0u64;
     let (mut next_progress, mut last_progress) = (16_384u64, start);
     'search: while !queue.is_empty() {
         // Up to ROUND states, and no more than ROUND_BYTES of them: the round's new states
@@ -455,7 +475,7 @@ where
                 std::sync::Mutex::new(Some(state))
             })
             .collect();
-        let (tries0, hits0) = (expanded, hits);
+        let (tries0, analysed0, hits0) = (expanded, analysed, hits);
         // Expand and claim: a successor that is already visited, or behind a smaller claim,
         // is dropped by its worker; the leading ones (move position, fingerprint) are kept
         // aside for the second phase.
@@ -463,6 +483,7 @@ where
             .map_batch(n, &|i| {
                 let history = ReductionHistory {
                     tries: tries0 + i as u64 + 1,
+                    analysed: analysed0,
                     hits: hits0,
                 };
                 let state = take(&states[i]).expect("each state of a round is expanded once");
@@ -537,6 +558,7 @@ where
         for (((index, depth, bytes), ex), won) in batch.into_iter().zip(expansions).zip(won) {
             expanded += 1;
             hits += u64::from(ex.hit);
+            analysed += u64::from(ex.analysed);
             transitions += ex.discarded;
             queue_bytes = queue_bytes.saturating_sub(bytes);
             if depth > 0 {

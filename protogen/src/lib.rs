@@ -1473,6 +1473,19 @@ pub enum ClusterShape {
     /// `x @ (1 - cta)` (`ld.shared::cluster`), and the blocks meet again before the next write
     /// and before they exit (a block must outlive its peers' reads of its shared memory).
     Exchange,
+    /// The CUTLASS sm90 cluster mainloop at its real shape (issue 24 point 3,
+    /// `bench/cluster_prologue_384.phase`): thread 0 produces (multicast halves), `idle`
+    /// threads only pass the prologue and finish, and consumer groups of `group` threads (two
+    /// groups of one, or one of two) each meet at a named barrier (with `group` > 1) after
+    /// their reads, then one signalling
+    /// thread per destination block releases the stage there (CUTLASS `is_signalling_thread`;
+    /// with `group` = 1 one thread signals both). There is no cluster barrier at the end: the
+    /// producer's tail (its waits on every stage's last release) keeps its block running until
+    /// the peer's remote arrives have landed, so the exits of the other threads, the remote
+    /// arrives and the peer's multicast landings are steps the partial-order reduction may
+    /// take alone only while a thread of the block they address cannot finish
+    /// (`footprint::Frozen::pinned`).
+    Signalling { idle: bool, group: u32 },
 }
 
 /// Deliberate bugs in a [`Cluster`] protocol.
@@ -1495,6 +1508,13 @@ pub enum ClusterBug {
     MissingTail,
     /// No handshake between rounds (signal): an arrive may run a phase ahead of the peer.
     MissingRoundSync,
+    /// The producer expects the bytes of one half only (signalling): a stage completes before
+    /// the peer's half lands.
+    ShortBytes,
+    /// The consumers wait for the wrong parity (signalling).
+    FlippedParity,
+    /// The last consumer group does not release the stage in block 1 (signalling).
+    MissingArrive,
 }
 
 /// A two-block cluster.
@@ -1519,6 +1539,8 @@ pub fn cluster_params() -> impl Strategy<Value = Cluster> {
             (1..=2u32, any::<bool>())
                 .prop_map(|(stages, a_tile)| ClusterShape::Multicast { stages, a_tile }),
             Just(ClusterShape::Exchange),
+            (any::<bool>(), 1..=2u32)
+                .prop_map(|(idle, group)| ClusterShape::Signalling { idle, group }),
         ],
         1..=2u32,
         1..=3u32,
@@ -1535,6 +1557,9 @@ pub fn cluster_params() -> impl Strategy<Value = Cluster> {
                 Just(ClusterBug::LocalOnly),
                 Just(ClusterBug::MissingTail),
                 Just(ClusterBug::MissingRoundSync),
+                Just(ClusterBug::ShortBytes),
+                Just(ClusterBug::FlippedParity),
+                Just(ClusterBug::MissingArrive),
             ],
         ),
     )
@@ -1593,6 +1618,89 @@ impl Cluster {
         } else {
             ""
         }
+    }
+
+    /// The [`ClusterShape::Signalling`] protocol: one stage, so that every trip after the first
+    /// refills a stage the peer's consumers may still read. Sizes stay where the unreduced
+    /// search finishes (two groups of two threads did not, in 200 000 states): a group of two
+    /// threads is the only one, and has no idle thread beside it.
+    fn signalling(&self, rounds: u32, idle: bool, group: u32) -> String {
+        let group = group.clamp(1, 2);
+        let idle = idle && group == 1;
+        let first = 1 + u32::from(idle);
+        let groups = if group == 1 { 2 } else { 1 };
+        let mut w = Src::new("gen_cluster_signalling");
+        w.param("K", rounds.min(2));
+        w.param("G", group);
+        w.param("NG", groups);
+        w.param("F", first);
+        w.param("HALF", 1024);
+        w.line("block F + NG * G");
+        w.line("cluster 2");
+        w.blank();
+        w.line("mbarrier full");
+        w.line("mbarrier empty");
+        w.line("buffer half[2]");
+        w.blank();
+        self.bootstrap(
+            &mut w,
+            &[("full", "1".to_string()), ("empty", self.count("2 * NG"))],
+        );
+        w.blank();
+        let bytes = if self.has(ClusterBug::ShortBytes) {
+            "HALF"
+        } else {
+            "2 * HALF"
+        };
+        w.open("role producer when tid == 0");
+        w.open("for k in 0..K");
+        w.line("wait empty parity (k + 1) % 2");
+        w.line(format!("arrive_expect_tx full, {bytes}"));
+        w.line("tma half[cta] -> full, HALF multicast 0b11");
+        w.close();
+        if !self.has(ClusterBug::MissingTail) {
+            w.line("wait empty parity (K + 1) % 2");
+        }
+        w.close();
+        let parity = if self.has(ClusterBug::FlippedParity) {
+            "(k + 1) % 2"
+        } else {
+            "k % 2"
+        };
+        w.open("role consumer when tid >= F");
+        w.open("for k in 0..K");
+        w.line(format!("wait full parity {parity}"));
+        w.line("mma half[0]");
+        w.line("mma half[1]");
+        if group > 1 {
+            w.line("bar_sync 1 + (tid - F) / G, G");
+        }
+        let (to0, to1) = if self.has(ClusterBug::LocalOnly) {
+            ("cta", "cta")
+        } else {
+            ("0", "1")
+        };
+        w.line(format!(
+            "if (tid - F) % G == 0 {{ arrive empty @ {to0}{} }}",
+            self.scope()
+        ));
+        let last = if self.has(ClusterBug::MissingArrive) {
+            "(tid - F) % G == G - 1 && tid < F + (NG - 1) * G"
+        } else {
+            "(tid - F) % G == G - 1"
+        };
+        w.line(format!(
+            "if {last} {{ arrive empty @ {to1}{} }}",
+            self.scope()
+        ));
+        w.close();
+        w.close();
+        if self.has(ClusterBug::MissingFinalSync) {
+            // Here the final barrier is the producer's tail; without a bug the shape has no
+            // `cluster_sync` at the end, so this one adds nothing to find.
+            w.line("cluster_sync");
+        }
+        w.finish()
     }
 
     /// The [`ClusterShape::Exchange`] protocol. Of the bugs, `MissingFinalSync` lets a block
@@ -1685,6 +1793,7 @@ impl Cluster {
                 w.finish()
             }
             ClusterShape::Exchange => self.exchange(rounds),
+            ClusterShape::Signalling { idle, group } => self.signalling(rounds, idle, group),
             ClusterShape::Multicast { stages, a_tile } => {
                 let stages = stages.clamp(1, 2);
                 let a_tile = a_tile && stages == 1;

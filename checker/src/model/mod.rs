@@ -990,7 +990,7 @@ impl explore::Model for Search<'_, '_> {
         s: &State,
         actions: &[u32],
         history: explore::ReductionHistory,
-    ) -> Option<explore::Ample> {
+    ) -> explore::Reduction {
         exec::ample(self.model, s, actions, history)
     }
     fn key(&self, f: &MFinding) -> Self::Key {

@@ -48,6 +48,10 @@ pub const B_ARRIVE_FIRST: u8 = 16;
 /// A wait that passes and is not followed, on its path, by an arrive of the same thread on
 /// the same barrier (so it is not ordered before a completion that needs that arrive).
 pub const B_WAIT_LATE: u8 = 32;
+/// A change of the transaction count that is not a TMA copy's bounded lowering
+/// ([`Frozen::tx_lower`]): a raise (`arrive_expect_tx`, `expect_tx`), a `complete_tx`, or a run
+/// given up for its static reach. Always with [`B_TX`].
+pub const B_TX_UP: u8 = 64;
 /// Buffer flags.
 pub const X_READ: u8 = 1;
 pub const X_WRITE: u8 = 2;
@@ -77,6 +81,10 @@ pub struct Frozen {
     pub bar: Vec<u8>,
     /// Per barrier instance: an upper bound on their arrivals (saturating).
     pub arrivals: Vec<u32>,
+    /// Per barrier instance: an upper bound on the bytes the TMA copies they may still issue,
+    /// and those in flight, may complete on it (saturating; the count's other changes are
+    /// [`B_TX_UP`]).
+    pub tx_lower: Vec<i64>,
     /// Per buffer instance: what the other actors may still do to it (`X_*`).
     pub buf: Vec<u8>,
     /// Per buffer instance with `X_VALUE`: the value the others' writes of it store (writes of
@@ -85,8 +93,20 @@ pub struct Frozen {
     /// The ranged accesses the other actors may still make (`X_RANGED_*`): (thread, buffer
     /// instance, statement, key, write).
     pub ranged: Vec<(u32, u32, u32, i64, bool)>,
+    /// The entries of `ranged` as (buffer instance, statement, key, write, range group,
+    /// kernel): one per group is enough.
+    ranged_listed: std::collections::HashSet<(u32, u32, i64, bool, u32, u32)>,
     /// Some other actor may still address a peer block.
     pub remote: bool,
+    /// Per block: some other actor may still address it from another block (a remote arrive,
+    /// a peer access, a multicast landing there), whose outcome depends on whether the block
+    /// still runs (`remote-cta-exited`).
+    pub remote_into: Vec<bool>,
+    /// Per block: some live thread of it other than the one standing still cannot finish
+    /// while that one stands still (it is blocked for good, or no path of its run reaches an
+    /// `exit` or the end), so the block runs through every future the footprints cover, and
+    /// a remote operation into it never meets an exited block there.
+    pub pinned: Vec<bool>,
     /// Per named-barrier slot (`block * 16 + id`): its current use cannot complete without `t`.
     pub named_stuck: Vec<bool>,
     /// Per slot: an upper bound on the other threads' arrivals (saturating).
@@ -99,6 +119,22 @@ pub struct Frozen {
     /// Per slot: some other thread may arrive on it without waiting (`bar_arrive`), so it may
     /// arrive twice in one use.
     pub named_nonblocking: Vec<bool>,
+}
+
+/// A bound on transaction bytes that says "any number" (far beyond the count's range).
+const TX_UNBOUNDED: i64 = 1 << 40;
+
+/// Count `bytes` (`None`: not known) that a TMA copy may complete on barrier `b`.
+fn lower_tx(run: &mut Run, b: u32, bytes: Option<i64>) {
+    match bytes {
+        Some(n) if (0..=super::MAX_COUNT).contains(&n) => {
+            match run.tx_lower.iter_mut().find(|e| e.0 == b) {
+                Some(e) => e.1 = e.1.saturating_add(n).min(TX_UNBOUNDED),
+                None => run.tx_lower.push((b, n)),
+            }
+        }
+        _ => flag(&mut run.bars, b, B_TX_UP),
+    }
 }
 
 /// Named-barrier slots per block.
@@ -132,6 +168,12 @@ pub struct Run {
     /// Ranged accesses: (buffer instance, statement, key, write).
     ranged: Vec<(u32, u32, i64, bool)>,
     remote: bool,
+    /// The peer blocks the run may address (a subset of the blocks when `remote`).
+    remote_into: Vec<u32>,
+    /// Some path of the run reaches an `exit` or the end of the code.
+    may_finish: bool,
+    /// The bytes its TMA copies may complete, per barrier (summed over every path: a bound).
+    tx_lower: Vec<(u32, i64)>,
     /// Arrivals on named-barrier slots (largest over paths) and the counts they name.
     named: Vec<(u32, u32)>,
     named_counts: Vec<(u32, i64)>,
@@ -229,10 +271,14 @@ pub fn frozen(
             .collect(),
         bar: vec![0; nb],
         arrivals: vec![0; nb],
+        tx_lower: vec![0; nb],
         buf: vec![0; m.buf_names.len()],
         buf_value: vec![None; m.buf_names.len()],
         ranged: Vec::new(),
+        ranged_listed: std::collections::HashSet::new(),
         remote: false,
+        remote_into: vec![false; m.nblocks as usize],
+        pinned: vec![false; m.nblocks as usize],
         // Every named-barrier use, current or next, is assumed stuck at first, like phases.
         named_stuck: vec![true; s.named.len()],
         named_arrivals: vec![0; s.named.len()],
@@ -273,9 +319,12 @@ pub fn frozen(
         };
         f.bar.iter_mut().for_each(|x| *x = 0);
         f.arrivals.iter_mut().for_each(|x| *x = 0);
+        f.tx_lower.clone_from(&event_tx);
         f.buf.iter_mut().for_each(|x| *x = 0);
         f.buf_value.iter_mut().for_each(|x| *x = None);
         f.remote = false;
+        f.remote_into.iter_mut().for_each(|x| *x = false);
+        f.pinned.iter_mut().for_each(|x| *x = false);
         f.named_arrivals.iter_mut().for_each(|x| *x = 0);
         f.named_count.iter_mut().for_each(|x| *x = None);
         f.named_nonblocking.iter_mut().for_each(|x| *x = false);
@@ -289,6 +338,7 @@ pub fn frozen(
             }
             // Blocked for good: at a wait on a stuck phase that does not pass now.
             if known.blocked_on[u as usize].is_some_and(|b| f.stuck[b as usize]) {
+                f.pinned[m.block_of(u) as usize] = true;
                 continue;
             }
             // Arrived at a warp rendezvous (`syncwarp`, `elect`) of the warp of the thread
@@ -298,6 +348,7 @@ pub fn frozen(
                 Mode::Sync(SyncKind::Warp | SyncKind::Elect)
             ) && still.holds_warp(m, u)
             {
+                f.pinned[m.block_of(u) as usize] = true;
                 continue;
             }
             // Arrived at a named barrier whose use is stuck, or at a whole-block barrier of the
@@ -308,6 +359,7 @@ pub fn frozen(
                 if f.named_stuck[slot as usize]
                     || (whole_block && still.holds(m.block_of(u), u32::from(id)))
                 {
+                    f.pinned[m.block_of(u) as usize] = true;
                     continue;
                 }
             }
@@ -321,6 +373,9 @@ pub fn frozen(
                 }
             };
             add(m, s, u, &run, &mut f);
+            if !run.unknown && !run.may_finish {
+                f.pinned[m.block_of(u) as usize] = true;
+            }
             for &(inst, bars, stages) in &run.quits {
                 match quits.iter_mut().find(|q| q.0 == inst) {
                     Some(q) => q.3 += 1,
@@ -335,7 +390,15 @@ pub fn frozen(
             }
             match *e {
                 // Its bytes are in `event_tx`; `f.bar`'s B_TX stays the threads' own.
-                Event::Tma { buf, .. } => f.buf[buf as usize] |= X_WRITE,
+                Event::Tma {
+                    buf, bar, issuer, ..
+                } => {
+                    f.buf[buf as usize] |= X_WRITE;
+                    let block = m.bar_block[bar as usize];
+                    if block != m.block_of(issuer) {
+                        f.remote_into[block as usize] = true;
+                    }
+                }
                 Event::CpArrive { bar, .. } => {
                     f.bar[bar as usize] |= B_ARRIVE | B_ARRIVE_FIRST;
                     f.arrivals[bar as usize] = f.arrivals[bar as usize].saturating_add(1);
@@ -353,11 +416,13 @@ pub fn frozen(
             }
         }
         let mut changed = false;
-        for (b, (bs, &in_flight)) in s.bars.iter().zip(&event_tx).enumerate() {
-            // The transaction count can reach zero: a thread may still change it, it is zero,
-            // or the copies in flight carry enough bytes (they only lower it).
-            let tx_ok =
-                f.bar[b] & B_TX != 0 || bs.tx == 0 || (bs.tx > 0 && in_flight >= i64::from(bs.tx));
+        for (b, bs) in s.bars.iter().enumerate() {
+            // The transaction count can reach zero: a thread may still raise it (or change it
+            // in a way not bounded), it is zero, or the copies in flight and those the others
+            // may still issue carry enough bytes (they only lower it).
+            let tx_ok = f.bar[b] & B_TX_UP != 0
+                || bs.tx == 0
+                || (bs.tx > 0 && f.tx_lower[b] >= i64::from(bs.tx));
             if f.stuck[b]
                 && ((i64::from(f.arrivals[b]) >= i64::from(bs.pending) && tx_ok)
                     || f.bar[b] & B_INIT != 0)
@@ -425,8 +490,9 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
             let obj = m.bar_obj[b];
             let same = m.bar_block[b] == own;
             if has(&r.signals[pc], obj, same) {
-                f.bar[b] |= B_ARRIVE | B_TX | B_INIT;
+                f.bar[b] |= B_ARRIVE | B_TX | B_TX_UP | B_INIT;
                 f.arrivals[b] = u32::MAX;
+                f.tx_lower[b] = TX_UNBOUNDED;
             }
             if has(&r.waits[pc], obj, same) {
                 f.bar[b] |= B_WAIT | B_WAIT_LATE;
@@ -444,7 +510,12 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
                 f.buf[x] |= X_READ;
             }
         }
-        f.remote |= r.remote[pc];
+        if r.remote[pc] {
+            f.remote = true;
+            for (c, x) in f.remote_into.iter_mut().enumerate() {
+                *x |= c as u32 != own;
+            }
+        }
         for id in 0..NAMED {
             let slot = (own * NAMED + id) as usize;
             f.named_arrivals[slot] = u32::MAX;
@@ -470,6 +541,9 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
     for &(b, n) in &run.arrivals {
         f.arrivals[b as usize] = f.arrivals[b as usize].saturating_add(n);
     }
+    for &(b, n) in &run.tx_lower {
+        f.tx_lower[b as usize] = f.tx_lower[b as usize].saturating_add(n).min(TX_UNBOUNDED);
+    }
     for &(b, x) in &run.bars {
         f.bar[b as usize] |= x;
     }
@@ -478,15 +552,13 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
     }
     // For another thread the overlap depends on its range group, not on which thread of it
     // (`bytes.rs`): one entry per group does.
+    // A set of the entries listed (a scan of the list per access was quadratic in the
+    // threads: 83 % of the time of the real CUTLASS cluster kernel, whose epilogue stores
+    // are ranged per thread).
     let group = m.ranges.group_of[u as usize];
+    let kernel = m.threads[u as usize].kernel;
     for &(b, pc, key, write) in &run.ranged {
-        let kernel = m.threads[u as usize].kernel;
-        let known = f.ranged.iter().any(|&(v, c, q, k, w)| {
-            (c, q, k, w) == (b, pc, key, write)
-                && m.ranges.group_of[v as usize] == group
-                && m.threads[v as usize].kernel == kernel
-        });
-        if !known {
+        if f.ranged_listed.insert((b, pc, key, write, group, kernel)) {
             f.ranged.push((u, b, pc, key, write));
         }
     }
@@ -499,6 +571,9 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
         }
     }
     f.remote |= run.remote;
+    for &c in &run.remote_into {
+        f.remote_into[c as usize] = true;
+    }
 }
 
 /// One path of a run in progress.
@@ -876,7 +951,10 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
                 p.pc += 1;
                 Next::Go
             }
-            Instr::Exit { .. } | Instr::End { .. } => Next::End,
+            Instr::Exit { .. } | Instr::End { .. } => {
+                run.may_finish = true;
+                Next::End
+            }
             Instr::Op { op, .. } => op_step(m, s, u, op, assumed, &mut p, &mut run),
         };
         match next {
@@ -961,6 +1039,9 @@ fn op_step(
         };
         if block != u32::MAX && block != own {
             run.remote = true;
+            if !run.remote_into.contains(&block) {
+                run.remote_into.push(block);
+            }
         }
         ids[i.min(1)] = id;
     }
@@ -1017,8 +1098,8 @@ fn op_step(
         // Raises the pending count now, with the in-flight arrive-on that lowers it again
         // later: pending never ends up lower than before, so it counts as no arrival.
         Op::CpAsyncArrive { noinc: false, .. } => arrive(p, run, ids[0], 0, 0),
-        Op::ArriveExpectTx { .. } => arrive(p, run, ids[0], 1, B_TX),
-        Op::ExpectTx { .. } | Op::CompleteTx { .. } => flag(&mut run.bars, ids[0], B_TX),
+        Op::ArriveExpectTx { .. } => arrive(p, run, ids[0], 1, B_TX | B_TX_UP),
+        Op::ExpectTx { .. } | Op::CompleteTx { .. } => flag(&mut run.bars, ids[0], B_TX | B_TX_UP),
         Op::Init { .. } | Op::Inval { .. } => flag(&mut run.bars, ids[0], B_INIT),
         // A wait that blocks for good ends the path and is no step of the run: it reads
         // nothing before the candidate moves. One that passes is a step (it reads the phase
@@ -1090,10 +1171,13 @@ fn op_step(
             }
         }
         Op::Tma {
-            multicast: None, ..
+            multicast: None,
+            bytes,
+            ..
         } => {
             flag(&mut run.bufs, ids[0], X_WRITE);
             flag(&mut run.bars, ids[1], B_TX);
+            lower_tx(run, ids[1], eval(bytes, p));
         }
         // A multicast copy writes the same CTA-relative buffer and signals the same
         // CTA-relative barrier in every block of its mask, as the transition does
@@ -1102,9 +1186,10 @@ fn op_step(
         Op::Tma {
             dst,
             bar,
+            bytes,
             multicast: Some(e),
-            ..
         } => {
+            let bytes = eval(bytes, p);
             let Some(mask) = eval(e, p) else {
                 return Next::Unknown;
             };
@@ -1128,9 +1213,14 @@ fn op_step(
                 }
                 if delta != 0 {
                     run.remote = true;
+                    let block = k.first_block + c;
+                    if !run.remote_into.contains(&block) {
+                        run.remote_into.push(block);
+                    }
                 }
                 flag(&mut run.bufs, x as u32, X_WRITE);
                 flag(&mut run.bars, b as u32, B_TX);
+                lower_tx(run, b as u32, bytes);
             }
         }
         // A byte range whose key this path knows: listed, so that accesses of other bytes

@@ -15,47 +15,78 @@ pub fn ample(
     s: &State,
     actions: &[u32],
     history: crate::explore::ReductionHistory,
-) -> Option<crate::explore::Ample> {
-    use crate::explore::Ample;
+) -> crate::explore::Reduction {
+    use crate::explore::{Ample, Reduction};
     if !m.por {
-        return None;
+        return Reduction::default();
     }
     let n = m.nthreads();
     let threads = || actions.iter().copied().take_while(|&a| a < n);
-    // The static rule is cheap per candidate but looks at every thread: only the first few.
+    // The static rule is cheap per candidate but looks at every thread: only the first few,
+    // and every enabled `cluster_wait` (a check of its own enabledness only: in a CUTLASS
+    // cluster kernel the first threads leave the prologue first, so the waits of the others
+    // are never among the first few).
     if let Some(t) = threads()
-        .take(MAX_STATIC_CANDIDATES)
-        .find(|&t| safe(m, s, t))
+        .enumerate()
+        .find(|&(i, t)| {
+            if i < MAX_STATIC_CANDIDATES {
+                safe(m, s, t)
+            } else {
+                cluster_wait_alone(m, s, t)
+            }
+        })
+        .map(|(_, t)| t)
     {
-        return Some(Ample {
-            action: t,
-            by_analysis: false,
-        });
+        return Reduction {
+            ample: Some(Ample {
+                action: t,
+                by_analysis: false,
+            }),
+            analysed: false,
+        };
     }
     // Barrier-aware: what the others can still do while the candidate stands still
     // (footprint.rs). Candidates are tried in action order; each costs a run-ahead of every
     // thread, so only the first few that could qualify are tried.
-    // Where the rule rarely finds a step (protocols whose runs cannot be followed, such as
-    // multicast copies), each candidate costs a run-ahead of every thread for nothing: after
-    // 256 states with under 5% found, one candidate in every eighth state. (Taking fewer steps
-    // alone is always sound; the history the explorer passes depends only on the search
-    // order, so the search is the same on any number of cores.)
-    let (tries, hits) = (history.tries, history.hits);
-    let budget = if tries <= 256 || hits * 20 >= tries {
+    // Where the rule rarely finds a step (protocols whose runs cannot be followed),
+    // each candidate costs a run-ahead of every thread for nothing: after 256 states analysed
+    // with under 5% found, one candidate in every eighth state. (Taking fewer steps alone is
+    // always sound; the history the explorer passes depends only on the search order, so the
+    // search is the same on any number of cores.)
+    let (tries, analysed, hits) = (history.tries, history.analysed, history.hits);
+    let budget = if analysed <= 256 || hits * 20 >= analysed {
         MAX_DYNAMIC_CANDIDATES
     } else if tries.is_multiple_of(8) {
         1
     } else {
         0
     };
-    let found = |a: u32| {
-        Some(Ample {
+    let found = |a: u32| Reduction {
+        ample: Some(Ample {
             action: a,
             by_analysis: true,
-        })
+        }),
+        analysed: true,
     };
     let mut tried = 0;
     let mut known = None;
+    // Threads about to finish last: their exit is alone only where no peer block addresses
+    // theirs (or a thread of it outlives every future), which in a cluster kernel holds only
+    // near the end, while the idle threads of a CUTLASS block (warps of the producer warpgroup
+    // that only pass the prologue) come first in thread order and would use up the candidates.
+    let finishing = |t: u32| {
+        matches!(
+            m.code_of(t).instrs[s.threads[t as usize].pc as usize],
+            Instr::Exit { .. } | Instr::End { .. }
+        )
+    };
+    // In-flight events (a TMA copy landing, a cp.async arrive-on) after the other threads,
+    // each one step.
+    let events = actions.iter().copied().filter(|&a| a >= n);
+    let ordered = threads()
+        .filter(|&t| !finishing(t))
+        .chain(events)
+        .chain(threads().filter(|&t| finishing(t)));
     // Candidates already given the analysis. A thread of the same symmetry class whose state
     // equals one of theirs up to thread names (`symmetry::same_up_to_names`) is skipped: its
     // answer is usually theirs, and the few tries per state go to threads in other situations
@@ -63,13 +94,14 @@ pub fn ample(
     // kept writes all stood at one arrival, ahead of the writes that are alone, and took every
     // try). Skipping a candidate is always sound: it only takes fewer steps alone.
     let mut seen_candidates: Vec<u32> = Vec::new();
-    for t in threads() {
-        if !dynamic_candidate(m, s, t) || hopeless(m, s, t) {
+    for a in ordered {
+        if a < n && (!dynamic_candidate(m, s, a) || hopeless(m, s, a)) {
             continue;
         }
-        if seen_candidates
-            .iter()
-            .any(|&u| symmetry::same_up_to_names(m, s, u, t))
+        if a < n
+            && seen_candidates
+                .iter()
+                .any(|&u| symmetry::same_up_to_names(m, s, u, a))
         {
             continue;
         }
@@ -77,19 +109,15 @@ pub fn ample(
             break;
         }
         tried += 1;
-        seen_candidates.push(t);
-        let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
-        let f = footprint::frozen(m, s, known, t, None);
-        if safe_given(m, s, t, &f) {
-            return found(t);
+        if a < n {
+            seen_candidates.push(a);
+            let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
+            let f = footprint::frozen(m, s, known, a, None);
+            if safe_given(m, s, a, &f) {
+                return found(a);
+            }
+            continue;
         }
-    }
-    // In-flight events (a TMA copy landing, a cp.async arrive-on): each is one step.
-    for &a in actions.iter().filter(|&&a| a >= n) {
-        if tried == budget {
-            break;
-        }
-        tried += 1;
         let i = (a - n) as usize;
         if let Event::Tma { bar, .. } = s.events[i]
             && threads().any(|u| polls(m, s, u) == Some(bar))
@@ -112,7 +140,10 @@ pub fn ample(
             return found(a);
         }
     }
-    None
+    Reduction {
+        ample: None,
+        analysed: tried > 0,
+    }
 }
 
 /// The arrive-on of in-flight `cp_async_arrive` `i` (of `thread`, on `b`, after the thread's
@@ -179,10 +210,7 @@ fn dynamic_candidate(m: &PhaseModel, s: &State, t: u32) -> bool {
                     | Op::SyncThreads
                     | Op::BarArrive { .. }
                     | Op::CpAsync { .. }
-                    | Op::Tma {
-                        multicast: None,
-                        ..
-                    }
+                    | Op::Tma { .. }
                     | Op::CommitGroup
                     | Op::WaitGroup { .. }
                     | Op::TmaStore { .. }
@@ -245,7 +273,13 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
     use footprint::*;
     let th = &s.threads[t as usize];
     match &m.code_of(t).instrs[th.pc as usize] {
-        Instr::Exit { .. } | Instr::End { .. } => !copy_crosses_blocks(m, s) && !f.remote,
+        // Finishing changes, for the others, only whether the thread's block still runs when
+        // they address it from a peer block (`remote-cta-exited`): alone when nobody can, or
+        // when another thread of the block outlives every future the footprints cover.
+        Instr::Exit { .. } | Instr::End { .. } => {
+            let b = m.block_of(t) as usize;
+            f.pinned[b] || !f.remote_into[b]
+        }
         Instr::Op { op, .. } => match op {
             // An access of a byte range: the others' accesses of the whole instance as before,
             // their ranged ones only where the bytes meet.
@@ -332,6 +366,12 @@ fn safe_given(m: &PhaseModel, s: &State, t: u32, f: &footprint::Frozen) -> bool 
                 bytes,
                 multicast: None,
             } => tma_issue_alone(m, s, t, dst, bar, bytes, f),
+            Op::Tma {
+                dst,
+                bar,
+                bytes,
+                multicast: Some(mask),
+            } => multicast_issue_alone(m, s, t, (dst, bar, bytes, mask), f),
             // Group counters are the thread's own.
             Op::CommitGroup | Op::BulkCommit => true,
             // `cp_async_arrive`: raises the pending count now (unless `noinc`) and puts an
@@ -553,6 +593,70 @@ fn tma_issue_alone(
         && !in_flight_access(s, x)
 }
 
+/// The issue of a multicast TMA copy (`tma X -> B, N multicast MASK`): for every block of the
+/// mask it checks the barrier's validity and visibility (remote for a peer) and puts a copy in
+/// flight that writes the same CTA-relative buffer and signals the same CTA-relative barrier
+/// there (`Exec::op`, `Op::Tma`); a peer block that no longer runs makes it
+/// `remote-cta-exited`. So it is [`tma_issue_alone`] per destination, and a peer destination
+/// also needs a thread of that block that outlives every future the footprints cover
+/// (`Frozen::pinned`), so that the block runs whenever the issue comes. Byte ranges and
+/// `@ r` operands are left to the full expansion.
+fn multicast_issue_alone(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    (dst, bar, bytes, mask): (
+        &protocols::ir::ObjRef,
+        &protocols::ir::ObjRef,
+        &protocols::ir::Expr,
+        &protocols::ir::Expr,
+    ),
+    f: &footprint::Frozen,
+) -> bool {
+    if dst.bytes.is_some() || dst.cta.is_some() || bar.cta.is_some() {
+        return false;
+    }
+    let th = &s.threads[t as usize];
+    let (Some(b_own), Some(x_own)) = (peek_bar(m, s, t, bar), peek_bar(m, s, t, dst)) else {
+        return false;
+    };
+    let (Ok(mask), Ok(n)) = (m.eval(mask, t, &th.locals), m.eval(bytes, t, &th.locals)) else {
+        return false;
+    };
+    let ti = &m.threads[t as usize];
+    let k = &m.kernels[ti.kernel as usize];
+    let own = m.block_of(t);
+    if mask <= 0
+        || mask >= (1i64 << k.cluster)
+        || !(0..=super::MAX_COUNT).contains(&n)
+        || m.bar_block[b_own as usize] != own
+        || !local_buf(m, t, x_own)
+        || m.buf_block[x_own as usize] == u32::MAX
+    {
+        return false;
+    }
+    let bar_o = i64::from(m.program.object(bar.object).count());
+    let buf_o = i64::from(m.program.object(dst.object).count());
+    (0..k.cluster).filter(|c| mask & (1 << c) != 0).all(|c| {
+        let block = k.first_block + c;
+        let delta = i64::from(block) - i64::from(own);
+        let b = i64::from(b_own) + delta * bar_o;
+        let x = i64::from(x_own) + delta * buf_o;
+        if b < 0 || x < 0 || b as usize >= s.bars.len() || x as usize >= m.buf_block.len() {
+            return false;
+        }
+        let (b, x) = (b as usize, x as u32);
+        let remote = block != own;
+        let bs = &s.bars[b];
+        bs.valid
+            && vis_ok(bs, t, remote)
+            && (!remote || f.pinned[block as usize])
+            && f.bar[b] & footprint::B_INIT == 0
+            && f.buf[x as usize] == 0
+            && !in_flight_access(s, x)
+    })
+}
+
 /// A wait of `t` on `b` that passes now (see [`safe_given`]).
 fn wait_alone(m: &PhaseModel, s: &State, t: u32, b: u32, f: &footprint::Frozen) -> bool {
     use footprint::*;
@@ -602,8 +706,11 @@ fn arrive_n_alone(
     f: &footprint::Frozen,
 ) -> bool {
     // An arrive into a peer block also depends on whether that block still runs
-    // (remote-cta-exited): never taken alone.
-    if m.bar_block[b as usize] != m.block_of(t) {
+    // (remote-cta-exited): alone only while a thread of that block outlives every future the
+    // footprints cover (`Frozen::pinned`); then it finds the block running in any order.
+    let block = m.bar_block[b as usize];
+    let remote = block != m.block_of(t);
+    if remote && !f.pinned[block as usize] {
         return false;
     }
     let bs = &s.bars[b as usize];
@@ -611,7 +718,7 @@ fn arrive_n_alone(
     // those buffers (else the race flags would depend on the order).
     let kept_quiet = kept_quiet(m, s, t, f);
     let base = bs.valid
-        && vis_ok(bs, t, false)
+        && vis_ok(bs, t, remote)
         && !targeted(s, b)
         && n >= 1
         && i64::from(bs.pending) >= n
@@ -633,12 +740,28 @@ fn arrival_commutes(bs: &Bar, n: i64, tx: Option<i64>, f: &footprint::Frozen, b:
     }
     let total = i64::from(f.arrivals[b as usize]) + n;
     let pending = i64::from(bs.pending);
+    // The others change the transaction count only by TMA copies they issue, which lower it
+    // by at most `tx_lower` bytes (no copy is in flight on it: `arrive_n_alone`), and after
+    // this `arrive_expect_tx` of `y` bytes it stays above zero whatever they do, and every
+    // value it passes through in any order stays in range: then the phase cannot complete
+    // before a later step of this thread's (its own copy landing), and the additions
+    // commute. (The CUTLASS cluster producer expects both halves of a stage, and the peer's
+    // multicast half may land before or after.)
+    let lower = f.tx_lower[b as usize];
+    let lowered_only = |y: i64| {
+        let after = i64::from(bs.tx) + y;
+        others & B_TX_UP == 0
+            && after - lower > 0
+            && after <= super::MAX_COUNT
+            && i64::from(bs.tx) - lower >= -super::MAX_COUNT
+    };
     // An `arrive_expect_tx` that leaves the transaction count non-zero, on a barrier whose
     // count nobody else may change (and no copy in flight signals: `arrive_n_alone`), cannot
     // complete the phase in any order with the others' arrivals, even the last of them: the
     // count only returns to zero by a later step of this thread's (its own copy landing).
-    let tx_holds = tx.is_some_and(|y| i64::from(bs.tx) + y != 0) && others & B_TX == 0;
-    let tx = tx.is_some();
+    let tx_holds =
+        tx.is_some_and(|y| (i64::from(bs.tx) + y != 0 && others & B_TX == 0) || lowered_only(y));
+    let tx_commutes = tx.is_none_or(|y| others & B_TX == 0 || lowered_only(y));
     // No order of this arrive and the others' arrives lands one in the next phase (no
     // over-arrival: every arrive sees the same phase and returns the same token)...
     others & B_INIT == 0
@@ -646,7 +769,7 @@ fn arrival_commutes(bs: &Bar, n: i64, tx: Option<i64>, f: &footprint::Frozen, b:
         && if total < pending || tx_holds {
             // ...and the phase completes in no order, so nothing the others read changes:
             // the observed flag only if nobody can observe the phase now.
-            (bs.consumed || bs.phase == 0 || others & B_WAIT == 0) && !(tx && others & B_TX != 0)
+            (bs.consumed || bs.phase == 0 || others & B_WAIT == 0) && tx_commutes
         } else {
             // ...or it completes with the last arrive, whichever that is: then nobody else may
             // wait on it after the completion (which flips the parity their waits read) or
@@ -737,8 +860,10 @@ fn safe_landing(
     f: &footprint::Frozen,
 ) -> bool {
     let bs = &s.bars[b as usize];
-    // A copy into a peer block also depends on whether that block still runs.
-    if m.bar_block[b as usize] != m.block_of(issuer) || !bs.valid {
+    // A copy into a peer block also depends on whether that block still runs: alone only
+    // while a thread of that block outlives every future the footprints cover.
+    let block = m.bar_block[b as usize];
+    if (block != m.block_of(issuer) && !f.pinned[block as usize]) || !bs.valid {
         return false;
     }
     // The buffer: nobody else may touch it, and no thread keeps an access to it that the
@@ -971,6 +1096,19 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
         },
         _ => false,
     }
+}
+
+/// An enabled `cluster_wait` of `t` (the static rule's case for it, [`safe`]): cheap, so every
+/// thread is asked, not only the first few.
+fn cluster_wait_alone(m: &PhaseModel, s: &State, t: u32) -> bool {
+    let th = &s.threads[t as usize];
+    matches!(
+        &m.code_of(t).instrs[th.pc as usize],
+        Instr::Op {
+            op: Op::ClusterWait,
+            ..
+        }
+    ) && safe(m, s, t)
 }
 
 /// Block of a buffer instance (`u32::MAX` for globals, which every thread may touch).
