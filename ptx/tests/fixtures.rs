@@ -52,6 +52,15 @@ fn finding_lines(c: &Checked) -> Vec<(String, u32, &'static str)> {
     out
 }
 
+/// Some error-level finding (or one of its labels) of `c` is at line `line` of fixture `cu`.
+fn assert_finding_at(c: &Checked, cu: &str, line: u32) {
+    let lines = finding_lines(c);
+    assert!(
+        lines.iter().any(|(f, l, _)| f.ends_with(cu) && *l == line),
+        "no finding at {cu}:{line}: {lines:?}"
+    );
+}
+
 #[test]
 fn double_buffer_verifies() {
     let c = check("double_buffer.ptx", &opts(64, &[("2", 4)]));
@@ -75,15 +84,13 @@ fn double_buffer_verifies() {
 fn double_buffer_parity_bug_is_found_at_its_line() {
     let c = check("double_buffer_parity_bug.ptx", &opts(64, &[("param_2", 4)]));
     assert_eq!(c.report.verdict, Verdict::Hazard);
-    let bug = line_of("double_buffer.cu", "// BUG");
-    let lines = finding_lines(&c);
-    assert!(
-        lines
-            .iter()
-            .any(|(f, l, _)| f.ends_with("double_buffer.cu") && *l == bug),
-        "no finding at double_buffer.cu:{bug}: {lines:?}"
+    assert_finding_at(
+        &c,
+        "double_buffer.cu",
+        line_of("double_buffer.cu", "// BUG"),
     );
     // The reads of the stage race with the copies.
+    let lines = finding_lines(&c);
     assert!(lines.iter().any(|(_, _, r)| *r == "data-race"), "{lines:?}");
 }
 
@@ -871,14 +878,7 @@ fn lanes_of_a_warp_at_different_named_barrier_instructions_diverge() {
         c.report.findings,
         c.ex.text
     );
-    let lines = finding_lines(&c);
-    let bug = line_of("warp_split.cu", "// BUG");
-    assert!(
-        lines
-            .iter()
-            .any(|(f, l, _)| f.ends_with("warp_split.cu") && *l == bug),
-        "no finding at warp_split.cu:{bug}: {lines:?}"
-    );
+    assert_finding_at(&c, "warp_split.cu", line_of("warp_split.cu", "// BUG"));
 }
 
 /// Two warps of one named barrier in different roles (only the first warp meets at a
@@ -918,13 +918,10 @@ fn warps_at_different_named_barrier_instructions_still_diverge() {
     let c = check("warp_groups_bar_divergent.ptx", &opts(96, &[]));
     assert_eq!(c.report.verdict, Verdict::Hazard, "{}", c.ex.text);
     assert_eq!(errors(&c), vec!["barrier-divergence"], "{}", c.ex.text);
-    let bug = line_of("warp_groups_bar.cu", "// BUG");
-    assert!(
-        finding_lines(&c)
-            .iter()
-            .any(|(f, l, _)| f.ends_with("warp_groups_bar.cu") && *l == bug),
-        "no finding at warp_groups_bar.cu:{bug}: {:?}",
-        finding_lines(&c)
+    assert_finding_at(
+        &c,
+        "warp_groups_bar.cu",
+        line_of("warp_groups_bar.cu", "// BUG"),
     );
 }
 
@@ -1122,16 +1119,9 @@ fn arrive_then_sync_by_the_same_threads_races() {
     let c = check("epilogue_arrive_sync.ptx", &opts(64, &[]));
     assert_eq!(c.report.verdict, Verdict::Hazard, "{}", c.ex.text);
     assert_eq!(errors(&c), vec!["data-race"], "{}", c.ex.text);
-    let read = line_of("epilogue_arrive_sync.cu", "out[tid] = tile[63 - tid]");
-    let store = line_of("epilogue_arrive_sync.cu", "tile[tid] = out[tid] + 1");
-    let lines = finding_lines(&c);
-    for line in [read, store] {
-        assert!(
-            lines
-                .iter()
-                .any(|(f, l, _)| f.ends_with("epilogue_arrive_sync.cu") && *l == line),
-            "no finding at epilogue_arrive_sync.cu:{line}: {lines:?}"
-        );
+    for marker in ["out[tid] = tile[63 - tid]", "tile[tid] = out[tid] + 1"] {
+        let cu = "epilogue_arrive_sync.cu";
+        assert_finding_at(&c, cu, line_of(cu, marker));
     }
 }
 
