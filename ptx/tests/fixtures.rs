@@ -52,6 +52,17 @@ fn finding_lines(c: &Checked) -> Vec<(String, u32, &'static str)> {
     out
 }
 
+/// `c` verified `ok` (else its findings and the extracted protocol are printed).
+fn assert_ok(c: &Checked) {
+    assert_eq!(
+        c.report.verdict,
+        Verdict::Ok,
+        "{:?}\n{}",
+        c.report.findings,
+        c.ex.text
+    );
+}
+
 /// Some error-level finding (or one of its labels) of `c` is at line `line` of fixture `cu`.
 fn assert_finding_at(c: &Checked, cu: &str, line: u32) {
     let lines = finding_lines(c);
@@ -64,13 +75,7 @@ fn assert_finding_at(c: &Checked, cu: &str, line: u32) {
 #[test]
 fn double_buffer_verifies() {
     let c = check("double_buffer.ptx", &opts(64, &[("2", 4)]));
-    assert_eq!(
-        c.report.verdict,
-        Verdict::Ok,
-        "{:?}\n{}",
-        c.report.findings,
-        c.ex.text
-    );
+    assert_ok(&c);
     // The same kernel with 4 consumer warps and 8 tiles.
     let c = check(
         "double_buffer.ptx",
@@ -435,13 +440,7 @@ fn a_poll_of_two_barriers_extracts_with_both_outcomes_of_its_first_tests() {
         "the poll names its first test's line {line}:\n{}",
         c.ex.text
     );
-    assert_eq!(
-        c.report.verdict,
-        Verdict::Ok,
-        "{:?}\n{}",
-        c.report.findings,
-        c.ex.text
-    );
+    assert_ok(&c);
 }
 
 /// `-DEITHER`: the loop goes on as soon as one of the two barriers is ready, so a consumer can
@@ -791,13 +790,7 @@ fn libcu_pipeline_copy_verifies() {
         "{e}"
     );
     let c = check(name, &pipeline_opts(name, 2));
-    assert_eq!(
-        c.report.verdict,
-        Verdict::Ok,
-        "{:?}\n{}",
-        c.report.findings,
-        c.ex.text
-    );
+    assert_ok(&c);
     // The pipeline's barriers are counted from the roles: 32 producers, 64 consumers, read by
     // thread 0 from the count the producers added up before a __syncthreads.
     assert!(c.ex.text.contains("init state[0], 32"), "{}", c.ex.text);
@@ -846,13 +839,7 @@ fn errors(c: &Checked) -> Vec<&'static str> {
 #[test]
 fn a_warp_split_around_one_named_barrier_is_one_statement() {
     let c = check("warp_split.ptx", &opts(96, &[]));
-    assert_eq!(
-        c.report.verdict,
-        Verdict::Ok,
-        "{:?}\n{}",
-        c.report.findings,
-        c.ex.text
-    );
+    assert_ok(&c);
     let syncs: Vec<&str> =
         c.ex.text
             .lines()
@@ -890,13 +877,7 @@ fn lanes_of_a_warp_at_different_named_barrier_instructions_diverge() {
 #[test]
 fn warps_of_different_roles_at_one_named_barrier_instruction_are_one_statement() {
     let c = check("warp_groups_bar.ptx", &opts(96, &[]));
-    assert_eq!(
-        c.report.verdict,
-        Verdict::Ok,
-        "{:?}\n{}",
-        c.report.findings,
-        c.ex.text
-    );
+    assert_ok(&c);
     let syncs =
         c.ex.text
             .lines()
@@ -1131,11 +1112,5 @@ fn arrive_then_sync_by_the_same_threads_races() {
 #[test]
 fn sync_alone_orders_the_epilogue() {
     let c = check("epilogue_arrive_sync_fixed.ptx", &opts(64, &[]));
-    assert_eq!(
-        c.report.verdict,
-        Verdict::Ok,
-        "{:?}\n{}",
-        c.report.findings,
-        c.ex.text
-    );
+    assert_ok(&c);
 }
