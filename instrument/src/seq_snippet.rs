@@ -192,17 +192,7 @@ fn give_up(tag: &str, id: u32, turn: &str) -> String {
          \tadd.u64 \t%phck_a, %phck_a, %phck_n;\n",
         rec = RECORD_WORDS * 4
     );
-    for (k, reg) in [
-        "%ctaid.x", "%ctaid.y", "%ctaid.z", "%tid.x", "%tid.y", "%tid.z",
-    ]
-    .iter()
-    .enumerate()
-    {
-        s += &format!(
-            "\tmov.u32 \t%phck_t, {reg};\n\tst.global.u32 \t[%phck_a+{}], %phck_t;\n",
-            4 * k
-        );
-    }
+    s += &crate::snippet::store_coordinates();
     s += &format!(
         "\tmov.u32 \t%phck_t, {point};\n\
          \tst.global.u32 \t[%phck_a+24], %phck_t;\n\

@@ -75,6 +75,24 @@ pub fn delay(id: u32, place: &str) -> String {
     )
 }
 
+/// The first six words of a stuck record at `%phck_a`: the block's and the thread's
+/// coordinates (`%ctaid.x..z`, `%tid.x..z`), through `%phck_t`.
+pub fn store_coordinates() -> String {
+    let mut s = String::new();
+    for (k, reg) in [
+        "%ctaid.x", "%ctaid.y", "%ctaid.z", "%tid.x", "%tid.y", "%tid.z",
+    ]
+    .iter()
+    .enumerate()
+    {
+        s += &format!(
+            "\tmov.u32 \t%phck_t, {reg};\n\tst.global.u32 \t[%phck_a+{}], %phck_t;\n",
+            4 * k
+        );
+    }
+    s
+}
+
 /// After a wait at point `id` whose completion predicate is `done`: when it failed, how long
 /// this thread has been failing at this point; past the bound, a stuck record and `exit`.
 /// `skip` is the guard under which the wait did not run (`@!%p`), if it had one; `on_ok` runs
@@ -125,17 +143,7 @@ pub fn bound(
          \tadd.u64 \t%phck_a, %phck_a, %phck_n;\n",
         RECORD_WORDS * 4
     );
-    for (k, reg) in [
-        "%ctaid.x", "%ctaid.y", "%ctaid.z", "%tid.x", "%tid.y", "%tid.z",
-    ]
-    .iter()
-    .enumerate()
-    {
-        s += &format!(
-            "\tmov.u32 \t%phck_t, {reg};\n\tst.global.u32 \t[%phck_a+{}], %phck_t;\n",
-            4 * k
-        );
-    }
+    s += &store_coordinates();
     let (last_word, leave) = if replay {
         (
             "\tmov.u32 \t%phck_t, %phck_pg;\n".to_string(),
