@@ -152,10 +152,7 @@ fn wide_parallel_search_numbers_states_alike() {
     model.por = false;
     let (mut init, _, _, _) = model.initial();
     model.canon(&mut init);
-    let search = checker::model::Search {
-        model: &model,
-        init,
-    };
+    let search = checker::model::Search::new(&model, init);
     let limits = checker::explore::Limits {
         max_states: 1 << 20,
         max_memory_bytes: u64::MAX,
