@@ -55,6 +55,13 @@ pub trait Model {
     /// states by their share: the explorer asks only when the live states are the same on any
     /// number of cores (the queue and the current round's new states).
     fn state_bytes(&self, state: &Self::State) -> usize;
+    /// Bytes the model holds for the search beside its states (parts of states stored once,
+    /// such as interned thread states, which [`Model::state_bytes`] does not count), for the
+    /// memory limit. The explorer asks only when every worker is done with a round, so that
+    /// it depends only on the states made so far, not on timing.
+    fn shared_bytes(&self) -> u64 {
+        0
+    }
     /// The goals of the search that the finding meets, one bit each ([`Model::goals`]); the
     /// search is decided, and may stop early ([`Limits::after_findings`]), once its findings
     /// meet every goal. By default there is one goal, and every finding meets it.
@@ -537,6 +544,9 @@ where
                 }
             }
         });
+        // Parts the model stores once for the whole search (interned thread states): every
+        // successor of the round is made, so this too is the same on any number of cores.
+        let shared_bytes = model.shared_bytes();
         let expansions: Vec<_> = expansions
             .into_iter()
             .map(|ex| ex.into_inner().unwrap_or_else(|e| e.into_inner()))
@@ -627,7 +637,7 @@ where
                     break 'search;
                 }
             }
-            let mem = states * VISITED_ENTRY_BYTES + queue_bytes + pending_bytes;
+            let mem = states * VISITED_ENTRY_BYTES + queue_bytes + pending_bytes + shared_bytes;
             peak = peak.max(mem);
             if let Some(cb) = progress
                 && (states >= next_progress

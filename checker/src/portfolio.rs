@@ -157,10 +157,7 @@ impl<'p> Portfolio<'p> {
         // walks are shorter by as much, so that a pause takes about as long at any size.
         let n = self.raw.nthreads().max(128);
         let scale = |steps: u32| (u64::from(steps) * 128 / u64::from(n)).max(64) as u32;
-        let search = Search {
-            model: &self.raw,
-            init: init.clone(),
-        };
+        let search = Search::new(&self.raw, init.clone());
         if self.pauses == 0 {
             self.run_length = hunt::run_length(&search, RUN_LENGTH_MAX, self.deadline);
         }

@@ -114,10 +114,7 @@ fn walks_agree_with_full_steps() {
         if bound.is_some() || stop {
             continue;
         }
-        let search = Search {
-            model: &m,
-            init: init.clone(),
-        };
+        let search = Search::new(&m, init.clone());
         walked += 1;
         for w in 0..3u64 {
             let mut rng = 0x2545_F491_4F6C_DD1Du64 ^ (w + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);

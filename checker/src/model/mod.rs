@@ -8,6 +8,7 @@ pub mod cause;
 pub mod code;
 pub mod exec;
 pub mod race;
+pub mod shared;
 pub mod state;
 pub mod stuck;
 pub mod symmetry;
@@ -952,10 +953,32 @@ impl<'p> PhaseModel<'p> {
     }
 }
 
-/// The model as seen by the explorer.
+/// The model as seen by the explorer. The states it hands the explorer hold their thread
+/// states interned ([`shared`]), and it counts the interned thread states they use.
 pub struct Search<'m, 'p> {
     pub model: &'m PhaseModel<'p>,
     pub init: State,
+    used: shared::UsedEntries<Thread>,
+}
+
+impl<'m, 'p> Search<'m, 'p> {
+    pub fn new(model: &'m PhaseModel<'p>, init: State) -> Self {
+        Search {
+            model,
+            init,
+            used: Default::default(),
+        }
+    }
+
+    /// `s` with every thread state interned: copying it then writes nothing that other
+    /// workers read.
+    fn interned(&self, mut s: State) -> State {
+        s.threads = std::mem::take(&mut s.threads)
+            .into_iter()
+            .map(|t| t.interned(&self.used))
+            .collect();
+        s
+    }
 }
 
 impl explore::Model for Search<'_, '_> {
@@ -964,7 +987,7 @@ impl explore::Model for Search<'_, '_> {
     type Key = (&'static str, Span);
 
     fn init_state(&self) -> State {
-        self.init.clone()
+        self.interned(self.init.clone())
     }
     fn actions(&self, s: &State, out: &mut Vec<u32>) {
         exec::actions(self.model, s, out)
@@ -973,7 +996,7 @@ impl explore::Model for Search<'_, '_> {
         match self.model.step_raw(s, action, found) {
             Step::Next(mut n) => {
                 self.model.canon(&mut n);
-                Step::Next(n)
+                Step::Next(self.interned(n))
             }
             other => other,
         }
@@ -1009,5 +1032,8 @@ impl explore::Model for Search<'_, '_> {
     }
     fn state_bytes(&self, s: &State) -> usize {
         s.approx_bytes()
+    }
+    fn shared_bytes(&self) -> u64 {
+        self.used.bytes()
     }
 }
