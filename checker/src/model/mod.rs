@@ -935,9 +935,34 @@ impl<'p> PhaseModel<'p> {
         action: u32,
         found: &mut Vec<MFinding>,
     ) -> (Step<()>, exec::Touched) {
+        self.step_in_place_with(s, action, found, None)
+    }
+
+    /// [`Self::step_in_place`] for a walk that keeps its witness sets (`exec::Witnesses`) from
+    /// step to step: every step of the walk must go through here with the same `witnesses`.
+    pub fn step_walk(
+        &self,
+        s: &mut State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+        witnesses: &mut exec::Witnesses,
+    ) -> (Step<()>, exec::Touched) {
+        self.step_in_place_with(s, action, found, Some(witnesses))
+    }
+
+    fn step_in_place_with(
+        &self,
+        s: &mut State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+        witnesses: Option<&mut exec::Witnesses>,
+    ) -> (Step<()>, exec::Touched) {
         let mut ex = exec::Exec::new(self, std::mem::take(s));
-        if self.act(&mut ex, action) {
-            ex.prune_kept_after();
+        let prune = self.act(&mut ex, action);
+        match witnesses {
+            Some(w) => ex.prune_kept_in_walk(w, prune),
+            None if prune => ex.prune_kept_after(),
+            None => {}
         }
         found.append(&mut ex.found);
         *s = ex.state;
