@@ -9,19 +9,27 @@
 //! every later accessor (a use of a whole-block barrier completed by exits, a wait on a barrier
 //! that only a TMA completion signals).
 
-use super::witness::Key;
+use super::walk_index::Key;
 use super::*;
 use std::collections::BTreeMap;
 
 impl Exec<'_, '_> {
     /// Apply `change` to every kept access (of thread `u`) that `touches` selects; a thread
     /// state is copied (copy on write) only when one of its accesses is selected.
+    /// `published`: `touches` selects only accesses with a publication into this object, so
+    /// a walk weighs only the threads its index has there (`WalkIndex`).
     fn update_kept(
         &mut self,
+        published: Option<SyncObj>,
         touches: impl Fn(usize, &Access) -> bool,
         mut change: impl FnMut(usize, &mut Access),
     ) {
-        for u in 0..self.state.threads.len() {
+        let threads: Vec<u32> = match published.and_then(|obj| self.published_into(obj)) {
+            Some(some) => some,
+            None => (0..self.state.threads.len() as u32).collect(),
+        };
+        for u in threads {
+            let u = u as usize;
             if !self.state.threads[u].acc.iter().any(|a| touches(u, a)) {
                 continue;
             }
@@ -43,6 +51,7 @@ impl Exec<'_, '_> {
             done,
         };
         self.update_kept(
+            None,
             |u, a| (u == t as usize || a.ordered_before(t)) && !a.pubs.iter().any(|q| q.covers(&p)),
             |_, a| {
                 a.publish(p);
@@ -56,6 +65,7 @@ impl Exec<'_, '_> {
     /// the flag go, and the kept accesses `t` knows are published at `scope`.
     pub(super) fn publish_flag(&mut self, t: u32, obj: SyncObj, scope: Level) {
         self.update_kept(
+            Some(obj),
             |_, a| a.pubs.iter().any(|q| q.obj == obj),
             |_, a| a.pubs.retain(|q| q.obj != obj),
         );
@@ -66,6 +76,7 @@ impl Exec<'_, '_> {
     /// become visible to the acquires that observe it.
     pub(super) fn complete_pubs(&mut self, obj: SyncObj) {
         self.update_kept(
+            Some(obj),
             |_, a| a.pubs.iter().any(|p| p.obj == obj && !p.done),
             |_, a| a.complete(obj),
         );
@@ -89,6 +100,7 @@ impl Exec<'_, '_> {
             }
         };
         self.update_kept(
+            Some(obj),
             |u, a| u != t as usize && !a.ordered_before(t) && a.pubs.iter().any(strong),
             |_, a| {
                 a.seen.insert(t);
@@ -101,6 +113,7 @@ impl Exec<'_, '_> {
     /// accesses (semantics.md §6.3, "Where the fence may stand").
     pub(super) fn fence_observed(&mut self, t: u32) {
         self.update_kept(
+            None,
             |u, a| {
                 u != t as usize
                     && !a.kind.is_async()
@@ -118,6 +131,7 @@ impl Exec<'_, '_> {
     pub(super) fn hand_over_named(&mut self, slot: u32, waiting: &[u32]) {
         let obj = SyncObj::Named(slot);
         self.update_kept(
+            Some(obj),
             |_, a| a.pubs.iter().any(|p| p.obj == obj),
             |u, a| {
                 a.pubs.retain(|p| p.obj != obj);
@@ -134,6 +148,7 @@ impl Exec<'_, '_> {
     /// happens after every kept access that one of them knew.
     pub(super) fn join(&mut self, lanes: &[u32]) {
         self.update_kept(
+            None,
             |u, a| {
                 lanes
                     .iter()
@@ -235,7 +250,7 @@ impl Exec<'_, '_> {
         }
         // Who may still conflict with a kept access, asked for once per prune (a 384-thread
         // kernel keeps well over a thousand accesses), and in a walk kept from step to step
-        // (`witness.rs`): by the static reach of their code, per (block, buffer object, whether
+        // (`walk_index.rs`): by the static reach of their code, per (block, buffer object, whether
         // the instance is the block's own, the access writes); by their copies in flight, per
         // buffer instance, only where the reach leaves none out.
         let mut by_key: BTreeMap<Key, ThreadSet> = BTreeMap::new();

@@ -12,7 +12,7 @@
 //! Each of those sets is a union of per-thread predicates that read only the thread's own
 //! state (its statement, whether it is live, its `cp.async` and bulk groups) and the model,
 //! plus the issuers of the in-flight TMA events. So a walk keeps each set it has asked for
-//! ([`Witnesses`]), and after each step weighs again only the threads the step changed
+//! ([`WalkIndex`]), and after each step weighs again only the threads the step changed
 //! (`Touched`, which every change of a thread goes through); the events' part is small and
 //! read fresh at every query. The sets are exactly those of the scans (the scans use the
 //! same predicates), which `walks_agree_with_full_steps` checks through the pruned states, and
@@ -45,11 +45,58 @@ struct Entry {
     stale: bool,
 }
 
-/// The witness sets a walk has asked for, exact for the walk's current state (see the module
-/// doc). Empty at the start of a walk; the sets are made on first use.
+/// What a walk keeps of its state between steps, exact for the state before each step: the
+/// witness sets it has asked for (see the module doc; made on first use), and per
+/// synchronization object the threads with a kept access published there.
 #[derive(Clone, Debug, Default)]
-pub struct Witnesses {
+pub struct WalkIndex {
     entries: BTreeMap<Key, Entry>,
+    published: Option<Published>,
+}
+
+/// Per synchronization object, the threads that keep an access with a publication into it
+/// (`Access::pubs`): the only threads an acquire from it, its phase's completion or a named
+/// barrier's hand-over can change (`order.rs`, `Exec::update_kept`). Without it each of those
+/// scanned every kept access of every thread (issue 24 point 3).
+#[derive(Clone, Debug, Default)]
+struct Published {
+    by_obj: BTreeMap<SyncObj, Vec<u64>>,
+    /// Per thread: the objects it is entered under.
+    objs_of: Vec<Vec<SyncObj>>,
+}
+
+impl Published {
+    fn set(&mut self, obj: SyncObj, t: u32, n: usize, on: bool) {
+        let bits = self.by_obj.entry(obj).or_insert_with(|| vec![0; n.div_ceil(64)]);
+        let bit = 1u64 << (t % 64);
+        if on {
+            bits[(t / 64) as usize] |= bit;
+        } else {
+            bits[(t / 64) as usize] &= !bit;
+        }
+    }
+
+    /// Enter thread `t` as it is in `s`.
+    fn update(&mut self, s: &State, t: u32) {
+        let n = s.threads.len();
+        let mut now: Vec<SyncObj> = s.threads[t as usize]
+            .acc
+            .iter()
+            .flat_map(|a| a.pubs.iter().map(|p| p.obj))
+            .collect();
+        now.sort();
+        now.dedup();
+        if now == self.objs_of[t as usize] {
+            return;
+        }
+        for obj in std::mem::take(&mut self.objs_of[t as usize]) {
+            self.set(obj, t, n, false);
+        }
+        for &obj in &now {
+            self.set(obj, t, n, true);
+        }
+        self.objs_of[t as usize] = now;
+    }
 }
 
 impl Exec<'_, '_> {
@@ -147,10 +194,10 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// Set `key` for the current state: from the walk's [`Witnesses`] when the step runs in a
+    /// Set `key` for the current state: from the walk's [`WalkIndex`] when the step runs in a
     /// walk (made there on first use), else by a scan.
     pub(super) fn witnesses(&mut self, key: Key) -> ThreadSet {
-        let mut out = match self.witness_cache.take() {
+        let mut out = match self.walk_index.take() {
             None => self.scan(key),
             Some(mut cache) => {
                 let entry = cache.entries.entry(key).or_insert_with(|| {
@@ -179,7 +226,7 @@ impl Exec<'_, '_> {
                     entry.stale = false;
                 }
                 let out = entry.set.clone();
-                self.witness_cache = Some(cache);
+                self.walk_index = Some(cache);
                 out
             }
         };
@@ -187,22 +234,27 @@ impl Exec<'_, '_> {
         out
     }
 
-    /// [`Exec::prune_kept_after`] in a walk, with the walk's witness sets: they are brought up
-    /// to date with the step first. Call it after every step of the walk (the sets must follow
-    /// every changed thread), even one that stopped the path.
-    pub fn prune_kept_in_walk(&mut self, cache: &mut Witnesses, prune: bool) {
-        self.witness_cache = Some(std::mem::take(cache));
+    /// Start a step of a walk with the walk's index (exact for the state before the step).
+    pub fn start_walk_step(&mut self, index: &mut WalkIndex) {
+        self.walk_index = Some(std::mem::take(index));
+    }
+
+    /// End a step of a walk: the index follows the threads the step changed, the kept
+    /// accesses are pruned ([`Exec::prune_kept_after`], unless the step stopped the path), and
+    /// the index goes back to the walk, exact for the state after the step.
+    pub fn end_walk_step(&mut self, index: &mut WalkIndex, prune: bool) {
         self.refresh_witnesses();
         if prune {
             self.prune_kept_after();
         }
-        *cache = self.witness_cache.take().unwrap_or_default();
+        self.refresh_published();
+        *index = self.walk_index.take().unwrap_or_default();
     }
 
-    /// Bring the walk's [`Witnesses`] up to date with the threads this step changed (every
+    /// Bring the walk's [`WalkIndex`] up to date with the threads this step changed (every
     /// other thread is as it was when the sets were last exact). Before the step's pruning.
     fn refresh_witnesses(&mut self) {
-        let Some(mut cache) = self.witness_cache.take() else {
+        let Some(mut cache) = self.walk_index.take() else {
             return;
         };
         for y in self.touched.threads().iter() {
@@ -215,7 +267,57 @@ impl Exec<'_, '_> {
                 }
             }
         }
-        self.witness_cache = Some(cache);
+        self.walk_index = Some(cache);
+    }
+}
+
+impl Exec<'_, '_> {
+    /// In a walk, the threads whose kept accesses may have a publication into `obj`, ascending:
+    /// those the index has under it and those this step changed so far (the index is exact
+    /// for every other thread). `None` outside a walk: every thread may.
+    pub(super) fn published_into(&mut self, obj: SyncObj) -> Option<Vec<u32>> {
+        let index = self.walk_index.as_mut()?;
+        let n = self.state.threads.len();
+        let published = index.published.get_or_insert_with(|| {
+            // Made from the state as it is now: exact for the threads this step has not
+            // changed (as they were before it), and the changed ones are added below.
+            let mut p = Published {
+                by_obj: BTreeMap::new(),
+                objs_of: vec![Vec::new(); n],
+            };
+            for t in 0..n as u32 {
+                p.update(&self.state, t);
+            }
+            p
+        });
+        let mut bits = published
+            .by_obj
+            .get(&obj)
+            .cloned()
+            .unwrap_or_else(|| vec![0; n.div_ceil(64)]);
+        for t in self.touched.threads().iter() {
+            bits[(t / 64) as usize] |= 1 << (t % 64);
+        }
+        let mut out = Vec::new();
+        for (i, &w) in bits.iter().enumerate() {
+            let mut rest = w;
+            while rest != 0 {
+                out.push(i as u32 * 64 + rest.trailing_zeros());
+                rest &= rest - 1;
+            }
+        }
+        Some(out)
+    }
+
+    /// Bring the publication index up to date with the threads this step changed (its pruning
+    /// included). At the end of the step.
+    fn refresh_published(&mut self) {
+        let Some(published) = self.walk_index.as_mut().and_then(|i| i.published.as_mut()) else {
+            return;
+        };
+        for t in self.touched.threads().iter() {
+            published.update(&self.state, t);
+        }
     }
 }
 
@@ -224,7 +326,8 @@ mod tests {
     use super::*;
 
     /// Along random walks of a cluster protocol with multicast copies and kept accesses, every
-    /// witness set the walk keeps equals the scan of the same state.
+    /// witness set the walk keeps equals the scan of the same state, and its publication index
+    /// equals one made from that state.
     #[test]
     fn witnesses_agree_with_scans() {
         let text = "protocol w
@@ -266,11 +369,11 @@ role consumer when tid >= 4 && tid < 6 {
         m.por = false;
         let (init, _, bound, stop) = m.initial();
         assert!(bound.is_none() && !stop);
-        let mut compared = 0;
+        let (mut compared, mut published_compared) = (0, 0);
         for w in 0..8u64 {
             let mut rng = 0x9E37_79B9_7F4A_7C15u64.wrapping_mul(w + 1);
             let mut s = init.clone();
-            let mut cache = Witnesses::default();
+            let mut cache = WalkIndex::default();
             for _ in 0..300 {
                 let actions: Vec<u32> = (0..m.nthreads())
                     .filter(|&t| enabled(&m, &s, t))
@@ -288,10 +391,29 @@ role consumer when tid >= 4 && tid < 6 {
                 if !matches!(step, crate::explore::Step::Next(())) {
                     break;
                 }
+                // The publication index against one made from the state it is now for.
+                if let Some(published) = &cache.published {
+                    let mut fresh = Published {
+                        by_obj: BTreeMap::new(),
+                        objs_of: vec![Vec::new(); s.threads.len()],
+                    };
+                    for t in 0..s.threads.len() as u32 {
+                        fresh.update(&s, t);
+                    }
+                    let nonempty = |p: &Published| {
+                        p.by_obj
+                            .iter()
+                            .filter(|(_, b)| b.iter().any(|&w| w != 0))
+                            .map(|(o, b)| (*o, b.clone()))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(nonempty(published), nonempty(&fresh), "walk {w}");
+                    published_compared += 1;
+                }
                 // Every kept set against a scan of the state it is now for.
                 let keys: Vec<Key> = cache.entries.keys().copied().collect();
                 let mut ex = Exec::new(&m, s.clone());
-                ex.witness_cache = Some(cache.clone());
+                ex.walk_index = Some(cache.clone());
                 for key in keys {
                     let kept = ex.witnesses(key);
                     let mut scanned = ex.scan(key);
@@ -302,5 +424,6 @@ role consumer when tid >= 4 && tid < 6 {
             }
         }
         assert!(compared > 200, "{compared} sets compared");
+        assert!(published_compared > 100, "{published_compared} indexes compared");
     }
 }
