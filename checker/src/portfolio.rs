@@ -201,9 +201,8 @@ impl<'p> Portfolio<'p> {
             deadline: self.deadline,
             ..HuntOptions::default()
         };
-        let most = u64::from(hunt_options.walks_per_round)
-            * u64::from(rounds)
-            * u64::from(max_steps);
+        let most =
+            u64::from(hunt_options.walks_per_round) * u64::from(rounds) * u64::from(max_steps);
         if self.pauses > 0
             && self.walked.saturating_add(most) > states.saturating_mul(WALK_STEPS_PER_STATE)
         {

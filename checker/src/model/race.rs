@@ -279,7 +279,13 @@ struct Holders {
 }
 
 impl Holders {
-    fn flip(map: &mut std::collections::BTreeMap<u32, Vec<u64>>, buf: u32, t: u32, n: usize, on: bool) {
+    fn flip(
+        map: &mut std::collections::BTreeMap<u32, Vec<u64>>,
+        buf: u32,
+        t: u32,
+        n: usize,
+        on: bool,
+    ) {
         let bits = map.entry(buf).or_insert_with(|| vec![0; n.div_ceil(64)]);
         let bit = 1u64 << (t % 64);
         if on {
@@ -323,7 +329,11 @@ impl Holders {
     /// The threads whose kept accesses of `buf` may conflict with an enabled access of kind
     /// `kind` (a read meets writes only), ascending.
     fn meeting(&self, buf: u32, kind: AccessKind) -> impl Iterator<Item = u32> + '_ {
-        let map = if kind.is_write() { &self.any } else { &self.writes };
+        let map = if kind.is_write() {
+            &self.any
+        } else {
+            &self.writes
+        };
         map.get(&buf).into_iter().flat_map(|bits| {
             bits.iter().enumerate().flat_map(|(i, &w)| {
                 let mut rest = w;

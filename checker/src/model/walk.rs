@@ -143,9 +143,9 @@ impl<'m, 'p> Walk<'m, 'p> {
         self.bars_before.clone_from(&self.state.bars);
         let cluster_before = self.state.cluster_phase.clone();
         let released_before = self.state.released.clone();
-        let (step, touched) =
-            self.m
-                .step_walk(&mut self.state, action, found, &mut self.index);
+        let (step, touched) = self
+            .m
+            .step_walk(&mut self.state, action, found, &mut self.index);
         self.enabled_fresh = false;
         for t in touched.threads().iter() {
             self.changed[t as usize] = true;

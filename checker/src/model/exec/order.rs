@@ -281,7 +281,8 @@ impl Exec<'_, '_> {
                 let reach = Key::Reach(block, self.m.buf_obj[buf as usize], own, write);
                 // Accessors in other blocks, kernels and domains: ordered after it only by
                 // acquiring a release that reaches them (`acquire`).
-                let far = (self.m.buf_level[buf as usize] > LVL_CTA).then_some(Key::Far(buf, write));
+                let far =
+                    (self.m.buf_level[buf as usize] > LVL_CTA).then_some(Key::Far(buf, write));
                 let copies = in_flight.then_some(Key::Copies(block, buf, write));
                 // Each set is asked for when the test before it did not decide, as the scans
                 // were made.

@@ -67,7 +67,10 @@ struct Published {
 
 impl Published {
     fn set(&mut self, obj: SyncObj, t: u32, n: usize, on: bool) {
-        let bits = self.by_obj.entry(obj).or_insert_with(|| vec![0; n.div_ceil(64)]);
+        let bits = self
+            .by_obj
+            .entry(obj)
+            .or_insert_with(|| vec![0; n.div_ceil(64)]);
         let bit = 1u64 << (t % 64);
         if on {
             bits[(t / 64) as usize] |= bit;
@@ -424,6 +427,9 @@ role consumer when tid >= 4 && tid < 6 {
             }
         }
         assert!(compared > 200, "{compared} sets compared");
-        assert!(published_compared > 100, "{published_compared} indexes compared");
+        assert!(
+            published_compared > 100,
+            "{published_compared} indexes compared"
+        );
     }
 }
