@@ -287,11 +287,8 @@ impl Exec<'_, '_> {
                 // Each set is asked for when the test before it did not decide, as the scans
                 // were made.
                 let mut outside = |ex: &mut Self, key: Key| {
-                    if !by_key.contains_key(&key) {
-                        let set = ex.witnesses(key);
-                        by_key.insert(key, set);
-                    }
-                    by_key[&key].any_outside(&ex.state.threads[u as usize].acc[i].seen, u)
+                    let set = by_key.entry(key).or_insert_with(|| ex.witnesses(key));
+                    set.any_outside(&ex.state.threads[u as usize].acc[i].seen, u)
                 };
                 let unseen = outside(self, reach) || copies.is_some_and(|k| outside(self, k));
                 let far = far.is_some_and(|k| outside(self, k));
