@@ -24,9 +24,11 @@ impl Exec<'_, '_> {
         touches: impl Fn(usize, &Access) -> bool,
         mut change: impl FnMut(usize, &mut Access),
     ) {
-        let threads: Vec<u32> = match published.and_then(|obj| self.published_into(obj)) {
-            Some(some) => some,
-            None => (0..self.state.threads.len() as u32).collect(),
+        let some = published.and_then(|obj| self.published_into(obj));
+        let every = 0..self.state.threads.len() as u32;
+        let threads: Box<dyn Iterator<Item = u32>> = match some {
+            Some(some) => Box::new(some.into_iter()),
+            None => Box::new(every),
         };
         for u in threads {
             let u = u as usize;

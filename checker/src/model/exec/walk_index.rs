@@ -156,19 +156,37 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// The thread part of set `key`, by a scan of the threads it can contain.
+    /// The thread part of set `key`, by a scan of the threads it can contain: [`Self::member`]
+    /// of each, with what depends only on the block taken out of the loop (the search scans
+    /// at every step).
     fn scan(&self, key: Key) -> ThreadSet {
         let mut out = ThreadSet::default();
-        let mut add = |block: u32| {
-            for y in self.block_threads(block) {
-                if self.member(key, y) {
-                    out.insert(y);
+        match key {
+            Key::Reach(block, obj, own, write) => {
+                for y in self.block_threads(block) {
+                    if self.reaches_obj(y, obj, own, write) {
+                        out.insert(y);
+                    }
                 }
             }
-        };
-        match key {
-            Key::Reach(block, ..) | Key::Copies(block, ..) => add(block),
-            Key::Far(x, _) => self.far_blocks(x).for_each(add),
+            Key::Copies(block, x, write) => {
+                for y in self.block_threads(block) {
+                    if self.copies_buf(y, x, write) {
+                        out.insert(y);
+                    }
+                }
+            }
+            Key::Far(x, write) => {
+                let obj = self.m.buf_obj[x as usize];
+                for block in self.far_blocks(x) {
+                    let own = self.same_block(block, x);
+                    for y in self.block_threads(block) {
+                        if self.reaches_obj(y, obj, own, write) || self.copies_buf(y, x, write) {
+                            out.insert(y);
+                        }
+                    }
+                }
+            }
         }
         out
     }
