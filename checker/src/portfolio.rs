@@ -41,8 +41,9 @@ pub const RUN_LENGTH_MAX: u32 = 1 << 17;
 /// held back: that is where the deep bugs of a search that will not finish are found (the
 /// real kernels' bugs of docs/performance.md all are), and later rounds still come as soon as
 /// the search has grown enough to pay for them. Steps and states, never time: the report is
-/// the same on every run (issue 24 point 3: a cluster of 4 ran four rounds of walks to the
-/// end of its 1 536-thread kernel, twice as long as its search).
+/// the same on every run (issue 24 point 3: a cluster of 4 ran a round of walks to the end of
+/// its 1 536-thread kernel at each of its pauses, more CPU than its whole search).
+/// `later_rounds_wait_for_the_search` checks it.
 pub const WALK_STEPS_PER_STATE: u64 = 8;
 
 /// Replays one shortening may spend per hit, and steps all of them together.
@@ -376,4 +377,58 @@ fn shorten(
         chunk /= 2;
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A later pause runs its round only when the search has grown enough to pay for it
+    /// ([`WALK_STEPS_PER_STATE`]); the first pause always runs.
+    #[test]
+    fn later_rounds_wait_for_the_search() {
+        let text = "protocol ring
+block 4
+mbarrier full
+mbarrier empty
+buffer tile
+if tid == 0 {
+  init full, 1
+  init empty, 3
+}
+syncthreads
+role producer when tid == 0 {
+  for k in 0..8 {
+    wait empty parity (k & 1) ^ 1
+    arrive_expect_tx full, 64
+    tma tile -> full, 64
+  }
+}
+role consumer when tid >= 1 {
+  for k in 0..8 {
+    wait full parity k & 1
+    mma tile
+    arrive empty
+  }
+}
+";
+        let f = protocols::SourceFile::new("ring.phase", text);
+        let p = protocols::load(&f, &[]).expect("loads");
+        let mut portfolio = Portfolio::new(&p, &CheckOptions::default(), None);
+        assert!(!portfolio.pause(300), "the ring has no bug");
+        let first = portfolio.hunted.walks;
+        assert_eq!(
+            first, 8,
+            "the first pause runs one round whatever the search's size"
+        );
+        // The search has not grown: the next round would exceed its share.
+        assert!(!portfolio.pause(300));
+        assert_eq!(
+            portfolio.hunted.walks, first,
+            "a round the search cannot pay for"
+        );
+        // Grown enough for everything walked so far and the next round at its largest.
+        assert!(!portfolio.pause(1_000_000));
+        assert_eq!(portfolio.hunted.walks, 2 * first);
+    }
 }
