@@ -149,7 +149,9 @@ pub struct Limits {
     pub pause_at: Option<u64>,
 }
 
-/// Why a search stopped early and what it covered, as the pause hook returns it.
+/// Why a search stopped early and what it covered, as the pause hook returns it. The hook is
+/// given the number of states the search has visited (the portfolio sizes its later rounds by
+/// it: `portfolio::WALK_STEPS_PER_STATE`).
 pub type Stopped = (String, String);
 
 /// Progress, reported to an optional callback every 16k states, and at least every
@@ -378,7 +380,7 @@ pub fn explore<M>(
     model: &M,
     limits: &Limits,
     progress: Option<&dyn Fn(&Progress)>,
-    pause: Option<&mut dyn FnMut() -> Option<Stopped>>,
+    pause: Option<&mut dyn FnMut(u64) -> Option<Stopped>>,
 ) -> Outcome<M::Finding>
 where
     M: Model + Sync,
@@ -405,7 +407,7 @@ pub fn explore_on<M, W, L>(
     model: &M,
     limits: &Limits,
     progress: Option<&dyn Fn(&Progress)>,
-    mut pause: Option<&mut dyn FnMut() -> Option<Stopped>>,
+    mut pause: Option<&mut dyn FnMut(u64) -> Option<Stopped>>,
 ) -> Outcome<M::Finding>
 where
     M: Model + Sync,
@@ -632,7 +634,7 @@ where
             {
                 next_pause = next_pause.map(|at| at.saturating_mul(4));
                 paused = true;
-                if let Some(stopped) = hook() {
+                if let Some(stopped) = hook(states) {
                     incomplete = Some(stopped);
                     break 'search;
                 }
@@ -702,7 +704,7 @@ where
         && decided_at.is_none()
         && limits.pause_at.is_some_and(|at| parents.len() as u64 >= at)
         && let Some(hook) = pause.as_mut()
-        && let Some(stopped) = hook()
+        && let Some(stopped) = hook(parents.len() as u64)
     {
         incomplete = Some(stopped);
     }

@@ -142,10 +142,10 @@ pub fn check_with_progress(
             .and_then(|t| std::time::Instant::now().checked_add(t));
         let mut portfolio: Option<portfolio::Portfolio> = None;
         // Each pause runs one round of walks, longer each time (steps, not time).
-        let mut hook = || {
+        let mut hook = |states: u64| {
             let portfolio = portfolio
                 .get_or_insert_with(|| portfolio::Portfolio::new(program, options, deadline));
-            portfolio.pause().then(|| {
+            portfolio.pause(states).then(|| {
                 (
                     format!(
                         "stopped: {} confirmed {}; --exhaustive searches every interleaving",

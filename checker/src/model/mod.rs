@@ -936,9 +936,40 @@ impl<'p> PhaseModel<'p> {
         action: u32,
         found: &mut Vec<MFinding>,
     ) -> (Step<()>, exec::Touched) {
+        self.step_in_place_with(s, action, found, None)
+    }
+
+    /// [`Self::step_in_place`] for a walk that keeps its index (`exec::WalkIndex`: witness sets, holders of publications) from
+    /// step to step: every step of the walk must go through here with the same `index`.
+    pub fn step_walk(
+        &self,
+        s: &mut State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+        index: &mut exec::WalkIndex,
+    ) -> (Step<()>, exec::Touched) {
+        self.step_in_place_with(s, action, found, Some(index))
+    }
+
+    fn step_in_place_with(
+        &self,
+        s: &mut State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+        index: Option<&mut exec::WalkIndex>,
+    ) -> (Step<()>, exec::Touched) {
         let mut ex = exec::Exec::new(self, std::mem::take(s));
-        if self.act(&mut ex, action) {
-            ex.prune_kept_after();
+        match index {
+            Some(index) => {
+                ex.start_walk_step(index);
+                let prune = self.act(&mut ex, action);
+                ex.end_walk_step(index, prune);
+            }
+            None => {
+                if self.act(&mut ex, action) {
+                    ex.prune_kept_after();
+                }
+            }
         }
         found.append(&mut ex.found);
         *s = ex.state;
