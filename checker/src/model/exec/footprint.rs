@@ -74,6 +74,7 @@ const MAX_PATHS: usize = 8;
 const MAX_STEPS: u32 = 1 << 14;
 
 /// What the other actors can do while `t` stands still.
+#[derive(Debug)]
 pub struct Frozen {
     /// Per barrier instance: its current phase cannot complete without `t`.
     pub stuck: Vec<bool>,
@@ -91,11 +92,19 @@ pub struct Frozen {
     /// different values make it `X_WRITE`).
     pub buf_value: Vec<Option<i64>>,
     /// The ranged accesses the other actors may still make (`X_RANGED_*`): (thread, buffer
-    /// instance, statement, key, write).
+    /// instance, statement, key, write); with those of [`Frozen::ranged_chunks`], see
+    /// [`Frozen::ranged_of`].
     pub ranged: Vec<(u32, u32, u32, i64, bool)>,
+    /// The chunks folded from the cache whose threads make ranged accesses ([`Chunk::ranged`]):
+    /// their entries are looked up there, not copied (the epilogue of a real kernel lists a
+    /// few per thread, and copying them was most of the cost of a state).
+    ranged_chunks: Vec<std::sync::Arc<Chunk>>,
     /// The entries of `ranged` as (buffer instance, statement, key, write, range group,
     /// kernel): one per group is enough.
-    ranged_listed: std::collections::HashSet<(u32, u32, i64, bool, u32, u32)>,
+    ranged_listed: std::collections::HashSet<
+        (u32, u32, i64, bool, u32, u32),
+        std::hash::BuildHasherDefault<IntHasher>,
+    >,
     /// Some other actor may still address a peer block.
     pub remote: bool,
     /// Per block: some other actor may still address it from another block (a remote arrive,
@@ -119,6 +128,87 @@ pub struct Frozen {
     /// Per slot: some other thread may arrive on it without waiting (`bar_arrive`), so it may
     /// arrive twice in one use.
     pub named_nonblocking: Vec<bool>,
+}
+
+impl Frozen {
+    /// The ranged accesses of buffer instance `x` the other actors may still make, as
+    /// (thread, buffer instance, statement, key, write). One thread of each range group stands
+    /// for the group's accesses with that statement and key; which one does not matter to
+    /// `bytes::overlap` (it asks only for the group, and whether the two sides are one thread,
+    /// and the candidate's own accesses are never listed), so an access listed by several
+    /// chunks is simply met several times.
+    pub fn ranged_of(&self, x: u32) -> impl Iterator<Item = &(u32, u32, u32, i64, bool)> {
+        let listed = self.ranged.iter().filter(move |e| e.1 == x);
+        let chunked = self.ranged_chunks.iter().flat_map(move |c| {
+            let lo = c.ranged.partition_point(|e| e.1 < x);
+            let hi = c.ranged.partition_point(|e| e.1 <= x);
+            &c.ranged[lo..hi]
+        });
+        listed.chain(chunked)
+    }
+
+    /// Everything but the representation of the ranged accesses, and those as the set of
+    /// what decides an overlap: (buffer instance, statement, key, write, range group, kernel).
+    fn same_as(&self, o: &Frozen, m: &PhaseModel) -> bool {
+        let ranged = |f: &Frozen| -> std::collections::BTreeSet<(u32, u32, i64, bool, u32, u32)> {
+            let chunked = f.ranged_chunks.iter().flat_map(|c| c.ranged.iter());
+            f.ranged
+                .iter()
+                .chain(chunked)
+                .map(|&(u, b, pc, key, w)| {
+                    let group = m.ranges.group_of[u as usize];
+                    (b, pc, key, w, group, m.threads[u as usize].kernel)
+                })
+                .collect()
+        };
+        self.stuck == o.stuck
+            && self.bar == o.bar
+            && self.arrivals == o.arrivals
+            && self.tx_lower == o.tx_lower
+            && self.buf == o.buf
+            && self.buf_value == o.buf_value
+            && self.remote == o.remote
+            && self.remote_into == o.remote_into
+            && self.pinned == o.pinned
+            && self.named_stuck == o.named_stuck
+            && self.named_arrivals == o.named_arrivals
+            && self.named_present == o.named_present
+            && self.named_count == o.named_count
+            && self.named_nonblocking == o.named_nonblocking
+            && ranged(self) == ranged(o)
+    }
+}
+
+/// A multiply-rotate hash (FxHash's) for the small integer tuples of [`Frozen::ranged_listed`]:
+/// the standard SipHash of them took half the time of the real CUTLASS cluster kernel's search
+/// (its epilogue's ranged stores are listed again for every candidate).
+#[derive(Default, Clone, Copy)]
+pub struct IntHasher(u64);
+
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.write_u64(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
 /// A bound on transaction bytes that says "any number" (far beyond the count's range).
@@ -145,13 +235,27 @@ const NAMED: u32 = 16;
 /// every barrier, so successive states (which change one or two threads) reuse almost all of
 /// them. Keyed by (thread index, thread fingerprint, fingerprint of the barrier context).
 /// Shared (`Arc`): a hit clones a pointer, not the run.
-pub struct RunCache(crate::memo::Memo<(u32, u64, u64), std::sync::Arc<Run>>);
+///
+/// Beside the runs, the folds of whole chunks of threads ([`Chunk`]), keyed by (first thread
+/// of the chunk, fingerprint of the chunk's thread states, fingerprint of the context they
+/// read): a state of a long chain changes one or two threads, so every chunk but theirs is
+/// reused, and a candidate's footprints cost a fold of the chunks instead of one of the threads.
+pub struct RunCache {
+    runs: crate::memo::Memo<(u32, u64, u64), std::sync::Arc<Run>>,
+    chunks: crate::memo::Memo<(u32, u64, u64), std::sync::Arc<Chunk>>,
+}
 
 impl Default for RunCache {
     fn default() -> Self {
-        RunCache(crate::memo::Memo::new(RUN_CACHE_LIMIT))
+        RunCache {
+            runs: crate::memo::Memo::new(RUN_CACHE_LIMIT),
+            chunks: crate::memo::Memo::new(CHUNK_CACHE_LIMIT),
+        }
     }
 }
+
+/// Chunk folds kept before the cache is emptied (one is a few hundred bytes).
+const CHUNK_CACHE_LIMIT: usize = 1 << 16;
 
 /// Entries kept before the cache is emptied (a run is a few dozen bytes).
 const RUN_CACHE_LIMIT: usize = 1 << 20;
@@ -210,6 +314,12 @@ pub struct Threads {
     /// Per named-barrier slot: the arrivals it has now (`bar_arrive`s, and threads waiting at
     /// its `bar_sync`).
     named_present: Vec<u32>,
+    /// Threads per chunk ([`CHUNK`]), and per chunk a fingerprint of their states.
+    chunk: u32,
+    chunk_states: Vec<u64>,
+    /// A fingerprint of every named-barrier slot's use count (a thread waiting at a named
+    /// barrier reads its slot's, [`fold_threads`]).
+    named_counts: u64,
 }
 
 impl Threads {
@@ -234,24 +344,98 @@ impl Threads {
                 named_present[(m.block_of(u as u32) * NAMED + u32::from(id)) as usize] += 1;
             }
         }
+        let chunk = cross_check::chunk();
+        let chunk_states = s
+            .threads
+            .chunks(chunk as usize)
+            .map(|c| {
+                let hashes: Vec<u64> = c.iter().map(|th| th.cached_hash()).collect();
+                crate::explore::fingerprint(&hashes)
+            })
+            .collect();
+        let counts: Vec<u16> = s.named.iter().map(|x| x.count).collect();
         Threads {
             blocked_on,
             twin_of_prev,
             named_present,
+            chunk,
+            chunk_states,
+            named_counts: crate::explore::fingerprint(&counts),
         }
     }
 }
+
+/// Threads per chunk of the fold of the footprints ([`Chunk`]): a warp (the agreement test
+/// sets fewer, [`cross_check::enable`], so that its small protocols have several chunks).
+const CHUNK: u32 = 32;
 
 /// The footprints of every actor but `t` in `s` (see the module doc).
 ///
 /// `t` is the candidate thread (`u32::MAX` when the candidate is the in-flight event
 /// `skip_event`, which then is left out instead).
+///
+/// The threads are folded chunk by chunk ([`Chunk`]): every chunk but the candidate's comes
+/// from the cache, so a state of a long chain costs about as much as its step changed, not as
+/// much as it has threads. Under [`cross_check`] every call also folds thread by thread and
+/// records any difference.
 pub fn frozen(
     m: &PhaseModel,
     s: &State,
     known: &Threads,
     t: u32,
     skip_event: Option<usize>,
+) -> Frozen {
+    let chunked = frozen_with(m, s, known, t, skip_event, true);
+    if cross_check::enabled() {
+        let fresh = frozen_with(m, s, known, t, skip_event, false);
+        cross_check::record(m, &chunked, &fresh, t, skip_event);
+    }
+    chunked
+}
+
+/// What one round of the fixed point assumes and reads, shared by its threads.
+#[derive(Clone, Copy)]
+struct Round<'a, 'p> {
+    m: &'a PhaseModel<'p>,
+    s: &'a State,
+    known: &'a Threads,
+    stuck: &'a [bool],
+    named_stuck: &'a [bool],
+    still: Still,
+    /// Fingerprint of what a run reads besides its thread ([`Round::run_context`]), for each
+    /// way the thread standing still may matter to a thread: not at all (another block), by
+    /// its block's whole-block barriers, and by its warp's rendezvous too.
+    contexts: [u64; 3],
+}
+
+impl Round<'_, '_> {
+    /// Which of [`Round::contexts`] applies to threads `range`: the least of `still` they
+    /// can read ([`Still::holds`] and [`Still::holds_warp`] ask only about the thread's own
+    /// block and warp).
+    fn still_level(&self, range: std::ops::Range<u32>) -> usize {
+        let m = self.m;
+        let mut level = 0;
+        for u in range {
+            if m.block_of(u) == self.still.block {
+                level = level.max(1);
+                if m.threads[u as usize].tid / 32 == self.still.warp {
+                    return 2;
+                }
+            }
+        }
+        level
+    }
+}
+
+/// [`frozen`], folding the threads chunk by chunk from the cache (`chunked`) or thread by
+/// thread.
+fn frozen_with(
+    m: &PhaseModel,
+    s: &State,
+    known: &Threads,
+    t: u32,
+    skip_event: Option<usize>,
+    chunked: bool,
 ) -> Frozen {
     let nb = s.bars.len();
     // Bytes the in-flight TMA copies (the candidate's aside) can still complete per barrier.
@@ -263,29 +447,13 @@ pub fn frozen(
             event_tx[bar as usize] += i64::from(bytes);
         }
     }
-    let mut f = Frozen {
-        stuck: s
-            .bars
-            .iter()
-            .map(|b| b.valid && (b.pending > 0 || b.tx != 0))
-            .collect(),
-        bar: vec![0; nb],
-        arrivals: vec![0; nb],
-        tx_lower: vec![0; nb],
-        buf: vec![0; m.buf_names.len()],
-        buf_value: vec![None; m.buf_names.len()],
-        ranged: Vec::new(),
-        ranged_listed: std::collections::HashSet::new(),
-        remote: false,
-        remote_into: vec![false; m.nblocks as usize],
-        pinned: vec![false; m.nblocks as usize],
-        // Every named-barrier use, current or next, is assumed stuck at first, like phases.
-        named_stuck: vec![true; s.named.len()],
-        named_arrivals: vec![0; s.named.len()],
-        named_present: known.named_present.clone(),
-        named_count: vec![None; s.named.len()],
-        named_nonblocking: vec![false; s.named.len()],
-    };
+    let mut f = blank(m, s);
+    f.stuck = s
+        .bars
+        .iter()
+        .map(|b| b.valid && (b.pending > 0 || b.tx != 0))
+        .collect();
+    f.named_present = known.named_present.clone();
     // The block of the thread that stands still: its whole-block barriers cannot complete.
     let still = if t == u32::MAX {
         Still {
@@ -301,21 +469,36 @@ pub fn frozen(
             warp: m.threads[t as usize].tid / 32,
         }
     };
-    // The cache is shared by the search's worker threads: it is locked only to look a run up
-    // and to store one, never while a run is simulated. (A run is a pure function of its key,
-    // so which thread stores it first does not matter; `crate::memo`, tested under loom.)
-    let cache = &m.run_cache.0;
+    let nthreads = m.nthreads();
+    let chunk = known.chunk;
     loop {
         let stuck: Vec<bool> = f.stuck.clone();
         let named_stuck = f.named_stuck.clone();
-        let context = {
-            let ctx: Vec<(bool, bool, u32)> = s
-                .bars
-                .iter()
-                .zip(stuck.iter())
-                .map(|(b, &st)| (st, b.valid, b.phase))
-                .collect();
-            crate::explore::fingerprint(&(ctx, &f.named_stuck, still))
+        let ctx: Vec<(bool, bool, u32)> = s
+            .bars
+            .iter()
+            .zip(stuck.iter())
+            .map(|(b, &st)| (st, b.valid, b.phase))
+            .collect();
+        let unheld = Still {
+            block: u32::MAX,
+            arrived: 0,
+            warp: u32::MAX,
+        };
+        let block_only = Still {
+            warp: u32::MAX,
+            ..still
+        };
+        let contexts = [unheld, block_only, still]
+            .map(|st| crate::explore::fingerprint(&(&ctx, &named_stuck, st)));
+        let round = Round {
+            m,
+            s,
+            known,
+            stuck: &stuck,
+            named_stuck: &named_stuck,
+            still,
+            contexts,
         };
         f.bar.iter_mut().for_each(|x| *x = 0);
         f.arrivals.iter_mut().for_each(|x| *x = 0);
@@ -330,59 +513,35 @@ pub fn frozen(
         f.named_nonblocking.iter_mut().for_each(|x| *x = false);
         // Per block pipeline instance the others may quit: how many of them may.
         let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
-        // The run of the thread just before, for its twins.
-        let mut prev: Option<(u32, std::sync::Arc<Run>)> = None;
-        for u in 0..m.nthreads() {
-            if u == t || !s.threads[u as usize].mode.live() {
-                continue;
-            }
-            // Blocked for good: at a wait on a stuck phase that does not pass now.
-            if known.blocked_on[u as usize].is_some_and(|b| f.stuck[b as usize]) {
-                f.pinned[m.block_of(u) as usize] = true;
-                continue;
-            }
-            // Arrived at a warp rendezvous (`syncwarp`, `elect`) of the warp of the thread
-            // standing still: it never fires (below, `Still::holds_warp`).
-            if matches!(
-                s.threads[u as usize].mode,
-                Mode::Sync(SyncKind::Warp | SyncKind::Elect)
-            ) && still.holds_warp(m, u)
-            {
-                f.pinned[m.block_of(u) as usize] = true;
-                continue;
-            }
-            // Arrived at a named barrier whose use is stuck, or at a whole-block barrier of the
-            // block of the thread standing still (which has not arrived).
-            if let Mode::Sync(SyncKind::Named { id }) = s.threads[u as usize].mode {
-                let slot = m.block_of(u) * NAMED + u32::from(id);
-                let whole_block = s.named[slot as usize].count == 0;
-                if f.named_stuck[slot as usize]
-                    || (whole_block && still.holds(m.block_of(u), u32::from(id)))
-                {
-                    f.pinned[m.block_of(u) as usize] = true;
+        if chunked {
+            for (c, lo) in (0..nthreads).step_by(chunk as usize).enumerate() {
+                let range = lo..(lo + chunk).min(nthreads);
+                if range.contains(&t) {
+                    fold_threads(&round, range, t, &mut f, &mut quits);
                     continue;
                 }
-            }
-            let run = match prev.take() {
-                Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
-                _ => {
-                    let key = (u, s.threads[u as usize].cached_hash(), context);
-                    cache.get_or_compute(key, || {
-                        std::sync::Arc::new(simulate(m, s, u, (&stuck, &named_stuck, still)))
-                    })
+                let context = crate::explore::fingerprint(&(
+                    round.contexts[round.still_level(range.clone())],
+                    known.named_counts,
+                    chunk,
+                ));
+                let key = (lo, known.chunk_states[c], context);
+                let chunk = m
+                    .run_cache
+                    .chunks
+                    .get_or_compute(key, || std::sync::Arc::new(Chunk::fold(&round, range)));
+                chunk.add_to(&mut f, &mut quits);
+                if !chunk.ranged.is_empty()
+                    && !f
+                        .ranged_chunks
+                        .iter()
+                        .any(|c| std::sync::Arc::ptr_eq(c, &chunk))
+                {
+                    f.ranged_chunks.push(chunk);
                 }
-            };
-            add(m, s, u, &run, &mut f);
-            if !run.unknown && !run.may_finish {
-                f.pinned[m.block_of(u) as usize] = true;
             }
-            for &(inst, bars, stages) in &run.quits {
-                match quits.iter_mut().find(|q| q.0 == inst) {
-                    Some(q) => q.3 += 1,
-                    None => quits.push((inst, bars, stages, 1)),
-                }
-            }
-            prev = Some((u, run));
+        } else {
+            fold_threads(&round, 0..nthreads, t, &mut f, &mut quits);
         }
         for (i, e) in s.events.iter().enumerate() {
             if Some(i) == skip_event {
@@ -449,6 +608,292 @@ pub fn frozen(
         }
         if !changed {
             return f;
+        }
+    }
+}
+
+/// Footprints with nothing in them yet: no barrier stuck, every named-barrier use stuck (as
+/// phases are at the start of the fixed point), nothing present.
+fn blank(m: &PhaseModel, s: &State) -> Frozen {
+    let nb = s.bars.len();
+    Frozen {
+        stuck: vec![false; nb],
+        bar: vec![0; nb],
+        arrivals: vec![0; nb],
+        tx_lower: vec![0; nb],
+        buf: vec![0; m.buf_names.len()],
+        buf_value: vec![None; m.buf_names.len()],
+        ranged: Vec::new(),
+        ranged_chunks: Vec::new(),
+        ranged_listed: Default::default(),
+        remote: false,
+        remote_into: vec![false; m.nblocks as usize],
+        pinned: vec![false; m.nblocks as usize],
+        // Every named-barrier use, current or next, is assumed stuck at first, like phases.
+        named_stuck: vec![true; s.named.len()],
+        named_arrivals: vec![0; s.named.len()],
+        named_present: vec![0; s.named.len()],
+        named_count: vec![None; s.named.len()],
+        named_nonblocking: vec![false; s.named.len()],
+    }
+}
+
+/// Fold the footprints of threads `range` but `t` into `f` (and the pipeline quits they may
+/// make into `quits`), in thread order, under what `round` assumes.
+fn fold_threads(
+    round: &Round,
+    range: std::ops::Range<u32>,
+    t: u32,
+    f: &mut Frozen,
+    quits: &mut Vec<(u32, u32, u32, u32)>,
+) {
+    let Round {
+        m,
+        s,
+        known,
+        stuck,
+        named_stuck,
+        still,
+        ..
+    } = *round;
+    // The cache is shared by the search's worker threads: it is locked only to look a run up
+    // and to store one, never while a run is simulated. (A run is a pure function of its key,
+    // so which thread stores it first does not matter; `crate::memo`, tested under loom.)
+    let cache = &m.run_cache.runs;
+    // The run of the thread just before, for its twins.
+    let mut prev: Option<(u32, std::sync::Arc<Run>)> = None;
+    for u in range {
+        if u == t || !s.threads[u as usize].mode.live() {
+            continue;
+        }
+        // Blocked for good: at a wait on a stuck phase that does not pass now.
+        if known.blocked_on[u as usize].is_some_and(|b| stuck[b as usize]) {
+            f.pinned[m.block_of(u) as usize] = true;
+            continue;
+        }
+        // Arrived at a warp rendezvous (`syncwarp`, `elect`) of the warp of the thread
+        // standing still: it never fires (below, `Still::holds_warp`).
+        if matches!(
+            s.threads[u as usize].mode,
+            Mode::Sync(SyncKind::Warp | SyncKind::Elect)
+        ) && still.holds_warp(m, u)
+        {
+            f.pinned[m.block_of(u) as usize] = true;
+            continue;
+        }
+        // Arrived at a named barrier whose use is stuck, or at a whole-block barrier of the
+        // block of the thread standing still (which has not arrived).
+        if let Mode::Sync(SyncKind::Named { id }) = s.threads[u as usize].mode {
+            let slot = m.block_of(u) * NAMED + u32::from(id);
+            let whole_block = s.named[slot as usize].count == 0;
+            if named_stuck[slot as usize]
+                || (whole_block && still.holds(m.block_of(u), u32::from(id)))
+            {
+                f.pinned[m.block_of(u) as usize] = true;
+                continue;
+            }
+        }
+        let run = match prev.take() {
+            Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
+            _ => {
+                let context = round.contexts[round.still_level(u..u + 1)];
+                let key = (u, s.threads[u as usize].cached_hash(), context);
+                cache.get_or_compute(key, || {
+                    std::sync::Arc::new(simulate(m, s, u, (stuck, named_stuck, still)))
+                })
+            }
+        };
+        add(m, s, u, &run, f);
+        if !run.unknown && !run.may_finish {
+            f.pinned[m.block_of(u) as usize] = true;
+        }
+        for &(inst, bars, stages) in &run.quits {
+            match quits.iter_mut().find(|q| q.0 == inst) {
+                Some(q) => q.3 += 1,
+                None => quits.push((inst, bars, stages, 1)),
+            }
+        }
+        prev = Some((u, run));
+    }
+}
+
+/// The fold of one chunk of threads in one round ([`fold_threads`] into blank footprints),
+/// kept as the entries it set: adding it to footprints ([`Chunk::add_to`]) gives what folding
+/// its threads there one by one gives. Each field folds by an operation that is associative
+/// (or, saturating sums, "the one value if all agree, else -1", the first value with a
+/// conflict marked as `X_WRITE`, a list kept in the order its entries were first listed), so
+/// folding the chunks in thread order is folding the threads in thread order.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    bar: Vec<(u32, u8)>,
+    arrivals: Vec<(u32, u32)>,
+    tx_lower: Vec<(u32, i64)>,
+    buf: Vec<(u32, u8)>,
+    buf_value: Vec<(u32, i64)>,
+    /// As [`Frozen::ranged`] (one entry per range group), sorted by buffer instance.
+    ranged: Vec<(u32, u32, u32, i64, bool)>,
+    remote: bool,
+    remote_into: Vec<u32>,
+    pinned: Vec<u32>,
+    named_arrivals: Vec<(u32, u32)>,
+    named_count: Vec<(u32, i64)>,
+    named_nonblocking: Vec<u32>,
+    quits: Vec<(u32, u32, u32, u32)>,
+}
+
+impl Chunk {
+    fn fold(round: &Round, range: std::ops::Range<u32>) -> Chunk {
+        let mut f = blank(round.m, round.s);
+        let mut quits = Vec::new();
+        fold_threads(round, range, u32::MAX, &mut f, &mut quits);
+        fn set<T: Copy + PartialEq + Default>(v: &[T]) -> Vec<(u32, T)> {
+            v.iter()
+                .enumerate()
+                .filter(|&(_, &x)| x != T::default())
+                .map(|(i, &x)| (i as u32, x))
+                .collect()
+        }
+        fn marked(v: &[bool]) -> Vec<u32> {
+            (0..v.len() as u32).filter(|&i| v[i as usize]).collect()
+        }
+        Chunk {
+            bar: set(&f.bar),
+            arrivals: set(&f.arrivals),
+            tx_lower: set(&f.tx_lower),
+            buf: set(&f.buf),
+            buf_value: f
+                .buf_value
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.map(|v| (i as u32, v)))
+                .collect(),
+            ranged: {
+                // Sorted by buffer instance, for [`Frozen::ranged_of`].
+                let mut r = f.ranged;
+                r.sort_by_key(|e| e.1);
+                r
+            },
+            remote: f.remote,
+            remote_into: marked(&f.remote_into),
+            pinned: marked(&f.pinned),
+            named_arrivals: set(&f.named_arrivals),
+            named_count: f
+                .named_count
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.map(|c| (i as u32, c)))
+                .collect(),
+            named_nonblocking: marked(&f.named_nonblocking),
+            quits,
+        }
+    }
+
+    /// Fold this chunk into `f` and `quits` as [`add`] folds a run (and [`fold_threads`] its
+    /// thread's quits and pinning), but for its ranged accesses, which the caller lists by
+    /// reference ([`Frozen::ranged_chunks`]).
+    fn add_to(&self, f: &mut Frozen, quits: &mut Vec<(u32, u32, u32, u32)>) {
+        for &(b, x) in &self.bar {
+            f.bar[b as usize] |= x;
+        }
+        for &(b, n) in &self.arrivals {
+            f.arrivals[b as usize] = f.arrivals[b as usize].saturating_add(n);
+        }
+        for &(b, n) in &self.tx_lower {
+            f.tx_lower[b as usize] = f.tx_lower[b as usize].saturating_add(n).min(TX_UNBOUNDED);
+        }
+        for &(x, v) in &self.buf {
+            f.buf[x as usize] |= v;
+        }
+        for &(x, v) in &self.buf_value {
+            let cur = &mut f.buf_value[x as usize];
+            match *cur {
+                None => *cur = Some(v),
+                Some(w) if w == v => {}
+                Some(_) => f.buf[x as usize] |= X_WRITE,
+            }
+        }
+        f.remote |= self.remote;
+        for &c in &self.remote_into {
+            f.remote_into[c as usize] = true;
+        }
+        for &c in &self.pinned {
+            f.pinned[c as usize] = true;
+        }
+        for &(slot, n) in &self.named_arrivals {
+            f.named_arrivals[slot as usize] = f.named_arrivals[slot as usize].saturating_add(n);
+        }
+        for &(slot, c) in &self.named_count {
+            let cur = &mut f.named_count[slot as usize];
+            *cur = match *cur {
+                None => Some(c),
+                Some(x) if x == c => Some(x),
+                _ => Some(-1),
+            };
+        }
+        for &slot in &self.named_nonblocking {
+            f.named_nonblocking[slot as usize] = true;
+        }
+        for &(inst, bars, stages, n) in &self.quits {
+            match quits.iter_mut().find(|q| q.0 == inst) {
+                Some(q) => q.3 += n,
+                None => quits.push((inst, bars, stages, n)),
+            }
+        }
+    }
+}
+
+/// Checking the chunked fold against the fold thread by thread, on every call of [`frozen`]
+/// (the agreement test `checker/tests/footprint_chunks_agree.rs` turns it on): the two must
+/// give the same footprints, field by field.
+pub mod cross_check {
+    use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+    static ON: AtomicBool = AtomicBool::new(false);
+    static CHUNK: AtomicU32 = AtomicU32::new(super::CHUNK);
+    static COMPARED: AtomicU64 = AtomicU64::new(0);
+    static DIFFERENT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    /// Compare on every call from now on, in this process, with chunks of `chunk` threads
+    /// (at least 1).
+    pub fn enable(chunk: u32) {
+        CHUNK.store(chunk.max(1), Ordering::SeqCst);
+        ON.store(true, Ordering::SeqCst);
+    }
+
+    /// Threads per chunk.
+    pub(super) fn chunk() -> u32 {
+        CHUNK.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn enabled() -> bool {
+        ON.load(Ordering::Relaxed)
+    }
+
+    /// Calls compared so far.
+    pub fn compared() -> u64 {
+        COMPARED.load(Ordering::SeqCst)
+    }
+
+    /// The differences found so far (at most the first 16).
+    pub fn differences() -> Vec<String> {
+        DIFFERENT.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(super) fn record(
+        m: &super::PhaseModel,
+        chunked: &super::Frozen,
+        fresh: &super::Frozen,
+        t: u32,
+        skip_event: Option<usize>,
+    ) {
+        COMPARED.fetch_add(1, Ordering::SeqCst);
+        if !chunked.same_as(fresh, m) {
+            let mut d = DIFFERENT.lock().unwrap_or_else(|e| e.into_inner());
+            if d.len() < 16 {
+                d.push(format!(
+                    "candidate {t} (event {skip_event:?}): chunked {chunked:?}\n  fresh {fresh:?}"
+                ));
+            }
         }
     }
 }
@@ -745,7 +1190,7 @@ type Assumption<'a> = (&'a [bool], &'a [bool], Still);
 /// the use may complete without a live thread). A whole-block use (`syncthreads`, `bar_sync id`
 /// without a count) of any other id needs every live thread of the block, that one too: it
 /// cannot complete while that thread stands still.
-#[derive(Clone, Copy, Hash)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub struct Still {
     pub block: u32,
     pub arrived: u16,

@@ -951,9 +951,8 @@ fn ranged_clear(
     side: bytes::Side,
     write: bool,
 ) -> bool {
-    f.ranged.iter().all(|&(u, b, pc, key, w)| {
-        b != x
-            || !(write || w)
+    f.ranged_of(x).all(|&(u, _, pc, key, w)| {
+        !(write || w)
             || bytes::kept_side_at(m, u, pc, key)
                 .is_some_and(|o| !bytes::overlap(m, Some(side), Some(o)))
     })
