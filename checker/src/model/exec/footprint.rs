@@ -101,10 +101,7 @@ pub struct Frozen {
     ranged_chunks: Vec<std::sync::Arc<Chunk>>,
     /// The entries of `ranged` as (buffer instance, statement, key, write, range group,
     /// kernel): one per group is enough.
-    ranged_listed: std::collections::HashSet<
-        (u32, u32, i64, bool, u32, u32),
-        std::hash::BuildHasherDefault<IntHasher>,
-    >,
+    ranged_listed: RangedSet,
     /// Some other actor may still address a peer block.
     pub remote: bool,
     /// Per block: some other actor may still address it from another block (a remote arrive,
@@ -150,7 +147,7 @@ impl Frozen {
     /// Everything but the representation of the ranged accesses, and those as the set of
     /// what decides an overlap: (buffer instance, statement, key, write, range group, kernel).
     fn same_as(&self, o: &Frozen, m: &PhaseModel) -> bool {
-        let ranged = |f: &Frozen| -> std::collections::BTreeSet<(u32, u32, i64, bool, u32, u32)> {
+        let ranged = |f: &Frozen| -> std::collections::BTreeSet<RangedKey> {
             let chunked = f.ranged_chunks.iter().flat_map(|c| c.ranged.iter());
             f.ranged
                 .iter()
@@ -178,6 +175,13 @@ impl Frozen {
             && ranged(self) == ranged(o)
     }
 }
+
+/// What decides whether a ranged access overlaps another: (buffer instance, statement, key,
+/// write, range group, kernel).
+type RangedKey = (u32, u32, i64, bool, u32, u32);
+
+/// [`Frozen::ranged_listed`]: the ranged accesses listed so far, one per [`RangedKey`].
+type RangedSet = std::collections::HashSet<RangedKey, std::hash::BuildHasherDefault<IntHasher>>;
 
 /// A multiply-rotate hash (FxHash's) for the small integer tuples of [`Frozen::ranged_listed`]:
 /// the standard SipHash of them took half the time of the real CUTLASS cluster kernel's search
