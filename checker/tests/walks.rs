@@ -162,7 +162,7 @@ fn walks_agree_with_full_steps() {
                 let a = a_full[next(a_full.len())];
                 let (mut s_walk, mut s_full) = (Vec::new(), Vec::new());
                 let goes_on = walk.step(a, &mut s_walk);
-                let stepped = m.step_raw(&full, a, &mut s_full);
+                let stepped = m.step_raw_full_prune(&full, a, &mut s_full);
                 let msgs = |v: &[checker::model::MFinding]| {
                     v.iter().map(|f| f.message.clone()).collect::<Vec<_>>()
                 };

@@ -909,11 +909,40 @@ impl<'p> PhaseModel<'p> {
         true
     }
 
-    /// Apply one action without canonicalizing.
+    /// Apply one action without canonicalizing. The kept accesses are pruned where the step
+    /// could have changed them (`Exec::prune_kept_after`, the same result as pruning all of
+    /// them, `s` being pruned as every state the model makes is): a full prune weighs every
+    /// kept access of every thread, which in a real kernel's epilogue (512 threads keeping
+    /// their fragment stores) cost seconds a state at the end of a long chain.
     pub fn step_raw(&self, s: &State, action: u32, found: &mut Vec<MFinding>) -> Step<State> {
+        self.step_pruning(s, action, found, false)
+    }
+
+    /// [`Self::step_raw`], pruning every kept access of every thread after the step (the
+    /// reference `checker/tests/walks.rs` compares the incremental prune with).
+    pub fn step_raw_full_prune(
+        &self,
+        s: &State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+    ) -> Step<State> {
+        self.step_pruning(s, action, found, true)
+    }
+
+    fn step_pruning(
+        &self,
+        s: &State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+        full: bool,
+    ) -> Step<State> {
         let mut ex = exec::Exec::new(self, s.clone());
         if self.act(&mut ex, action) {
-            ex.prune_kept();
+            if full {
+                ex.prune_kept();
+            } else {
+                ex.prune_kept_after();
+            }
         }
         found.append(&mut ex.found);
         if let Some(b) = ex.bound {

@@ -24,7 +24,7 @@ mod touched;
 mod walk_index;
 
 pub use enabled::*;
-pub use footprint::RunCache;
+pub use footprint::{RunCache, cross_check};
 pub use pipeline::{PipeRef, peek_pipe, quit_checks};
 pub use por::ample;
 pub use touched::{Before, Touched};
