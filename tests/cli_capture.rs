@@ -241,3 +241,31 @@ fn flashinfer_s_tma_halves_keep_their_bytes_at_the_captured_launch() {
     };
     assert_eq!(statements(&out), statements(&text(&assumed).0));
 }
+
+/// CUTLASS's Cooperative GEMM on a 2x1 cluster (`ptx/tests/fixtures/real/`, its captured
+/// launch): every consumer lane waits at the mainloop's one aligned `bar.sync` instruction (PTX
+/// 1898, barrier 15 for the first warp group, 14 for the second), so it is one statement for all
+/// of them. Two threads of CTA 1 (tid 168 and 296) had a group of their own, because their
+/// per-thread epilogue stores fit one function of `tid`, and their copy of the barrier printed
+/// as `bar_sync 16 - (tid / 128), 128` beside their warps' `bar_sync 15` / `bar_sync 14`:
+/// lanes of one warp at "different" statements, a false `barrier-divergence` in `verify`.
+#[test]
+fn one_aligned_barrier_instruction_is_one_statement_for_every_lane() {
+    let dir = root().join("ptx/tests/fixtures/real");
+    let ptx = dir.join("cutlass_coop_cluster.ptx").display().to_string();
+    let launch = format!("{}#1", dir.join("cutlass.capture.json").display());
+    let o = run(&["extract", &ptx, "--launch", &launch]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let at_1898: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("PTX 1898") && l.trim_start().starts_with("bar_sync"))
+        .collect();
+    assert_eq!(
+        at_1898,
+        vec![
+            "  bar_sync 16 - (tid / 128), 128    # sm90_mma_tma_gmma_ss_warpspecialized.hpp:496 (via mma_sm90_gmma.hpp:2838)  PTX 1898"
+        ],
+        "{out}"
+    );
+}

@@ -36,6 +36,62 @@ pub(super) fn same_line(a: &Line, b: &Line) -> bool {
     a.pieces == b.pieces && a.instrs == b.instrs && a.key == b.key
 }
 
+/// Two aligned `bar_sync` lines of one PTX instruction whose operands differ only as functions
+/// of `tid` (`a` run by `am`, `b` by `bm`): the one line both sets run, each integer fitted
+/// anew over every member of both and checked against every member's value, or `None`. An
+/// aligned barrier instruction is one statement for every lane of a warp on the hardware, and
+/// two groups may print it differently: CUTLASS's Cooperative 2x1 GEMM gave two threads of
+/// CTA 1 (tid 168 and 296, whose per-thread epilogue stores happen to fit one function of `tid`)
+/// a group of their own, whose `bar_sync 16 - (tid / 128), 128` at PTX 1898 is the `bar_sync 15`
+/// and `bar_sync 14` of their warps: as separate statements, lanes of one warp were at
+/// "different" barriers (a false `barrier-divergence`). Each member keeps its own values, so the
+/// merged statement does exactly what the two did.
+pub(super) fn joined_bar_sync(
+    a: &Line,
+    am: &BTreeSet<(u32, u32)>,
+    b: &Line,
+    bm: &BTreeSet<(u32, u32)>,
+) -> Option<Line> {
+    if a.instrs != b.instrs
+        || a.key != b.key
+        || a.pieces.len() != b.pieces.len()
+        || !is_aligned_bar_sync(a)
+        || !is_aligned_bar_sync(b)
+    {
+        return None;
+    }
+    let mut pieces = Vec::with_capacity(a.pieces.len());
+    for (pa, pb) in a.pieces.iter().zip(&b.pieces) {
+        match (pa, pb) {
+            (LPiece::T(x), LPiece::T(y)) if x == y => pieces.push(pa.clone()),
+            (LPiece::E(fa), LPiece::E(fb)) => {
+                // One value per tid (members of several blocks with one tid must agree: a fit
+                // is a function of `tid` alone).
+                let mut at: BTreeMap<i64, i64> = BTreeMap::new();
+                for (f, members) in [(fa, am), (fb, bm)] {
+                    for &(_, t) in members {
+                        let v = f.eval(t as i64)?;
+                        if *at.entry(t as i64).or_insert(v) != v {
+                            return None;
+                        }
+                    }
+                }
+                let points: Vec<(i64, i64)> = at.into_iter().collect();
+                let f = fit(&points, false)?;
+                if points.iter().any(|&(x, v)| f.eval(x) != Some(v)) {
+                    return None;
+                }
+                pieces.push(LPiece::E(f));
+            }
+            _ => return None,
+        }
+    }
+    Some(Line {
+        pieces,
+        ..a.clone()
+    })
+}
+
 /// The roles of one segment whose threads share a warp (or wait at one aligned named-barrier
 /// instruction), when they run a warp collective: one
 /// role whose lines are a common supersequence of theirs (a longest common subsequence, line
@@ -145,25 +201,41 @@ pub(super) fn merge_group_lines(gs: &[&Group]) -> Option<Group> {
         if na.saturating_mul(nb) > MAX_MERGE_CELLS {
             return None;
         }
+        let mine: BTreeSet<(u32, u32)> = g.members.iter().copied().collect();
+        // Lines that are one statement: the same text, or one aligned barrier instruction
+        // whose operands refit over both sides (`joined_bar_sync`).
+        let joined = |i: usize, j: usize| -> Option<Line> {
+            if same_line(&a[i].0, &b[j]) {
+                Some(a[i].0.clone())
+            } else {
+                joined_bar_sync(&a[i].0, &a[i].1, &b[j], &mine)
+            }
+        };
+        let matches = |i: usize, j: usize| {
+            same_line(&a[i].0, &b[j])
+                || (is_aligned_bar_sync(&a[i].0)
+                    && is_aligned_bar_sync(&b[j])
+                    && joined(i, j).is_some())
+        };
         // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
         let mut lcs = vec![vec![0u32; nb + 1]; na + 1];
         for i in (0..na).rev() {
             for j in (0..nb).rev() {
-                lcs[i][j] = if same_line(&a[i].0, &b[j]) {
+                lcs[i][j] = if matches(i, j) {
                     lcs[i + 1][j + 1] + 1
                 } else {
                     lcs[i + 1][j].max(lcs[i][j + 1])
                 };
             }
         }
-        let mine: BTreeSet<(u32, u32)> = g.members.iter().copied().collect();
         let mut next = Vec::with_capacity(na + nb);
         let (mut i, mut j) = (0, 0);
         while i < na || j < nb {
-            if i < na && j < nb && same_line(&a[i].0, &b[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
+            if i < na && j < nb && matches(i, j) && lcs[i][j] == lcs[i + 1][j + 1] + 1 {
                 let mut set = a[i].1.clone();
                 set.extend(mine.iter().copied());
-                next.push((a[i].0.clone(), set));
+                let line = joined(i, j).expect("matched lines join");
+                next.push((line, set));
                 i += 1;
                 j += 1;
             } else if j >= nb || (i < na && lcs[i + 1][j] >= lcs[i][j + 1]) {
