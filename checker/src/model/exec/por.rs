@@ -22,6 +22,15 @@ pub fn ample(
     }
     let n = m.nthreads();
     let threads = || actions.iter().copied().take_while(|&a| a < n);
+    if let Some(t) = threads().find(|&t| election_alone(m, s, actions, t)) {
+        return Reduction {
+            ample: Some(Ample {
+                action: t,
+                by_analysis: false,
+            }),
+            analysed: false,
+        };
+    }
     // The static rule is cheap per candidate but looks at every thread: only the first few,
     // and every enabled `cluster_wait` (a check of its own enabledness only: in a CUTLASS
     // cluster kernel the first threads leave the prologue first, so the waits of the others
@@ -1096,6 +1105,28 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
         },
         _ => false,
     }
+}
+
+/// The election of `t` (a candidate: `Ready` at an `elect` whose warp has arrived and has no
+/// leader, exec `try_warp`), when no other lane of its warp is among `actions` (with symmetry,
+/// the other candidates in equal states are left out of `actions` as its twins, so `t` stands
+/// for every choice of leader). Then the election is every step the warp's lanes can take, and
+/// it commutes with every other thread's step as a warp rendezvous that an arrival completes
+/// does (docs/design.md, "Eager steps"): it moves only the warp's lanes, which nothing else can
+/// move while they wait, and orders them after each other (exec `fire_warp`). Without symmetry
+/// several candidates stay, and none is taken alone.
+fn election_alone(m: &PhaseModel, s: &State, actions: &[u32], t: u32) -> bool {
+    let n = m.nthreads();
+    let candidate = |u: u32| {
+        let th = &s.threads[u as usize];
+        th.mode == Mode::Ready
+            && matches!(m.code_of(u).instrs[th.pc as usize], Instr::Elect { .. })
+    };
+    let warp = |u: u32| (m.block_of(u), m.threads[u as usize].tid / 32);
+    candidate(t)
+        && !actions
+            .iter()
+            .any(|&u| u < n && u != t && candidate(u) && warp(u) == warp(t))
 }
 
 /// An enabled `cluster_wait` of `t` (the static rule's case for it, [`safe`]): cheap, so every
