@@ -275,7 +275,11 @@ fn assert_replays(src: &str, r: &checker::Report) {
             "replaying {} of `{}` reports {:?}",
             f.schedule,
             f.rule.name,
-            replay.findings.iter().map(|g| g.rule.name).collect::<Vec<_>>()
+            replay
+                .findings
+                .iter()
+                .map(|g| g.rule.name)
+                .collect::<Vec<_>>()
         );
     }
 }

@@ -86,34 +86,36 @@ pub fn per_warp_params() -> impl Strategy<Value = PerWarp> {
             ],
         ),
     )
-        .prop_map(|((warps, lanes, stages, trips), (tma, releaser, elected_reader), bug)| {
-            // The unreduced search grows fast with live lanes and stages in flight (3 warps
-            // of 3 lanes, 2 stages: over 200 000 states; 3 warps of 2 lanes with a bug: 30 s
-            // a case in a debug build): three warps get one live lane each, two warps up to
-            // three, and one stage and two trips above 4 live lanes.
-            let lanes = if warps == 3 { 1 } else { lanes };
-            let stages = if warps * lanes > 4 { 1 } else { stages };
-            // Two warps of three lanes over three trips with a bug: 100 s in a debug build.
-            let trips = if warps * lanes > 4 {
-                trips.min(2)
-            } else {
-                trips
-            };
-            let releaser = match releaser {
-                Releaser::Lane(l) => Releaser::Lane(pick(l, lanes)),
-                Releaser::Elect => Releaser::Elect,
-            };
-            PerWarp {
-                warps,
-                lanes,
-                stages,
-                trips,
-                tma,
-                releaser,
-                elected_reader,
-                bug,
-            }
-        })
+        .prop_map(
+            |((warps, lanes, stages, trips), (tma, releaser, elected_reader), bug)| {
+                // The unreduced search grows fast with live lanes and stages in flight (3 warps
+                // of 3 lanes, 2 stages: over 200 000 states; 3 warps of 2 lanes with a bug: 30 s
+                // a case in a debug build): three warps get one live lane each, two warps up to
+                // three, and one stage and two trips above 4 live lanes.
+                let lanes = if warps == 3 { 1 } else { lanes };
+                let stages = if warps * lanes > 4 { 1 } else { stages };
+                // Two warps of three lanes over three trips with a bug: 100 s in a debug build.
+                let trips = if warps * lanes > 4 {
+                    trips.min(2)
+                } else {
+                    trips
+                };
+                let releaser = match releaser {
+                    Releaser::Lane(l) => Releaser::Lane(pick(l, lanes)),
+                    Releaser::Elect => Releaser::Elect,
+                };
+                PerWarp {
+                    warps,
+                    lanes,
+                    stages,
+                    trips,
+                    tma,
+                    releaser,
+                    elected_reader,
+                    bug,
+                }
+            },
+        )
 }
 
 /// Per-warp releases (`syncwarp` then one lane or `elect` arrives for the warp).

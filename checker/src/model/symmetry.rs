@@ -343,7 +343,13 @@ fn cmp_up_to_names(a: &Thread, b: &Thread) -> std::cmp::Ordering {
     ) -> (
         (u32, Mode, &[i64], &[BarTrack], &[CpWrite]),
         (u32, u32, &[(u32, u32, u32)], u32),
-        (&[(u32, PipeThread)], u16, Option<u32>, Option<(u32, u32)>, bool),
+        (
+            &[(u32, PipeThread)],
+            u16,
+            Option<u32>,
+            Option<(u32, u32)>,
+            bool,
+        ),
     ) {
         // Every field is named so that a new one is a compile error here, not a silent miss.
         let Thread {

@@ -36,6 +36,7 @@ use super::pipeline::{PipeRef, peek_pipe};
 use super::*;
 use crate::model::code::has;
 use protocols::ir::{Expr, ExprKind};
+use std::sync::Arc;
 
 /// Barrier flags: arrive-on (pending), transaction bytes, wait or test, init or inval.
 pub const B_ARRIVE: u8 = 1;
@@ -183,6 +184,11 @@ pub struct Run {
     quits: Vec<(u32, u32, u32)>,
     /// The run could not be followed: use the static reach.
     unknown: bool,
+    /// Warp rendezvous (`syncwarp`, `elect`) passed before an `exit` or the end, fewest and
+    /// most over the paths that leave; `None`: no path leaves.
+    leave_rv: Option<(u32, u32)>,
+    /// The most warp rendezvous any path passes.
+    max_rv: u32,
 }
 
 fn bump(v: &mut Vec<(u32, u32)>, k: u32, n: u32) {
@@ -210,6 +216,8 @@ pub struct Threads {
     /// Per named-barrier slot: the arrivals it has now (`bar_arrive`s, and threads waiting at
     /// its `bar_sync`).
     named_present: Vec<u32>,
+    /// Per thread: the live lane of its warp that an `elect` chose (`Thread::leads`), if any.
+    leader: Vec<Option<u32>>,
 }
 
 impl Threads {
@@ -234,10 +242,18 @@ impl Threads {
                 named_present[(m.block_of(u as u32) * NAMED + u32::from(id)) as usize] += 1;
             }
         }
+        let warp = |u: u32| (m.block_of(u), m.threads[u as usize].tid / 32);
+        let leaders: Vec<u32> = (0..n as u32)
+            .filter(|&u| s.threads[u as usize].leads && s.threads[u as usize].mode.live())
+            .collect();
+        let leader = (0..n as u32)
+            .map(|u| leaders.iter().copied().find(|&l| warp(l) == warp(u)))
+            .collect();
         Threads {
             blocked_on,
             twin_of_prev,
             named_present,
+            leader,
         }
     }
 }
@@ -305,6 +321,19 @@ pub fn frozen(
     // and to store one, never while a run is simulated. (A run is a pure function of its key,
     // so which thread stores it first does not matter; `crate::memo`, tested under loom.)
     let cache = &m.run_cache.0;
+    // Per thread: its warp's leader is not known to stay through the runs (see [`Elect`]).
+    let mut unsettled = vec![false; m.nthreads() as usize];
+    let has_elect: Vec<bool> = m
+        .kernels
+        .iter()
+        .map(|k| {
+            k.code
+                .instrs
+                .iter()
+                .any(|i| matches!(i, Instr::Elect { .. }))
+        })
+        .collect();
+    let warp_of = |u: u32| (m.block_of(u), m.threads[u as usize].tid / 32);
     loop {
         let stuck: Vec<bool> = f.stuck.clone();
         let named_stuck = f.named_stuck.clone();
@@ -330,8 +359,16 @@ pub fn frozen(
         f.named_nonblocking.iter_mut().for_each(|x| *x = false);
         // Per block pipeline instance the others may quit: how many of them may.
         let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
-        // The run of the thread just before, for its twins.
-        let mut prev: Option<(u32, std::sync::Arc<Run>)> = None;
+        // The run of the thread just before, for its twins (with its run as the leader its
+        // warp may still choose, and its `elect` mode).
+        #[allow(clippy::type_complexity)]
+        let mut prev: Option<(u32, Arc<Run>, Option<Arc<Run>>, (Elect, bool))> = None;
+        // Lanes of warps with no leader yet: (lane, run not chosen, run as the one chosen).
+        let mut choosers: Vec<(u32, Arc<Run>, Arc<Run>)> = Vec::new();
+        // Threads whose run took `elect`s as their warp's leader decides (or as the one chosen
+        // and as one not chosen), with those runs.
+        #[allow(clippy::type_complexity)]
+        let mut decided: Vec<(u32, Arc<Run>, Option<Arc<Run>>)> = Vec::new();
         for u in 0..m.nthreads() {
             if u == t || !s.threads[u as usize].mode.live() {
                 continue;
@@ -363,15 +400,40 @@ pub fn frozen(
                     continue;
                 }
             }
-            let run = match prev.take() {
-                Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
-                _ => {
-                    let key = (u, s.threads[u as usize].cached_hash(), context);
-                    cache.get_or_compute(key, || {
-                        std::sync::Arc::new(simulate(m, s, u, (&stuck, &named_stuck, still)))
-                    })
+            // With `elect` in its kernel: as the warp's leader decides, or, without one yet,
+            // as a lane that is not chosen plus a run as the one chosen ([`Elect`]).
+            let (elect, chooses) = match known.leader[u as usize] {
+                _ if unsettled[u as usize] || !has_elect[m.threads[u as usize].kernel as usize] => {
+                    (Elect::Fork, false)
                 }
+                Some(l) if l == u => (Elect::Lead, false),
+                Some(_) => (Elect::Skip, false),
+                None => (Elect::Skip, true),
             };
+            let sim = |mode: Elect| {
+                let ctx = if mode == Elect::Fork {
+                    context
+                } else {
+                    crate::explore::fingerprint(&(context, mode))
+                };
+                let key = (u, s.threads[u as usize].cached_hash(), ctx);
+                cache.get_or_compute(key, || {
+                    std::sync::Arc::new(simulate(m, s, u, (&stuck, &named_stuck, still), mode))
+                })
+            };
+            let (run, lead) = match prev.take() {
+                // A twin (same class and state) is in the same warp, or in a kernel without
+                // `elect`: the same `elect` mode.
+                Some((p, r, l, e))
+                    if p + 1 == u && known.twin_of_prev[u as usize] && e == (elect, chooses) =>
+                {
+                    (r, l)
+                }
+                _ => (sim(elect), chooses.then(|| sim(Elect::Lead))),
+            };
+            if elect != Elect::Fork {
+                decided.push((u, run.clone(), lead.clone()));
+            }
             add(m, s, u, &run, &mut f);
             if !run.unknown && !run.may_finish {
                 f.pinned[m.block_of(u) as usize] = true;
@@ -382,7 +444,10 @@ pub fn frozen(
                     None => quits.push((inst, bars, stages, 1)),
                 }
             }
-            prev = Some((u, run));
+            if let Some(l) = &lead {
+                choosers.push((u, run.clone(), l.clone()));
+            }
+            prev = Some((u, run, lead, (elect, chooses)));
         }
         for (i, e) in s.events.iter().enumerate() {
             if Some(i) == skip_event {
@@ -415,6 +480,18 @@ pub fn frozen(
                 }
             }
         }
+        // A warp some of whose lanes may leave, or whose runs could not be followed: its
+        // leader may change, so its lanes' runs fork at `elect` (computed again).
+        let leaving = unsettled_warps(&decided, warp_of);
+        if !leaving.is_empty() {
+            for u in 0..m.nthreads() {
+                if leaving.contains(&warp_of(u)) {
+                    unsettled[u as usize] = true;
+                }
+            }
+            continue;
+        }
+        add_choices(m, s, &choosers, warp_of, &mut f);
         let mut changed = false;
         for (b, bs) in s.bars.iter().enumerate() {
             // The transaction count can reach zero: a thread may still raise it (or change it
@@ -449,6 +526,103 @@ pub fn frozen(
         }
         if !changed {
             return f;
+        }
+    }
+}
+
+/// The warps of `decided` (lanes with their runs as the leader decides, and as the one chosen)
+/// whose leader may change within the runs: a run could not be followed, or a lane may leave
+/// (exit or finish) while an `elect` of the warp may still fire. A lane that leaves after
+/// passing as many warp rendezvous as any path of the warp passes leaves after the last firing
+/// the runs cover: every path that leaves passes exactly `R` rendezvous and none passes more
+/// (every live lane takes part in every firing, so the lanes pass them in step).
+fn unsettled_warps(
+    decided: &[(u32, Arc<Run>, Option<Arc<Run>>)],
+    warp_of: impl Fn(u32) -> (u32, u32),
+) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < decided.len() {
+        let warp = warp_of(decided[i].0);
+        let mut runs: Vec<&Run> = Vec::new();
+        while i < decided.len() && warp_of(decided[i].0) == warp {
+            runs.push(&decided[i].1);
+            if let Some(l) = &decided[i].2 {
+                runs.push(l);
+            }
+            i += 1;
+        }
+        let leaves: Vec<(u32, u32)> = runs.iter().filter_map(|r| r.leave_rv).collect();
+        let last = leaves.first().map(|r| r.0);
+        let settled = runs.iter().all(|r| !r.unknown)
+            && last.is_none_or(|n| {
+                leaves.iter().all(|&r| r == (n, n)) && runs.iter().all(|r| r.max_rv <= n)
+            });
+        if !settled {
+            out.push(warp);
+        }
+    }
+    out
+}
+
+/// The footprint of the warps with no leader yet, beyond their lanes' runs as lanes that are
+/// not chosen (already added): the paths of each lane as the one chosen ([`Elect`]). One lane
+/// leads every `elect` of the warp while none leaves, so the warp's arrivals are at most the
+/// sum of its lanes' runs not chosen plus, for one lane, what its run as the one chosen adds:
+/// the largest such excess over the lanes (likewise the transaction bytes and named-barrier
+/// arrivals). What the paths as the one chosen may touch is added for every lane.
+fn add_choices(
+    m: &PhaseModel,
+    s: &State,
+    choosers: &[(u32, Arc<Run>, Arc<Run>)],
+    warp_of: impl Fn(u32) -> (u32, u32),
+    f: &mut Frozen,
+) {
+    let mut i = 0;
+    while i < choosers.len() {
+        let warp = warp_of(choosers[i].0);
+        let mut arrivals: Vec<(u32, u32)> = Vec::new();
+        let mut tx: Vec<(u32, i64)> = Vec::new();
+        let mut named: Vec<(u32, u32)> = Vec::new();
+        while i < choosers.len() && warp_of(choosers[i].0) == warp {
+            let (u, skip, lead) = &choosers[i];
+            let find = |v: &[(u32, u32)], k: u32| v.iter().find(|e| e.0 == k).map_or(0, |e| e.1);
+            let most =
+                |v: &mut Vec<(u32, u32)>, k: u32, n: u32| match v.iter_mut().find(|e| e.0 == k) {
+                    Some(e) => e.1 = e.1.max(n),
+                    None => v.push((k, n)),
+                };
+            for &(b, n) in &lead.arrivals {
+                most(&mut arrivals, b, n.saturating_sub(find(&skip.arrivals, b)));
+            }
+            for &(slot, n) in &lead.named {
+                most(&mut named, slot, n.saturating_sub(find(&skip.named, slot)));
+            }
+            for &(b, n) in &lead.tx_lower {
+                let before = skip.tx_lower.iter().find(|e| e.0 == b).map_or(0, |e| e.1);
+                let extra = (n - before).max(0);
+                match tx.iter_mut().find(|e| e.0 == b) {
+                    Some(e) => e.1 = e.1.max(extra),
+                    None => tx.push((b, extra)),
+                }
+            }
+            let flags_only = Run {
+                arrivals: Vec::new(),
+                tx_lower: Vec::new(),
+                named: Vec::new(),
+                ..(**lead).clone()
+            };
+            add(m, s, *u, &flags_only, f);
+            i += 1;
+        }
+        for (b, n) in arrivals {
+            f.arrivals[b as usize] = f.arrivals[b as usize].saturating_add(n);
+        }
+        for (b, n) in tx {
+            f.tx_lower[b as usize] = f.tx_lower[b as usize].saturating_add(n).min(TX_UNBOUNDED);
+        }
+        for (slot, n) in named {
+            f.named_arrivals[slot as usize] = f.named_arrivals[slot as usize].saturating_add(n);
         }
     }
 }
@@ -596,6 +770,8 @@ struct Path {
     pipes: Vec<(u32, PipeThread)>,
     /// Backward jumps taken (loop trips): with `pc`, how far the path has come.
     back: u32,
+    /// Warp rendezvous (`syncwarp`, `elect`) passed, fewest and most of the paths merged.
+    rv: (u32, u32),
 }
 
 impl Path {
@@ -638,6 +814,7 @@ impl Path {
             }
         }
         self.back = self.back.min(o.back);
+        self.rv = (self.rv.0.min(o.rv.0), self.rv.1.max(o.rv.1));
     }
 
     fn pipe(&mut self, id: u32) -> &mut PipeThread {
@@ -771,7 +948,22 @@ impl Still {
     }
 }
 
-fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
+/// How a run takes the `elect`s on its path. A warp whose leader was chosen
+/// (`Thread::leads`) keeps it while no lane of the warp leaves (exec `forget_leader`), and
+/// every one of its `elect`s fires with it (exec `try_warp`): the leader takes each body,
+/// the other lanes skip it. [`frozen`] uses that only when no live lane of the warp may leave
+/// in its run (`may_finish`) and every run of the warp could be followed; then no lane leaves
+/// before the first step outside the footprints (the first leave would be such a step), so up
+/// to that step every `elect` of the warp fires with that leader and each lane's run is the
+/// path it takes. Otherwise, or without a leader, both outcomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Elect {
+    Fork,
+    Lead,
+    Skip,
+}
+
+fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption, elect: Elect) -> Run {
     let (stuck, _, _) = assumed;
     let th = &s.threads[u as usize];
     let code = m.code_of(u);
@@ -788,6 +980,7 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
         named: Vec::new(),
         pipes: th.pipes.clone(),
         back: 0,
+        rv: (0, 0),
     };
     match th.mode {
         Mode::Ready => match th.aw {
@@ -811,13 +1004,28 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
             return run;
         }
         Mode::Sync(_) => match code.instrs[th.pc as usize] {
-            // Arrived at an `elect`: either lane of the outcome.
+            // Arrived at an `elect`: either lane of the outcome, or as the leader decides.
             Instr::Elect { skip, .. } => {
-                start.push(path(th.pc + 1));
-                start.push(path(skip));
+                let passed = |pc| Path {
+                    rv: (1, 1),
+                    ..path(pc)
+                };
+                if elect != Elect::Skip {
+                    start.push(passed(th.pc + 1));
+                }
+                if elect != Elect::Lead {
+                    start.push(passed(skip));
+                }
             }
             // Arrived at a rendezvous: assume it completes (an upper bound).
-            _ => start.push(path(th.pc + 1)),
+            _ => start.push(Path {
+                rv: if th.mode == Mode::Sync(SyncKind::Warp) {
+                    (1, 1)
+                } else {
+                    (0, 0)
+                },
+                ..path(th.pc + 1)
+            }),
         },
         Mode::Exited | Mode::Finished => return run,
     }
@@ -947,15 +1155,31 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
             // An `elect` of the warp of the thread standing still never fires.
             Instr::Elect { .. } if assumed.2.holds_warp(m, u) => Next::End,
             Instr::Elect { skip, .. } => {
-                live.push(p.fork(*skip));
-                p.pc += 1;
+                p.rv = (p.rv.0 + 1, p.rv.1 + 1);
+                match elect {
+                    Elect::Fork => {
+                        live.push(p.fork(*skip));
+                        p.pc += 1;
+                    }
+                    Elect::Lead => p.pc += 1,
+                    Elect::Skip => p.pc = *skip,
+                }
                 Next::Go
             }
             Instr::Exit { .. } | Instr::End { .. } => {
                 run.may_finish = true;
+                run.leave_rv = Some(match run.leave_rv {
+                    None => p.rv,
+                    Some(r) => (r.0.min(p.rv.0), r.1.max(p.rv.1)),
+                });
                 Next::End
             }
-            Instr::Op { op, .. } => op_step(m, s, u, op, assumed, &mut p, &mut run),
+            Instr::Op { op, .. } => {
+                if matches!(op, Op::SyncWarp) && !assumed.2.holds_warp(m, u) {
+                    p.rv = (p.rv.0 + 1, p.rv.1 + 1);
+                }
+                op_step(m, s, u, op, assumed, &mut p, &mut run)
+            }
         };
         match next {
             Next::Go => {
@@ -968,7 +1192,10 @@ fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
                     return run;
                 }
             }
-            Next::End => finish(p, &mut run),
+            Next::End => {
+                run.max_rv = run.max_rv.max(p.rv.1);
+                finish(p, &mut run)
+            }
             Next::Unknown => {
                 run.unknown = true;
                 return run;

@@ -166,14 +166,18 @@ impl Exec<'_, '_> {
                 .label(x, "the other lanes are here"),
             );
         }
-        let at_elect = |s: &State, u: u32| s.threads[u as usize].mode == Mode::Sync(SyncKind::Elect);
+        let at_elect =
+            |s: &State, u: u32| s.threads[u as usize].mode == Mode::Sync(SyncKind::Elect);
         if !lanes.iter().any(|&u| at_elect(&self.state, u)) {
             self.fire_warp(&lanes, None);
             return;
         }
+        // The leader leads wherever it stands: at a `syncwarp` met by lanes at an `elect`
+        // (`barrier-divergence` above, UB) no lane takes the body, as the footprints assume
+        // (footprint.rs, `Elect::Skip`).
         if let Some(&leader) = lanes
             .iter()
-            .find(|&&u| at_elect(&self.state, u) && self.state.threads[u as usize].leads)
+            .find(|&&u| self.state.threads[u as usize].leads)
         {
             self.fire_warp(&lanes, Some(leader));
             return;
@@ -205,8 +209,7 @@ impl Exec<'_, '_> {
         let block = self.m.block_of(t);
         let warp = self.m.threads[t as usize].tid / 32;
         for u in self.block_threads(block) {
-            if self.m.threads[u as usize].tid / 32 == warp && self.state.threads[u as usize].leads
-            {
+            if self.m.threads[u as usize].tid / 32 == warp && self.state.threads[u as usize].leads {
                 self.touched.mark(&mut self.state.threads, u as usize).leads = false;
             }
         }
