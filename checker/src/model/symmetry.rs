@@ -210,6 +210,22 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
         .classes
         .iter()
         .filter(|c| !past[m.threads[c[0] as usize].kernel as usize]);
+    // How many barriers each thread initialized (`Bar::init_by`, renamed below): a tie-break
+    // that does not depend on names, so that threads whose own states tie but of which one
+    // initialized a barrier sort the same way however they were numbered (a trace maps the
+    // search's actions onto real threads by canonicalizing the real states,
+    // `checker::real_action`; with the tie left in place the initializer kept its number in
+    // one and not in the other: an `elect` after an `init` named the wrong lane).
+    let mut inits: Vec<(u32, u32)> = Vec::new();
+    for b in &s.bars {
+        if b.init_by != u32::MAX {
+            match inits.iter_mut().find(|e| e.0 == b.init_by) {
+                Some(e) => e.1 += 1,
+                None => inits.push((b.init_by, 1)),
+            }
+        }
+    }
+    let inits_of = |t: u32| inits.iter().find(|e| e.0 == t).map_or(0, |e| e.1);
     for class in late.chain(early) {
         if class.len() < 2 {
             continue;
@@ -227,7 +243,9 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
             } else {
                 cmp_up_to_names(tb, ta)
             };
-            by_state.then(a.cmp(&b))
+            by_state
+                .then_with(|| inits_of(b).cmp(&inits_of(a)))
+                .then(a.cmp(&b))
         });
         if order != *class {
             moved = true;
