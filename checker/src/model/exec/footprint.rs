@@ -367,8 +367,7 @@ pub fn frozen(
         let mut choosers: Vec<(u32, Arc<Run>, Arc<Run>)> = Vec::new();
         // Threads whose run took `elect`s as their warp's leader decides (or as the one chosen
         // and as one not chosen), with those runs.
-        #[allow(clippy::type_complexity)]
-        let mut decided: Vec<(u32, Arc<Run>, Option<Arc<Run>>)> = Vec::new();
+        let mut decided: Vec<LaneRuns> = Vec::new();
         for u in 0..m.nthreads() {
             if u == t || !s.threads[u as usize].mode.live() {
                 continue;
@@ -530,16 +529,17 @@ pub fn frozen(
     }
 }
 
+/// A lane with its run as its warp's leader decides (or as a lane not chosen), and its run as
+/// the one chosen where the warp has no leader yet.
+type LaneRuns = (u32, Arc<Run>, Option<Arc<Run>>);
+
 /// The warps of `decided` (lanes with their runs as the leader decides, and as the one chosen)
 /// whose leader may change within the runs: a run could not be followed, or a lane may leave
 /// (exit or finish) while an `elect` of the warp may still fire. A lane that leaves after
 /// passing as many warp rendezvous as any path of the warp passes leaves after the last firing
 /// the runs cover: every path that leaves passes exactly `R` rendezvous and none passes more
 /// (every live lane takes part in every firing, so the lanes pass them in step).
-fn unsettled_warps(
-    decided: &[(u32, Arc<Run>, Option<Arc<Run>>)],
-    warp_of: impl Fn(u32) -> (u32, u32),
-) -> Vec<(u32, u32)> {
+fn unsettled_warps(decided: &[LaneRuns], warp_of: impl Fn(u32) -> (u32, u32)) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < decided.len() {
