@@ -55,6 +55,13 @@ pub trait Model {
     /// states by their share: the explorer asks only when the live states are the same on any
     /// number of cores (the queue and the current round's new states).
     fn state_bytes(&self, state: &Self::State) -> usize;
+    /// Bytes the model holds for the search beside its states (parts of states stored once,
+    /// such as interned thread states, which [`Model::state_bytes`] does not count), for the
+    /// memory limit. The explorer asks only when every worker is done with a round, so that
+    /// it depends only on the states made so far, not on timing.
+    fn shared_bytes(&self) -> u64 {
+        0
+    }
     /// The goals of the search that the finding meets, one bit each ([`Model::goals`]); the
     /// search is decided, and may stop early ([`Limits::after_findings`]), once its findings
     /// meet every goal. By default there is one goal, and every finding meets it.
@@ -142,7 +149,9 @@ pub struct Limits {
     pub pause_at: Option<u64>,
 }
 
-/// Why a search stopped early and what it covered, as the pause hook returns it.
+/// Why a search stopped early and what it covered, as the pause hook returns it. The hook is
+/// given the number of states the search has visited (the portfolio sizes its later rounds by
+/// it: `portfolio::WALK_STEPS_PER_STATE`).
 pub type Stopped = (String, String);
 
 /// Progress, reported to an optional callback every 16k states, and at least every
@@ -371,7 +380,7 @@ pub fn explore<M>(
     model: &M,
     limits: &Limits,
     progress: Option<&dyn Fn(&Progress)>,
-    pause: Option<&mut dyn FnMut() -> Option<Stopped>>,
+    pause: Option<&mut dyn FnMut(u64) -> Option<Stopped>>,
 ) -> Outcome<M::Finding>
 where
     M: Model + Sync,
@@ -398,7 +407,7 @@ pub fn explore_on<M, W, L>(
     model: &M,
     limits: &Limits,
     progress: Option<&dyn Fn(&Progress)>,
-    mut pause: Option<&mut dyn FnMut() -> Option<Stopped>>,
+    mut pause: Option<&mut dyn FnMut(u64) -> Option<Stopped>>,
 ) -> Outcome<M::Finding>
 where
     M: Model + Sync,
@@ -537,6 +546,9 @@ where
                 }
             }
         });
+        // Parts the model stores once for the whole search (interned thread states): every
+        // successor of the round is made, so this too is the same on any number of cores.
+        let shared_bytes = model.shared_bytes();
         let expansions: Vec<_> = expansions
             .into_iter()
             .map(|ex| ex.into_inner().unwrap_or_else(|e| e.into_inner()))
@@ -622,12 +634,12 @@ where
             {
                 next_pause = next_pause.map(|at| at.saturating_mul(4));
                 paused = true;
-                if let Some(stopped) = hook() {
+                if let Some(stopped) = hook(states) {
                     incomplete = Some(stopped);
                     break 'search;
                 }
             }
-            let mem = states * VISITED_ENTRY_BYTES + queue_bytes + pending_bytes;
+            let mem = states * VISITED_ENTRY_BYTES + queue_bytes + pending_bytes + shared_bytes;
             peak = peak.max(mem);
             if let Some(cb) = progress
                 && (states >= next_progress
@@ -692,7 +704,7 @@ where
         && decided_at.is_none()
         && limits.pause_at.is_some_and(|at| parents.len() as u64 >= at)
         && let Some(hook) = pause.as_mut()
-        && let Some(stopped) = hook()
+        && let Some(stopped) = hook(parents.len() as u64)
     {
         incomplete = Some(stopped);
     }

@@ -127,7 +127,7 @@ pub fn check_with_progress(
     } else if !init_stop {
         let mut init = raw_init.clone();
         m.canon(&mut init);
-        let search = Search { model: &m, init };
+        let search = Search::new(&m, init);
         let limits = explore::Limits {
             max_states: options.max_states,
             max_memory_bytes: options.max_memory_bytes,
@@ -142,10 +142,10 @@ pub fn check_with_progress(
             .and_then(|t| std::time::Instant::now().checked_add(t));
         let mut portfolio: Option<portfolio::Portfolio> = None;
         // Each pause runs one round of walks, longer each time (steps, not time).
-        let mut hook = || {
+        let mut hook = |states: u64| {
             let portfolio = portfolio
                 .get_or_insert_with(|| portfolio::Portfolio::new(program, options, deadline));
-            portfolio.pause().then(|| {
+            portfolio.pause(states).then(|| {
                 (
                     format!(
                         "stopped: {} confirmed {}; --exhaustive searches every interleaving",
@@ -320,10 +320,7 @@ fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFindi
         }
     }
     if !by_step {
-        let search = Search {
-            model: m,
-            init: s.clone(),
-        };
+        let search = Search::new(m, s.clone());
         let mut actions = Vec::new();
         explore::Model::actions(&search, &s, &mut actions);
         explore::Model::check_state(&search, &s, &actions, &mut last_found);
@@ -411,10 +408,7 @@ pub fn replay(
             });
         }
     }
-    let search = Search {
-        model: &m,
-        init: s.clone(),
-    };
+    let search = Search::new(&m, s.clone());
     let mut actions = Vec::new();
     explore::Model::actions(&search, &s, &mut actions);
     let mut found = Vec::new();

@@ -29,6 +29,23 @@ pub const WALK_STEPS_MAX: u32 = 6_144;
 /// walk does not end (a poll loop starved by the random order).
 pub const RUN_LENGTH_MAX: u32 = 1 << 17;
 
+/// After its first round, the portfolio walks at most this many steps per state the search has
+/// visited: a later pause runs its round only if the steps of every round so far, plus the
+/// most this one can take (walks per round times its cap), stay within this many times the
+/// search's states; otherwise it is skipped (the next pause comes when the search has grown
+/// fourfold). A walk step is the in-place, incremental one (`model::walk`) and costs a small
+/// share of a search state (at least one full transition on a copy of the state, its
+/// fingerprint, symmetry and footprints): on the 1 536-thread cluster bench about 1 ms a
+/// state against well under 0.1 ms a step, so past the first round the walks slow a search
+/// that finishes by a bounded share, whatever the kernel's run length. The first round is not
+/// held back: that is where the deep bugs of a search that will not finish are found (the
+/// real kernels' bugs of docs/performance.md all are), and later rounds still come as soon as
+/// the search has grown enough to pay for them. Steps and states, never time: the report is
+/// the same on every run (issue 24 point 3: a cluster of 4 ran a round of walks to the end of
+/// its 1 536-thread kernel at each of its pauses, more CPU than its whole search).
+/// `later_rounds_wait_for_the_search` checks it.
+pub const WALK_STEPS_PER_STATE: u64 = 8;
+
 /// Replays one shortening may spend per hit, and steps all of them together.
 const SHORTEN_TRIES: u32 = 32;
 const SHORTEN_STEPS: usize = 40_000;
@@ -114,6 +131,8 @@ pub struct Portfolio<'p> {
     run_length: Option<u64>,
     pauses: u32,
     rounds: u32,
+    /// Steps the rounds took so far ([`WALK_STEPS_PER_STATE`]).
+    walked: u64,
     /// The check's time limit (`--max-time`, counted from the start of the search): walks
     /// stop there ([`HuntOptions::deadline`]).
     deadline: Option<std::time::Instant>,
@@ -137,6 +156,7 @@ impl<'p> Portfolio<'p> {
             run_length: None,
             pauses: 0,
             rounds: 0,
+            walked: 0,
             deadline,
             hunted: Hunted {
                 findings: Vec::new(),
@@ -147,8 +167,10 @@ impl<'p> Portfolio<'p> {
         }
     }
 
-    /// Run the next part of the hunt; whether an error is now confirmed.
-    pub fn pause(&mut self) -> bool {
+    /// Run the next part of the hunt, the search having visited `states` states; whether an
+    /// error is now confirmed. A pause after the first runs nothing when the search has not
+    /// grown enough to pay for its round ([`WALK_STEPS_PER_STATE`]).
+    pub fn pause(&mut self, states: u64) -> bool {
         let Some(init) = &self.init else {
             return false;
         };
@@ -157,10 +179,7 @@ impl<'p> Portfolio<'p> {
         // walks are shorter by as much, so that a pause takes about as long at any size.
         let n = self.raw.nthreads().max(128);
         let scale = |steps: u32| (u64::from(steps) * 128 / u64::from(n)).max(64) as u32;
-        let search = Search {
-            model: &self.raw,
-            init: init.clone(),
-        };
+        let search = Search::new(&self.raw, init.clone());
         if self.pauses == 0 {
             self.run_length = hunt::run_length(&search, RUN_LENGTH_MAX, self.deadline);
         }
@@ -173,18 +192,24 @@ impl<'p> Portfolio<'p> {
             .saturating_mul(1 << self.pauses.min(16))
             .min(scale(WALK_STEPS_MAX.max(self.walk_steps)))
             .max(full_run);
+        let hunt_options = HuntOptions {
+            first_round: self.rounds,
+            max_rounds: rounds,
+            max_steps,
+            deadline: self.deadline,
+            ..HuntOptions::default()
+        };
+        let most =
+            u64::from(hunt_options.walks_per_round) * u64::from(rounds) * u64::from(max_steps);
+        if self.pauses > 0
+            && self.walked.saturating_add(most) > states.saturating_mul(WALK_STEPS_PER_STATE)
+        {
+            return false;
+        }
         self.pauses += 1;
-        let h = hunt::hunt(
-            &search,
-            &HuntOptions {
-                first_round: self.rounds,
-                max_rounds: rounds,
-                max_steps,
-                deadline: self.deadline,
-                ..HuntOptions::default()
-            },
-        );
+        let h = hunt::hunt(&search, &hunt_options);
         self.rounds += rounds;
+        self.walked += h.steps;
 
         self.hunted.walks += h.walks;
         self.hunted.steps += h.steps;
@@ -349,4 +374,58 @@ fn shorten(
         chunk /= 2;
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A later pause runs its round only when the search has grown enough to pay for it
+    /// ([`WALK_STEPS_PER_STATE`]); the first pause always runs.
+    #[test]
+    fn later_rounds_wait_for_the_search() {
+        let text = "protocol ring
+block 4
+mbarrier full
+mbarrier empty
+buffer tile
+if tid == 0 {
+  init full, 1
+  init empty, 3
+}
+syncthreads
+role producer when tid == 0 {
+  for k in 0..8 {
+    wait empty parity (k & 1) ^ 1
+    arrive_expect_tx full, 64
+    tma tile -> full, 64
+  }
+}
+role consumer when tid >= 1 {
+  for k in 0..8 {
+    wait full parity k & 1
+    mma tile
+    arrive empty
+  }
+}
+";
+        let f = protocols::SourceFile::new("ring.phase", text);
+        let p = protocols::load(&f, &[]).expect("loads");
+        let mut portfolio = Portfolio::new(&p, &CheckOptions::default(), None);
+        assert!(!portfolio.pause(300), "the ring has no bug");
+        let first = portfolio.hunted.walks;
+        assert_eq!(
+            first, 8,
+            "the first pause runs one round whatever the search's size"
+        );
+        // The search has not grown: the next round would exceed its share.
+        assert!(!portfolio.pause(300));
+        assert_eq!(
+            portfolio.hunted.walks, first,
+            "a round the search cannot pay for"
+        );
+        // Grown enough for everything walked so far and the next round at its largest.
+        assert!(!portfolio.pause(1_000_000));
+        assert_eq!(portfolio.hunted.walks, 2 * first);
+    }
 }

@@ -116,10 +116,7 @@ fn walks_agree_with_full_steps() {
         if bound.is_some() || stop {
             continue;
         }
-        let search = Search {
-            model: &m,
-            init: init.clone(),
-        };
+        let search = Search::new(&m, init.clone());
         walked += 1;
         for w in 0..3u64 {
             let mut rng = 0x2545_F491_4F6C_DD1Du64 ^ (w + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -167,7 +164,7 @@ fn walks_agree_with_full_steps() {
                 let a = a_full[next(a_full.len())];
                 let (mut s_walk, mut s_full) = (Vec::new(), Vec::new());
                 let goes_on = walk.step(a, &mut s_walk);
-                let stepped = m.step_raw(&full, a, &mut s_full);
+                let stepped = m.step_raw_full_prune(&full, a, &mut s_full);
                 let msgs = |v: &[checker::model::MFinding]| {
                     v.iter().map(|f| f.message.clone()).collect::<Vec<_>>()
                 };

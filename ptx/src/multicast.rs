@@ -209,7 +209,7 @@ fn window(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emit::tx_windows;
+    use crate::emit::tensor_bytes::tx_windows;
     use crate::events::Event;
 
     const BAR: SAddr = SAddr { rank: None, off: 8 };

@@ -8,6 +8,7 @@ pub mod cause;
 pub mod code;
 pub mod exec;
 pub mod race;
+pub mod shared;
 pub mod state;
 pub mod stuck;
 pub mod symmetry;
@@ -909,11 +910,40 @@ impl<'p> PhaseModel<'p> {
         true
     }
 
-    /// Apply one action without canonicalizing.
+    /// Apply one action without canonicalizing. The kept accesses are pruned where the step
+    /// could have changed them (`Exec::prune_kept_after`, the same result as pruning all of
+    /// them, `s` being pruned as every state the model makes is): a full prune weighs every
+    /// kept access of every thread, which in a real kernel's epilogue (512 threads keeping
+    /// their fragment stores) cost seconds a state at the end of a long chain.
     pub fn step_raw(&self, s: &State, action: u32, found: &mut Vec<MFinding>) -> Step<State> {
+        self.step_pruning(s, action, found, false)
+    }
+
+    /// [`Self::step_raw`], pruning every kept access of every thread after the step (the
+    /// reference `checker/tests/walks.rs` compares the incremental prune with).
+    pub fn step_raw_full_prune(
+        &self,
+        s: &State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+    ) -> Step<State> {
+        self.step_pruning(s, action, found, true)
+    }
+
+    fn step_pruning(
+        &self,
+        s: &State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+        full: bool,
+    ) -> Step<State> {
         let mut ex = exec::Exec::new(self, s.clone());
         if self.act(&mut ex, action) {
-            ex.prune_kept();
+            if full {
+                ex.prune_kept();
+            } else {
+                ex.prune_kept_after();
+            }
         }
         found.append(&mut ex.found);
         if let Some(b) = ex.bound {
@@ -936,9 +966,40 @@ impl<'p> PhaseModel<'p> {
         action: u32,
         found: &mut Vec<MFinding>,
     ) -> (Step<()>, exec::Touched) {
+        self.step_in_place_with(s, action, found, None)
+    }
+
+    /// [`Self::step_in_place`] for a walk that keeps its index (`exec::WalkIndex`: witness sets, holders of publications) from
+    /// step to step: every step of the walk must go through here with the same `index`.
+    pub fn step_walk(
+        &self,
+        s: &mut State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+        index: &mut exec::WalkIndex,
+    ) -> (Step<()>, exec::Touched) {
+        self.step_in_place_with(s, action, found, Some(index))
+    }
+
+    fn step_in_place_with(
+        &self,
+        s: &mut State,
+        action: u32,
+        found: &mut Vec<MFinding>,
+        index: Option<&mut exec::WalkIndex>,
+    ) -> (Step<()>, exec::Touched) {
         let mut ex = exec::Exec::new(self, std::mem::take(s));
-        if self.act(&mut ex, action) {
-            ex.prune_kept_after();
+        match index {
+            Some(index) => {
+                ex.start_walk_step(index);
+                let prune = self.act(&mut ex, action);
+                ex.end_walk_step(index, prune);
+            }
+            None => {
+                if self.act(&mut ex, action) {
+                    ex.prune_kept_after();
+                }
+            }
         }
         found.append(&mut ex.found);
         *s = ex.state;
@@ -953,10 +1014,32 @@ impl<'p> PhaseModel<'p> {
     }
 }
 
-/// The model as seen by the explorer.
+/// The model as seen by the explorer. The states it hands the explorer hold their thread
+/// states interned ([`shared`]), and it counts the interned thread states they use.
 pub struct Search<'m, 'p> {
     pub model: &'m PhaseModel<'p>,
     pub init: State,
+    used: shared::UsedEntries<Thread>,
+}
+
+impl<'m, 'p> Search<'m, 'p> {
+    pub fn new(model: &'m PhaseModel<'p>, init: State) -> Self {
+        Search {
+            model,
+            init,
+            used: Default::default(),
+        }
+    }
+
+    /// `s` with every thread state interned: copying it then writes nothing that other
+    /// workers read.
+    fn interned(&self, mut s: State) -> State {
+        s.threads = std::mem::take(&mut s.threads)
+            .into_iter()
+            .map(|t| t.interned(&self.used))
+            .collect();
+        s
+    }
 }
 
 impl explore::Model for Search<'_, '_> {
@@ -965,7 +1048,7 @@ impl explore::Model for Search<'_, '_> {
     type Key = (&'static str, Span);
 
     fn init_state(&self) -> State {
-        self.init.clone()
+        self.interned(self.init.clone())
     }
     fn actions(&self, s: &State, out: &mut Vec<u32>) {
         exec::actions(self.model, s, out)
@@ -974,7 +1057,7 @@ impl explore::Model for Search<'_, '_> {
         match self.model.step_raw(s, action, found) {
             Step::Next(mut n) => {
                 self.model.canon(&mut n);
-                Step::Next(n)
+                Step::Next(self.interned(n))
             }
             other => other,
         }
@@ -1010,5 +1093,8 @@ impl explore::Model for Search<'_, '_> {
     }
     fn state_bytes(&self, s: &State) -> usize {
         s.approx_bytes()
+    }
+    fn shared_bytes(&self) -> u64 {
+        self.used.bytes()
     }
 }

@@ -247,6 +247,7 @@ fn same_value_store(span: Span, what: &str, other: Span, other_what: &str, value
 /// The race findings of state `s`: every pair of accesses is weighed.
 pub fn check(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     let acc = enabled_accesses(m, s);
+    let acc: Vec<&Enabled> = acc.iter().collect();
     check_accesses(m, s, &acc, None, found);
 }
 
@@ -257,10 +258,95 @@ pub struct Changed<'a> {
     pub events: &'a [bool],
 }
 
-/// The enabled accesses of a walk's state, per thread, refreshed for the threads that changed.
+/// The enabled accesses of a walk's state, per thread, refreshed for the threads that changed;
+/// and which threads keep accesses of each buffer instance (`holders`), so that a changed
+/// enabled access meets the kept accesses of those threads only, not of every thread.
 #[derive(Default)]
 pub struct WalkAccesses {
     per_thread: Vec<Vec<Enabled>>,
+    holders: Holders,
+}
+
+/// Per buffer instance, the threads that keep an access of it, and those that keep a write of
+/// it (what an enabled read can conflict with), as bits; kept up to date for the threads a
+/// step changed (a thread's kept accesses are its own state).
+#[derive(Default)]
+struct Holders {
+    any: std::collections::BTreeMap<u32, Vec<u64>>,
+    writes: std::collections::BTreeMap<u32, Vec<u64>>,
+    /// Per thread: the (instance, writes) it was entered under.
+    of: Vec<Vec<(u32, bool)>>,
+}
+
+impl Holders {
+    fn flip(
+        map: &mut std::collections::BTreeMap<u32, Vec<u64>>,
+        buf: u32,
+        t: u32,
+        n: usize,
+        on: bool,
+    ) {
+        let bits = map.entry(buf).or_insert_with(|| vec![0; n.div_ceil(64)]);
+        let bit = 1u64 << (t % 64);
+        if on {
+            bits[(t / 64) as usize] |= bit;
+        } else {
+            bits[(t / 64) as usize] &= !bit;
+        }
+    }
+
+    /// Enter thread `t`'s kept accesses as they are in `s`.
+    fn update(&mut self, s: &State, t: usize) {
+        let n = s.threads.len();
+        if self.of.len() != n {
+            self.of = vec![Vec::new(); n];
+        }
+        let mut now: Vec<(u32, bool)> = Vec::new();
+        for e in &s.threads[t].acc {
+            match now.iter_mut().find(|(b, _)| *b == e.buf) {
+                Some((_, w)) => *w |= e.kind.is_write(),
+                None => now.push((e.buf, e.kind.is_write())),
+            }
+        }
+        if now == self.of[t] {
+            return;
+        }
+        for &(buf, w) in &self.of[t] {
+            Self::flip(&mut self.any, buf, t as u32, n, false);
+            if w {
+                Self::flip(&mut self.writes, buf, t as u32, n, false);
+            }
+        }
+        for &(buf, w) in &now {
+            Self::flip(&mut self.any, buf, t as u32, n, true);
+            if w {
+                Self::flip(&mut self.writes, buf, t as u32, n, true);
+            }
+        }
+        self.of[t] = now;
+    }
+
+    /// The threads whose kept accesses of `buf` may conflict with an enabled access of kind
+    /// `kind` (a read meets writes only), ascending.
+    fn meeting(&self, buf: u32, kind: AccessKind) -> impl Iterator<Item = u32> + '_ {
+        let map = if kind.is_write() {
+            &self.any
+        } else {
+            &self.writes
+        };
+        map.get(&buf).into_iter().flat_map(|bits| {
+            bits.iter().enumerate().flat_map(|(i, &w)| {
+                let mut rest = w;
+                std::iter::from_fn(move || {
+                    (rest != 0).then(|| {
+                        let b = rest.trailing_zeros();
+                        rest &= rest - 1;
+                        i as u32 * 64 + b
+                    })
+                })
+            })
+        })
+    }
 }
 
 /// [`check`] of a walk's state, given what changed since its previous state (`None`: the first
@@ -284,11 +370,15 @@ pub fn check_changed(
         if changed.is_none_or(|c| c.threads[t]) {
             cache.per_thread[t].clear();
             thread_accesses(m, s, t as u32, &mut cache.per_thread[t]);
+            cache.holders.update(s, t);
         }
     }
-    let mut acc: Vec<Enabled> = cache.per_thread.iter().flatten().cloned().collect();
-    let from_threads = acc.len();
-    event_accesses(m, s, &mut acc);
+    // By reference: a step changes few threads, and a copy of every enabled access was most of
+    // a walk step's race check at 1 536 threads.
+    let mut events = Vec::new();
+    event_accesses(m, s, &mut events);
+    let acc: Vec<&Enabled> = cache.per_thread.iter().flatten().chain(&events).collect();
+    let from_threads = acc.len() - events.len();
     let Some(c) = changed else {
         return check_accesses(m, s, &acc, None, found);
     };
@@ -303,6 +393,7 @@ pub fn check_changed(
     let dirty = Dirty {
         accesses: &accesses,
         threads: c.threads,
+        holders: &cache.holders,
     };
     check_accesses(m, s, &acc, Some(dirty), found);
 }
@@ -312,6 +403,7 @@ pub fn check_changed(
 struct Dirty<'a> {
     accesses: &'a [bool],
     threads: &'a [bool],
+    holders: &'a Holders,
 }
 
 /// Findings of the accesses `acc` of state `s`: every pair, or (`dirty`: a walk,
@@ -320,7 +412,7 @@ struct Dirty<'a> {
 fn check_accesses(
     m: &PhaseModel,
     s: &State,
-    acc: &[Enabled],
+    acc: &[&Enabled],
     dirty: Option<Dirty>,
     found: &mut Vec<MFinding>,
 ) {
@@ -343,7 +435,7 @@ fn check_accesses(
     let is_dirty = |i: usize| dirty.is_none_or(|d| d.accesses[i]);
     let dirty_acc: Vec<usize> = (0..acc.len()).filter(|&i| is_dirty(i)).collect();
     let mut pair = |i: usize, j: usize| {
-        let (a, b) = (&acc[i], &acc[j]);
+        let (a, b) = (acc[i], acc[j]);
         if a.buf != b.buf
             || a.agent == b.agent
             || owned[i].is_some() && owned[i] == owned[j]
@@ -401,7 +493,7 @@ fn check_accesses(
     // 2. Enabled accesses against the unreleased / unfenced past accesses of every thread,
     // each pair visited in thread order, then each thread's order.
     let mut visit = |i: usize, u: u32, e: &Access| {
-        let a = &acc[i];
+        let a = acc[i];
         if !e.kind.conflicts(a.kind)
             || owned[i].is_some()
                 && a.thread != u
@@ -569,7 +661,10 @@ fn check_accesses(
                 }
             };
             if d.accesses[i] {
-                (0..n).for_each(&mut meet);
+                // Only threads that keep an access of its instance that its kind conflicts
+                // with: the others' accesses are all passed over by `visit` (thread order is
+                // kept, so the first finding of each key is the same).
+                d.holders.meeting(a.buf, a.kind).for_each(&mut meet);
             } else {
                 changed.iter().for_each(|&u| meet(u));
             }

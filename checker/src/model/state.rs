@@ -518,35 +518,22 @@ pub struct State {
 }
 
 impl State {
-    /// Rough heap + inline size, for the memory limit. A thread shared with other states
-    /// (copy on write) counts with its share: its size divided by the number of states that
-    /// hold it now, so that a queue of states which differ in one thread each is not counted
-    /// as if every state owned every thread (that overcounted the full-size double buffer
-    /// about tenfold: the 6 GiB limit stopped it at 0.7 GB resident).
+    /// Rough heap + inline size, for the memory limit. An interned thread state
+    /// ([`Shared::interned`]) counts as its reference only: the search counts the table's
+    /// entries it used once ([`super::shared::UsedEntries`]), however many states hold them.
+    /// A thread state that is not interned (a state built outside the exhaustive search)
+    /// counts whole.
     pub fn approx_bytes(&self) -> usize {
         let mut n = std::mem::size_of::<State>();
         for t in &self.threads {
-            // The allocation behind the `Arc` (its counts on a cache line of their own, the
-            // thread and the cached hash on the next ones) and one per non-empty vector, each
-            // with the allocator's own overhead.
-            const ALLOC: usize = 16;
-            let heap = |len: usize, size: usize| if len == 0 { 0 } else { len * size + ALLOC };
-            let own = 64
-                + std::mem::size_of::<OwnLine<Thread>>()
-                + heap(t.locals.len(), 8)
-                + heap(t.tracks.len(), std::mem::size_of::<BarTrack>())
-                + heap(t.acc.len(), std::mem::size_of::<Access>())
-                + t.acc
-                    .iter()
-                    .map(|a| {
-                        heap(a.seen.heap_words(), 8)
-                            + heap(a.pubs.len(), std::mem::size_of::<Pub>())
-                    })
-                    .sum::<usize>()
-                + heap(t.cp.len(), std::mem::size_of::<CpWrite>())
-                + heap(t.bulk.len(), 12)
-                + heap(t.pipes.len(), 16);
-            n += std::mem::size_of::<Shared<Thread>>() + own / Shared::holders(t).max(1);
+            n += std::mem::size_of::<Shared<Thread>>();
+            if !Shared::is_interned(t) {
+                // The allocation behind the `Arc` (its counts, the thread and its cached hash).
+                n += 16
+                    + std::mem::size_of::<Thread>()
+                    + 8
+                    + super::shared::Intern::heap_bytes(&**t);
+            }
         }
         n += self.bars.len() * std::mem::size_of::<Bar>();
         n += self.named.len() * 4 + self.cluster_phase.len() * 4 + self.released.len();
@@ -555,91 +542,34 @@ impl State {
     }
 }
 
-/// A thread state shared between the states that did not change it (copy on write), with its
-/// fingerprint contribution computed once: a transition changes one or a few threads, so
-/// re-hashing the others for every successor state was the largest cost of the search.
-///
-/// The value and its hash start on a cache line of their own, after the `Arc`'s counts: the
-/// counts change whenever a state holding the value is copied or dropped, on whichever worker
-/// of the parallel search does it, and a value sharing their line would be fetched anew by
-/// every other worker that reads it (docs/design.md, "Parallel search").
-#[derive(Clone, Debug)]
-pub struct Shared<T>(std::sync::Arc<OwnLine<T>>);
-
-/// A shared value and its cached fingerprint, aligned to a cache line ([`Shared`]).
-#[derive(Clone, Debug)]
-#[repr(align(64))]
-struct OwnLine<T>(T, std::sync::OnceLock<u64>);
-
-impl<T: Clone + std::hash::Hash> Shared<T> {
-    pub fn new(value: T) -> Self {
-        Shared(std::sync::Arc::new(OwnLine(
-            value,
-            std::sync::OnceLock::new(),
-        )))
+impl super::shared::Intern for Thread {
+    fn table() -> &'static super::shared::Interner<Thread> {
+        static TABLE: std::sync::LazyLock<super::shared::Interner<Thread>> =
+            std::sync::LazyLock::new(Default::default);
+        &TABLE
     }
 
-    /// The value, copied first if another state shares it; its cached hash is dropped.
-    pub fn make_mut(this: &mut Self) -> &mut T {
-        let inner = std::sync::Arc::make_mut(&mut this.0);
-        inner.1.take();
-        &mut inner.0
-    }
-
-    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&a.0, &b.0)
-    }
-
-    /// How many states (and temporaries) hold this value now.
-    pub fn holders(this: &Self) -> usize {
-        std::sync::Arc::strong_count(&this.0)
-    }
-
-    /// The value's fingerprint, computed once per shared value.
-    pub fn cached_hash(&self) -> u64 {
-        *self
-            .0
-            .1
-            .get_or_init(|| crate::explore::fingerprint(&self.0.0))
+    /// One allocation per non-empty vector, each with the allocator's own overhead.
+    fn heap_bytes(&self) -> usize {
+        const ALLOC: usize = 16;
+        let heap = |len: usize, size: usize| if len == 0 { 0 } else { len * size + ALLOC };
+        heap(self.locals.len(), 8)
+            + heap(self.tracks.len(), std::mem::size_of::<BarTrack>())
+            + heap(self.acc.len(), std::mem::size_of::<Access>())
+            + self
+                .acc
+                .iter()
+                .map(|a| {
+                    heap(a.seen.heap_words(), 8) + heap(a.pubs.len(), std::mem::size_of::<Pub>())
+                })
+                .sum::<usize>()
+            + heap(self.cp.len(), std::mem::size_of::<CpWrite>())
+            + heap(self.bulk.len(), 12)
+            + heap(self.pipes.len(), 16)
     }
 }
 
-impl<T> std::ops::Deref for Shared<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0.0
-    }
-}
-
-impl<T: Clone + std::hash::Hash> std::hash::Hash for Shared<T> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(self.cached_hash());
-    }
-}
-
-impl<T: PartialEq> PartialEq for Shared<T> {
-    fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0.0 == other.0.0
-    }
-}
-
-impl<T: Eq> Eq for Shared<T> {}
-
-impl<T: Ord> PartialOrd for Shared<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<T: Ord> Ord for Shared<T> {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        if std::sync::Arc::ptr_eq(&self.0, &other.0) {
-            std::cmp::Ordering::Equal
-        } else {
-            self.0.0.cmp(&other.0.0)
-        }
-    }
-}
+pub use super::shared::Shared;
 
 #[cfg(test)]
 mod tests {

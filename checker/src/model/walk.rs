@@ -42,6 +42,9 @@ pub struct Walk<'m, 'p> {
     /// The events at the last check (those not among them are new).
     checked_events: Vec<Event>,
     accesses: race::WalkAccesses,
+    /// Who may still conflict with each kept access, and where kept accesses are published,
+    /// kept up to date step by step (`exec::WalkIndex`).
+    index: exec::WalkIndex,
     /// Copies of the shared state before a step, reused.
     bars_before: Vec<Bar>,
 }
@@ -60,6 +63,7 @@ impl<'m, 'p> Walk<'m, 'p> {
             all: true,
             checked_events: Vec::new(),
             accesses: race::WalkAccesses::default(),
+            index: exec::WalkIndex::default(),
             bars_before: Vec::new(),
         }
     }
@@ -139,7 +143,9 @@ impl<'m, 'p> Walk<'m, 'p> {
         self.bars_before.clone_from(&self.state.bars);
         let cluster_before = self.state.cluster_phase.clone();
         let released_before = self.state.released.clone();
-        let (step, touched) = self.m.step_in_place(&mut self.state, action, found);
+        let (step, touched) = self
+            .m
+            .step_walk(&mut self.state, action, found, &mut self.index);
         self.enabled_fresh = false;
         for t in touched.threads().iter() {
             self.changed[t as usize] = true;

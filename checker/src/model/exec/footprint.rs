@@ -38,6 +38,11 @@ use crate::model::code::has;
 use protocols::ir::{Expr, ExprKind};
 use std::sync::Arc;
 
+mod elect;
+mod run;
+use elect::{Elections, add_choices, unsettled_warps};
+use run::{Elect, simulate};
+
 /// Barrier flags: arrive-on (pending), transaction bytes, wait or test, init or inval.
 pub const B_ARRIVE: u8 = 1;
 pub const B_TX: u8 = 2;
@@ -75,6 +80,7 @@ const MAX_PATHS: usize = 8;
 const MAX_STEPS: u32 = 1 << 14;
 
 /// What the other actors can do while `t` stands still.
+#[derive(Debug)]
 pub struct Frozen {
     /// Per barrier instance: its current phase cannot complete without `t`.
     pub stuck: Vec<bool>,
@@ -92,11 +98,16 @@ pub struct Frozen {
     /// different values make it `X_WRITE`).
     pub buf_value: Vec<Option<i64>>,
     /// The ranged accesses the other actors may still make (`X_RANGED_*`): (thread, buffer
-    /// instance, statement, key, write).
+    /// instance, statement, key, write); with those of [`Frozen::ranged_chunks`], see
+    /// [`Frozen::ranged_of`].
     pub ranged: Vec<(u32, u32, u32, i64, bool)>,
+    /// The chunks folded from the cache whose threads make ranged accesses ([`Chunk::ranged`]):
+    /// their entries are looked up there, not copied (the epilogue of a real kernel lists a
+    /// few per thread, and copying them was most of the cost of a state).
+    ranged_chunks: Vec<std::sync::Arc<Chunk>>,
     /// The entries of `ranged` as (buffer instance, statement, key, write, range group,
     /// kernel): one per group is enough.
-    ranged_listed: std::collections::HashSet<(u32, u32, i64, bool, u32, u32)>,
+    ranged_listed: RangedSet,
     /// Some other actor may still address a peer block.
     pub remote: bool,
     /// Per block: some other actor may still address it from another block (a remote arrive,
@@ -120,6 +131,94 @@ pub struct Frozen {
     /// Per slot: some other thread may arrive on it without waiting (`bar_arrive`), so it may
     /// arrive twice in one use.
     pub named_nonblocking: Vec<bool>,
+}
+
+impl Frozen {
+    /// The ranged accesses of buffer instance `x` the other actors may still make, as
+    /// (thread, buffer instance, statement, key, write). One thread of each range group stands
+    /// for the group's accesses with that statement and key; which one does not matter to
+    /// `bytes::overlap` (it asks only for the group, and whether the two sides are one thread,
+    /// and the candidate's own accesses are never listed), so an access listed by several
+    /// chunks is simply met several times.
+    pub fn ranged_of(&self, x: u32) -> impl Iterator<Item = &(u32, u32, u32, i64, bool)> {
+        let listed = self.ranged.iter().filter(move |e| e.1 == x);
+        let chunked = self.ranged_chunks.iter().flat_map(move |c| {
+            let lo = c.ranged.partition_point(|e| e.1 < x);
+            let hi = c.ranged.partition_point(|e| e.1 <= x);
+            &c.ranged[lo..hi]
+        });
+        listed.chain(chunked)
+    }
+
+    /// Everything but the representation of the ranged accesses, and those as the set of
+    /// what decides an overlap: (buffer instance, statement, key, write, range group, kernel).
+    fn same_as(&self, o: &Frozen, m: &PhaseModel) -> bool {
+        let ranged = |f: &Frozen| -> std::collections::BTreeSet<RangedKey> {
+            let chunked = f.ranged_chunks.iter().flat_map(|c| c.ranged.iter());
+            f.ranged
+                .iter()
+                .chain(chunked)
+                .map(|&(u, b, pc, key, w)| {
+                    let group = m.ranges.group_of[u as usize];
+                    (b, pc, key, w, group, m.threads[u as usize].kernel)
+                })
+                .collect()
+        };
+        self.stuck == o.stuck
+            && self.bar == o.bar
+            && self.arrivals == o.arrivals
+            && self.tx_lower == o.tx_lower
+            && self.buf == o.buf
+            && self.buf_value == o.buf_value
+            && self.remote == o.remote
+            && self.remote_into == o.remote_into
+            && self.pinned == o.pinned
+            && self.named_stuck == o.named_stuck
+            && self.named_arrivals == o.named_arrivals
+            && self.named_present == o.named_present
+            && self.named_count == o.named_count
+            && self.named_nonblocking == o.named_nonblocking
+            && ranged(self) == ranged(o)
+    }
+}
+
+/// What decides whether a ranged access overlaps another: (buffer instance, statement, key,
+/// write, range group, kernel).
+type RangedKey = (u32, u32, i64, bool, u32, u32);
+
+/// [`Frozen::ranged_listed`]: the ranged accesses listed so far, one per [`RangedKey`].
+type RangedSet = std::collections::HashSet<RangedKey, std::hash::BuildHasherDefault<IntHasher>>;
+
+/// A multiply-rotate hash (FxHash's) for the small integer tuples of [`Frozen::ranged_listed`]:
+/// the standard SipHash of them took half the time of the real CUTLASS cluster kernel's search
+/// (its epilogue's ranged stores are listed again for every candidate).
+#[derive(Default, Clone, Copy)]
+pub struct IntHasher(u64);
+
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_i64(&mut self, x: i64) {
+        self.write_u64(x as u64);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
 /// A bound on transaction bytes that says "any number" (far beyond the count's range).
@@ -146,13 +245,27 @@ const NAMED: u32 = 16;
 /// every barrier, so successive states (which change one or two threads) reuse almost all of
 /// them. Keyed by (thread index, thread fingerprint, fingerprint of the barrier context).
 /// Shared (`Arc`): a hit clones a pointer, not the run.
-pub struct RunCache(crate::memo::Memo<(u32, u64, u64), std::sync::Arc<Run>>);
+///
+/// Beside the runs, the folds of whole chunks of threads ([`Chunk`]), keyed by (first thread
+/// of the chunk, fingerprint of the chunk's thread states, fingerprint of the context they
+/// read): a state of a long chain changes one or two threads, so every chunk but theirs is
+/// reused, and a candidate's footprints cost a fold of the chunks instead of one of the threads.
+pub struct RunCache {
+    runs: crate::memo::Memo<(u32, u64, u64), std::sync::Arc<Run>>,
+    chunks: crate::memo::Memo<(u32, u64, u64), std::sync::Arc<Chunk>>,
+}
 
 impl Default for RunCache {
     fn default() -> Self {
-        RunCache(crate::memo::Memo::new(RUN_CACHE_LIMIT))
+        RunCache {
+            runs: crate::memo::Memo::new(RUN_CACHE_LIMIT),
+            chunks: crate::memo::Memo::new(CHUNK_CACHE_LIMIT),
+        }
     }
 }
+
+/// Chunk folds kept before the cache is emptied (one is a few hundred bytes).
+const CHUNK_CACHE_LIMIT: usize = 1 << 16;
 
 /// Entries kept before the cache is emptied (a run is a few dozen bytes).
 const RUN_CACHE_LIMIT: usize = 1 << 20;
@@ -216,8 +329,16 @@ pub struct Threads {
     /// Per named-barrier slot: the arrivals it has now (`bar_arrive`s, and threads waiting at
     /// its `bar_sync`).
     named_present: Vec<u32>,
+    /// Threads per chunk ([`CHUNK`]), and per chunk a fingerprint of their states.
+    chunk: u32,
+    chunk_states: Vec<u64>,
+    /// A fingerprint of every named-barrier slot's use count (a thread waiting at a named
+    /// barrier reads its slot's, [`fold_threads`]).
+    named_counts: u64,
     /// Per thread: the live lane of its warp that an `elect` chose (`Thread::leads`), if any.
     leader: Vec<Option<u32>>,
+    /// Per kernel: its code has an `elect`.
+    has_elect: Vec<bool>,
 }
 
 impl Threads {
@@ -242,6 +363,16 @@ impl Threads {
                 named_present[(m.block_of(u as u32) * NAMED + u32::from(id)) as usize] += 1;
             }
         }
+        let chunk = cross_check::chunk();
+        let chunk_states = s
+            .threads
+            .chunks(chunk as usize)
+            .map(|c| {
+                let hashes: Vec<u64> = c.iter().map(|th| th.cached_hash()).collect();
+                crate::explore::fingerprint(&hashes)
+            })
+            .collect();
+        let counts: Vec<u16> = s.named.iter().map(|x| x.count).collect();
         let warp = |u: u32| (m.block_of(u), m.threads[u as usize].tid / 32);
         let leaders: Vec<u32> = (0..n as u32)
             .filter(|&u| s.threads[u as usize].leads && s.threads[u as usize].mode.live())
@@ -249,25 +380,134 @@ impl Threads {
         let leader = (0..n as u32)
             .map(|u| leaders.iter().copied().find(|&l| warp(l) == warp(u)))
             .collect();
+        let has_elect = m
+            .kernels
+            .iter()
+            .map(|k| {
+                k.code
+                    .instrs
+                    .iter()
+                    .any(|i| matches!(i, Instr::Elect { .. }))
+            })
+            .collect();
         Threads {
             blocked_on,
             twin_of_prev,
             named_present,
+            chunk,
+            chunk_states,
+            named_counts: crate::explore::fingerprint(&counts),
             leader,
+            has_elect,
         }
     }
+
+    /// How thread `u`'s run takes its `elect`s, and whether it also needs a run as the one
+    /// chosen (its warp has no leader yet): with `elect` in its kernel, as its warp's leader
+    /// decides, or, without one yet, as a lane that is not chosen plus a run as the one chosen
+    /// ([`Elect`]); both outcomes where the warp is `unsettled` or the kernel has no `elect`.
+    /// This reads other lanes' states (the leader is marked on its own lane): a chunk's key
+    /// covers it ([`Threads::chunk_modes`]).
+    fn elect_mode(&self, m: &PhaseModel, unsettled: &[bool], u: u32) -> (Elect, bool) {
+        match self.leader[u as usize] {
+            _ if unsettled[u as usize]
+                || !self.has_elect[m.threads[u as usize].kernel as usize] =>
+            {
+                (Elect::Fork, false)
+            }
+            Some(l) if l == u => (Elect::Lead, false),
+            Some(_) => (Elect::Skip, false),
+            None => (Elect::Skip, true),
+        }
+    }
+
+    /// A fingerprint of the `elect` modes of threads `range` ([`Threads::elect_mode`]) for a
+    /// chunk's key: its threads' own states do not decide them (the leader of a warp is marked
+    /// on one lane, maybe in another chunk, and `unsettled` is the round's). 0 when no kernel
+    /// has an `elect` (every mode is `Fork`).
+    fn chunk_modes(&self, m: &PhaseModel, unsettled: &[bool], range: std::ops::Range<u32>) -> u64 {
+        if !self.has_elect.iter().any(|&e| e) {
+            return 0;
+        }
+        let modes: Vec<(Elect, bool)> = range.map(|u| self.elect_mode(m, unsettled, u)).collect();
+        crate::explore::fingerprint(&modes)
+    }
 }
+
+/// Threads per chunk of the fold of the footprints ([`Chunk`]): a warp (the agreement test
+/// sets fewer, [`cross_check::enable`], so that its small protocols have several chunks).
+const CHUNK: u32 = 32;
 
 /// The footprints of every actor but `t` in `s` (see the module doc).
 ///
 /// `t` is the candidate thread (`u32::MAX` when the candidate is the in-flight event
 /// `skip_event`, which then is left out instead).
+///
+/// The threads are folded chunk by chunk ([`Chunk`]): every chunk but the candidate's comes
+/// from the cache, so a state of a long chain costs about as much as its step changed, not as
+/// much as it has threads. Under [`cross_check`] every call also folds thread by thread and
+/// records any difference.
 pub fn frozen(
     m: &PhaseModel,
     s: &State,
     known: &Threads,
     t: u32,
     skip_event: Option<usize>,
+) -> Frozen {
+    let chunked = frozen_with(m, s, known, t, skip_event, true);
+    if cross_check::enabled() {
+        let fresh = frozen_with(m, s, known, t, skip_event, false);
+        cross_check::record(m, &chunked, &fresh, t, skip_event);
+    }
+    chunked
+}
+
+/// What one round of the fixed point assumes and reads, shared by its threads.
+#[derive(Clone, Copy)]
+struct Round<'a, 'p> {
+    m: &'a PhaseModel<'p>,
+    s: &'a State,
+    known: &'a Threads,
+    stuck: &'a [bool],
+    named_stuck: &'a [bool],
+    still: Still,
+    /// Fingerprint of what a run reads besides its thread ([`Round::run_context`]), for each
+    /// way the thread standing still may matter to a thread: not at all (another block), by
+    /// its block's whole-block barriers, and by its warp's rendezvous too.
+    contexts: [u64; 3],
+    /// Per thread: its warp's leader is not known to stay through the runs ([`Elect`],
+    /// [`unsettled_warps`]).
+    unsettled: &'a [bool],
+}
+
+impl Round<'_, '_> {
+    /// Which of [`Round::contexts`] applies to threads `range`: the least of `still` they
+    /// can read ([`Still::holds`] and [`Still::holds_warp`] ask only about the thread's own
+    /// block and warp).
+    fn still_level(&self, range: std::ops::Range<u32>) -> usize {
+        let m = self.m;
+        let mut level = 0;
+        for u in range {
+            if m.block_of(u) == self.still.block {
+                level = level.max(1);
+                if m.threads[u as usize].tid / 32 == self.still.warp {
+                    return 2;
+                }
+            }
+        }
+        level
+    }
+}
+
+/// [`frozen`], folding the threads chunk by chunk from the cache (`chunked`) or thread by
+/// thread.
+fn frozen_with(
+    m: &PhaseModel,
+    s: &State,
+    known: &Threads,
+    t: u32,
+    skip_event: Option<usize>,
+    chunked: bool,
 ) -> Frozen {
     let nb = s.bars.len();
     // Bytes the in-flight TMA copies (the candidate's aside) can still complete per barrier.
@@ -279,29 +519,13 @@ pub fn frozen(
             event_tx[bar as usize] += i64::from(bytes);
         }
     }
-    let mut f = Frozen {
-        stuck: s
-            .bars
-            .iter()
-            .map(|b| b.valid && (b.pending > 0 || b.tx != 0))
-            .collect(),
-        bar: vec![0; nb],
-        arrivals: vec![0; nb],
-        tx_lower: vec![0; nb],
-        buf: vec![0; m.buf_names.len()],
-        buf_value: vec![None; m.buf_names.len()],
-        ranged: Vec::new(),
-        ranged_listed: std::collections::HashSet::new(),
-        remote: false,
-        remote_into: vec![false; m.nblocks as usize],
-        pinned: vec![false; m.nblocks as usize],
-        // Every named-barrier use, current or next, is assumed stuck at first, like phases.
-        named_stuck: vec![true; s.named.len()],
-        named_arrivals: vec![0; s.named.len()],
-        named_present: known.named_present.clone(),
-        named_count: vec![None; s.named.len()],
-        named_nonblocking: vec![false; s.named.len()],
-    };
+    let mut f = blank(m, s);
+    f.stuck = s
+        .bars
+        .iter()
+        .map(|b| b.valid && (b.pending > 0 || b.tx != 0))
+        .collect();
+    f.named_present = known.named_present.clone();
     // The block of the thread that stands still: its whole-block barriers cannot complete.
     let still = if t == u32::MAX {
         Still {
@@ -317,34 +541,40 @@ pub fn frozen(
             warp: m.threads[t as usize].tid / 32,
         }
     };
-    // The cache is shared by the search's worker threads: it is locked only to look a run up
-    // and to store one, never while a run is simulated. (A run is a pure function of its key,
-    // so which thread stores it first does not matter; `crate::memo`, tested under loom.)
-    let cache = &m.run_cache.0;
+    let nthreads = m.nthreads();
+    let chunk = known.chunk;
     // Per thread: its warp's leader is not known to stay through the runs (see [`Elect`]).
-    let mut unsettled = vec![false; m.nthreads() as usize];
-    let has_elect: Vec<bool> = m
-        .kernels
-        .iter()
-        .map(|k| {
-            k.code
-                .instrs
-                .iter()
-                .any(|i| matches!(i, Instr::Elect { .. }))
-        })
-        .collect();
+    let mut unsettled = vec![false; nthreads as usize];
     let warp_of = |u: u32| (m.block_of(u), m.threads[u as usize].tid / 32);
     loop {
         let stuck: Vec<bool> = f.stuck.clone();
         let named_stuck = f.named_stuck.clone();
-        let context = {
-            let ctx: Vec<(bool, bool, u32)> = s
-                .bars
-                .iter()
-                .zip(stuck.iter())
-                .map(|(b, &st)| (st, b.valid, b.phase))
-                .collect();
-            crate::explore::fingerprint(&(ctx, &f.named_stuck, still))
+        let ctx: Vec<(bool, bool, u32)> = s
+            .bars
+            .iter()
+            .zip(stuck.iter())
+            .map(|(b, &st)| (st, b.valid, b.phase))
+            .collect();
+        let unheld = Still {
+            block: u32::MAX,
+            arrived: 0,
+            warp: u32::MAX,
+        };
+        let block_only = Still {
+            warp: u32::MAX,
+            ..still
+        };
+        let contexts = [unheld, block_only, still]
+            .map(|st| crate::explore::fingerprint(&(&ctx, &named_stuck, st)));
+        let round = Round {
+            m,
+            s,
+            known,
+            stuck: &stuck,
+            named_stuck: &named_stuck,
+            still,
+            contexts,
+            unsettled: &unsettled,
         };
         f.bar.iter_mut().for_each(|x| *x = 0);
         f.arrivals.iter_mut().for_each(|x| *x = 0);
@@ -359,94 +589,41 @@ pub fn frozen(
         f.named_nonblocking.iter_mut().for_each(|x| *x = false);
         // Per block pipeline instance the others may quit: how many of them may.
         let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
-        // The run of the thread just before, for its twins (with its run as the leader its
-        // warp may still choose, and its `elect` mode).
-        #[allow(clippy::type_complexity)]
-        let mut prev: Option<(u32, Arc<Run>, Option<Arc<Run>>, (Elect, bool))> = None;
-        // Lanes of warps with no leader yet: (lane, run not chosen, run as the one chosen).
-        let mut choosers: Vec<(u32, Arc<Run>, Arc<Run>)> = Vec::new();
-        // Threads whose run took `elect`s as their warp's leader decides (or as the one chosen
-        // and as one not chosen), with those runs.
-        let mut decided: Vec<LaneRuns> = Vec::new();
-        for u in 0..m.nthreads() {
-            if u == t || !s.threads[u as usize].mode.live() {
-                continue;
-            }
-            // Blocked for good: at a wait on a stuck phase that does not pass now.
-            if known.blocked_on[u as usize].is_some_and(|b| f.stuck[b as usize]) {
-                f.pinned[m.block_of(u) as usize] = true;
-                continue;
-            }
-            // Arrived at a warp rendezvous (`syncwarp`, `elect`) of the warp of the thread
-            // standing still: it never fires (below, `Still::holds_warp`).
-            if matches!(
-                s.threads[u as usize].mode,
-                Mode::Sync(SyncKind::Warp | SyncKind::Elect)
-            ) && still.holds_warp(m, u)
-            {
-                f.pinned[m.block_of(u) as usize] = true;
-                continue;
-            }
-            // Arrived at a named barrier whose use is stuck, or at a whole-block barrier of the
-            // block of the thread standing still (which has not arrived).
-            if let Mode::Sync(SyncKind::Named { id }) = s.threads[u as usize].mode {
-                let slot = m.block_of(u) * NAMED + u32::from(id);
-                let whole_block = s.named[slot as usize].count == 0;
-                if f.named_stuck[slot as usize]
-                    || (whole_block && still.holds(m.block_of(u), u32::from(id)))
-                {
-                    f.pinned[m.block_of(u) as usize] = true;
+        // The lanes whose runs took `elect`s as their warp's leader decides, in thread order.
+        let mut elections = Elections::default();
+        if chunked {
+            for (c, lo) in (0..nthreads).step_by(chunk as usize).enumerate() {
+                let range = lo..(lo + chunk).min(nthreads);
+                if range.contains(&t) {
+                    fold_threads(&round, range, t, &mut f, &mut quits, &mut elections);
                     continue;
                 }
-            }
-            // With `elect` in its kernel: as the warp's leader decides, or, without one yet,
-            // as a lane that is not chosen plus a run as the one chosen ([`Elect`]).
-            let (elect, chooses) = match known.leader[u as usize] {
-                _ if unsettled[u as usize] || !has_elect[m.threads[u as usize].kernel as usize] => {
-                    (Elect::Fork, false)
-                }
-                Some(l) if l == u => (Elect::Lead, false),
-                Some(_) => (Elect::Skip, false),
-                None => (Elect::Skip, true),
-            };
-            let sim = |mode: Elect| {
-                let ctx = if mode == Elect::Fork {
-                    context
-                } else {
-                    crate::explore::fingerprint(&(context, mode))
-                };
-                let key = (u, s.threads[u as usize].cached_hash(), ctx);
-                cache.get_or_compute(key, || {
-                    std::sync::Arc::new(simulate(m, s, u, (&stuck, &named_stuck, still), mode))
-                })
-            };
-            let (run, lead) = match prev.take() {
-                // A twin (same class and state) is in the same warp, or in a kernel without
-                // `elect`: the same `elect` mode.
-                Some((p, r, l, e))
-                    if p + 1 == u && known.twin_of_prev[u as usize] && e == (elect, chooses) =>
+                // The `elect` modes of the chunk's threads depend on the leader marked on
+                // another lane of their warp (maybe in another chunk) and on `unsettled`: in
+                // the key.
+                let context = crate::explore::fingerprint(&(
+                    round.contexts[round.still_level(range.clone())],
+                    known.named_counts,
+                    chunk,
+                    known.chunk_modes(m, &unsettled, range.clone()),
+                ));
+                let key = (lo, known.chunk_states[c], context);
+                let chunk = m
+                    .run_cache
+                    .chunks
+                    .get_or_compute(key, || std::sync::Arc::new(Chunk::fold(&round, range)));
+                chunk.add_to(&mut f, &mut quits, &mut elections);
+                if !chunk.ranged.is_empty()
+                    && !f
+                        .ranged_chunks
+                        .iter()
+                        .any(|c| std::sync::Arc::ptr_eq(c, &chunk))
                 {
-                    (r, l)
-                }
-                _ => (sim(elect), chooses.then(|| sim(Elect::Lead))),
-            };
-            if elect != Elect::Fork {
-                decided.push((u, run.clone(), lead.clone()));
-            }
-            add(m, s, u, &run, &mut f);
-            if !run.unknown && !run.may_finish {
-                f.pinned[m.block_of(u) as usize] = true;
-            }
-            for &(inst, bars, stages) in &run.quits {
-                match quits.iter_mut().find(|q| q.0 == inst) {
-                    Some(q) => q.3 += 1,
-                    None => quits.push((inst, bars, stages, 1)),
+                    f.ranged_chunks.push(chunk);
                 }
             }
-            if let Some(l) = &lead {
-                choosers.push((u, run.clone(), l.clone()));
-            }
-            prev = Some((u, run, lead, (elect, chooses)));
+        } else {
+            fold_threads(&round, 0..nthreads, t, &mut f, &mut quits, &mut elections);
         }
         for (i, e) in s.events.iter().enumerate() {
             if Some(i) == skip_event {
@@ -481,16 +658,16 @@ pub fn frozen(
         }
         // A warp some of whose lanes may leave, or whose runs could not be followed: its
         // leader may change, so its lanes' runs fork at `elect` (computed again).
-        let leaving = unsettled_warps(&decided, warp_of);
+        let leaving = unsettled_warps(&elections.decided, warp_of);
         if !leaving.is_empty() {
-            for u in 0..m.nthreads() {
+            for u in 0..nthreads {
                 if leaving.contains(&warp_of(u)) {
                     unsettled[u as usize] = true;
                 }
             }
             continue;
         }
-        add_choices(m, s, &choosers, warp_of, &mut f);
+        add_choices(m, s, &elections.choosers, warp_of, &mut f);
         let mut changed = false;
         for (b, bs) in s.bars.iter().enumerate() {
             // The transaction count can reach zero: a thread may still raise it (or change it
@@ -529,100 +706,334 @@ pub fn frozen(
     }
 }
 
-/// A lane with its run as its warp's leader decides (or as a lane not chosen), and its run as
-/// the one chosen where the warp has no leader yet.
-type LaneRuns = (u32, Arc<Run>, Option<Arc<Run>>);
-
-/// The warps of `decided` (lanes with their runs as the leader decides, and as the one chosen)
-/// whose leader may change within the runs: a run could not be followed, or a lane may leave
-/// (exit or finish) while an `elect` of the warp may still fire. A lane that leaves after
-/// passing as many warp rendezvous as any path of the warp passes leaves after the last firing
-/// the runs cover: every path that leaves passes exactly `R` rendezvous and none passes more
-/// (every live lane takes part in every firing, so the lanes pass them in step).
-fn unsettled_warps(decided: &[LaneRuns], warp_of: impl Fn(u32) -> (u32, u32)) -> Vec<(u32, u32)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < decided.len() {
-        let warp = warp_of(decided[i].0);
-        let mut runs: Vec<&Run> = Vec::new();
-        while i < decided.len() && warp_of(decided[i].0) == warp {
-            runs.push(&decided[i].1);
-            if let Some(l) = &decided[i].2 {
-                runs.push(l);
-            }
-            i += 1;
-        }
-        let leaves: Vec<(u32, u32)> = runs.iter().filter_map(|r| r.leave_rv).collect();
-        let last = leaves.first().map(|r| r.0);
-        let settled = runs.iter().all(|r| !r.unknown)
-            && last.is_none_or(|n| {
-                leaves.iter().all(|&r| r == (n, n)) && runs.iter().all(|r| r.max_rv <= n)
-            });
-        if !settled {
-            out.push(warp);
-        }
+/// Footprints with nothing in them yet: no barrier stuck, every named-barrier use stuck (as
+/// phases are at the start of the fixed point), nothing present.
+fn blank(m: &PhaseModel, s: &State) -> Frozen {
+    let nb = s.bars.len();
+    Frozen {
+        stuck: vec![false; nb],
+        bar: vec![0; nb],
+        arrivals: vec![0; nb],
+        tx_lower: vec![0; nb],
+        buf: vec![0; m.buf_names.len()],
+        buf_value: vec![None; m.buf_names.len()],
+        ranged: Vec::new(),
+        ranged_chunks: Vec::new(),
+        ranged_listed: Default::default(),
+        remote: false,
+        remote_into: vec![false; m.nblocks as usize],
+        pinned: vec![false; m.nblocks as usize],
+        // Every named-barrier use, current or next, is assumed stuck at first, like phases.
+        named_stuck: vec![true; s.named.len()],
+        named_arrivals: vec![0; s.named.len()],
+        named_present: vec![0; s.named.len()],
+        named_count: vec![None; s.named.len()],
+        named_nonblocking: vec![false; s.named.len()],
     }
-    out
 }
 
-/// The footprint of the warps with no leader yet, beyond their lanes' runs as lanes that are
-/// not chosen (already added): the paths of each lane as the one chosen ([`Elect`]). One lane
-/// leads every `elect` of the warp while none leaves, so the warp's arrivals are at most the
-/// sum of its lanes' runs not chosen plus, for one lane, what its run as the one chosen adds:
-/// the largest such excess over the lanes (likewise the transaction bytes and named-barrier
-/// arrivals). What the paths as the one chosen may touch is added for every lane.
-fn add_choices(
-    m: &PhaseModel,
-    s: &State,
-    choosers: &[(u32, Arc<Run>, Arc<Run>)],
-    warp_of: impl Fn(u32) -> (u32, u32),
+/// Fold the footprints of threads `range` but `t` into `f` (and the pipeline quits they may
+/// make into `quits`), in thread order, under what `round` assumes.
+fn fold_threads(
+    round: &Round,
+    range: std::ops::Range<u32>,
+    t: u32,
     f: &mut Frozen,
+    quits: &mut Vec<(u32, u32, u32, u32)>,
+    elections: &mut Elections,
 ) {
-    let mut i = 0;
-    while i < choosers.len() {
-        let warp = warp_of(choosers[i].0);
-        let mut arrivals: Vec<(u32, u32)> = Vec::new();
-        let mut tx: Vec<(u32, i64)> = Vec::new();
-        let mut named: Vec<(u32, u32)> = Vec::new();
-        while i < choosers.len() && warp_of(choosers[i].0) == warp {
-            let (u, skip, lead) = &choosers[i];
-            let find = |v: &[(u32, u32)], k: u32| v.iter().find(|e| e.0 == k).map_or(0, |e| e.1);
-            let most =
-                |v: &mut Vec<(u32, u32)>, k: u32, n: u32| match v.iter_mut().find(|e| e.0 == k) {
-                    Some(e) => e.1 = e.1.max(n),
-                    None => v.push((k, n)),
-                };
-            for &(b, n) in &lead.arrivals {
-                most(&mut arrivals, b, n.saturating_sub(find(&skip.arrivals, b)));
-            }
-            for &(slot, n) in &lead.named {
-                most(&mut named, slot, n.saturating_sub(find(&skip.named, slot)));
-            }
-            for &(b, n) in &lead.tx_lower {
-                let before = skip.tx_lower.iter().find(|e| e.0 == b).map_or(0, |e| e.1);
-                let extra = (n - before).max(0);
-                match tx.iter_mut().find(|e| e.0 == b) {
-                    Some(e) => e.1 = e.1.max(extra),
-                    None => tx.push((b, extra)),
-                }
-            }
-            let flags_only = Run {
-                arrivals: Vec::new(),
-                tx_lower: Vec::new(),
-                named: Vec::new(),
-                ..(**lead).clone()
-            };
-            add(m, s, *u, &flags_only, f);
-            i += 1;
+    let Round {
+        m,
+        s,
+        known,
+        stuck,
+        named_stuck,
+        still,
+        unsettled,
+        ..
+    } = *round;
+    // The cache is shared by the search's worker threads: it is locked only to look a run up
+    // and to store one, never while a run is simulated. (A run is a pure function of its key,
+    // so which thread stores it first does not matter; `crate::memo`, tested under loom.)
+    let cache = &m.run_cache.runs;
+    // The run of the thread just before, for its twins (with its run as the leader its warp
+    // may still choose, and its `elect` mode).
+    #[allow(clippy::type_complexity)]
+    let mut prev: Option<(u32, Arc<Run>, Option<Arc<Run>>, (Elect, bool))> = None;
+    for u in range {
+        if u == t || !s.threads[u as usize].mode.live() {
+            continue;
         }
-        for (b, n) in arrivals {
+        // Blocked for good: at a wait on a stuck phase that does not pass now.
+        if known.blocked_on[u as usize].is_some_and(|b| stuck[b as usize]) {
+            f.pinned[m.block_of(u) as usize] = true;
+            continue;
+        }
+        // Arrived at a warp rendezvous (`syncwarp`, `elect`) of the warp of the thread
+        // standing still: it never fires (below, `Still::holds_warp`).
+        if matches!(
+            s.threads[u as usize].mode,
+            Mode::Sync(SyncKind::Warp | SyncKind::Elect)
+        ) && still.holds_warp(m, u)
+        {
+            f.pinned[m.block_of(u) as usize] = true;
+            continue;
+        }
+        // Arrived at a named barrier whose use is stuck, or at a whole-block barrier of the
+        // block of the thread standing still (which has not arrived).
+        if let Mode::Sync(SyncKind::Named { id }) = s.threads[u as usize].mode {
+            let slot = m.block_of(u) * NAMED + u32::from(id);
+            let whole_block = s.named[slot as usize].count == 0;
+            if named_stuck[slot as usize]
+                || (whole_block && still.holds(m.block_of(u), u32::from(id)))
+            {
+                f.pinned[m.block_of(u) as usize] = true;
+                continue;
+            }
+        }
+        // With `elect` in its kernel: as the warp's leader decides, or, without one yet, as a
+        // lane that is not chosen plus a run as the one chosen ([`Elect`]).
+        let (elect, chooses) = known.elect_mode(m, unsettled, u);
+        let sim = |mode: Elect| {
+            let context = round.contexts[round.still_level(u..u + 1)];
+            let ctx = if mode == Elect::Fork {
+                context
+            } else {
+                crate::explore::fingerprint(&(context, mode))
+            };
+            let key = (u, s.threads[u as usize].cached_hash(), ctx);
+            cache.get_or_compute(key, || {
+                Arc::new(simulate(m, s, u, (stuck, named_stuck, still), mode))
+            })
+        };
+        let (run, lead) = match prev.take() {
+            // A twin (same class and state) with the same `elect` mode.
+            Some((p, r, l, e))
+                if p + 1 == u && known.twin_of_prev[u as usize] && e == (elect, chooses) =>
+            {
+                (r, l)
+            }
+            _ => (sim(elect), chooses.then(|| sim(Elect::Lead))),
+        };
+        if elect != Elect::Fork {
+            elections.decided.push((u, run.clone(), lead.clone()));
+        }
+        add(m, s, u, &run, f);
+        // As the one chosen the lane may take other paths: it is pinned only if neither run
+        // may finish, and it may quit what either run may.
+        let may_finish = run.may_finish || lead.as_ref().is_some_and(|l| l.may_finish);
+        if !run.unknown && !may_finish {
+            f.pinned[m.block_of(u) as usize] = true;
+        }
+        let lead_quits = lead.as_ref().map_or(&[][..], |l| &l.quits[..]);
+        let lead_only = lead_quits
+            .iter()
+            .filter(|q| !run.quits.iter().any(|r| r.0 == q.0));
+        for &(inst, bars, stages) in run.quits.iter().chain(lead_only) {
+            match quits.iter_mut().find(|q| q.0 == inst) {
+                Some(q) => q.3 += 1,
+                None => quits.push((inst, bars, stages, 1)),
+            }
+        }
+        if let Some(l) = &lead {
+            elections.choosers.push((u, run.clone(), l.clone()));
+        }
+        prev = Some((u, run, lead, (elect, chooses)));
+    }
+}
+
+/// The fold of one chunk of threads in one round ([`fold_threads`] into blank footprints),
+/// kept as the entries it set: adding it to footprints ([`Chunk::add_to`]) gives what folding
+/// its threads there one by one gives. Each field folds by an operation that is associative
+/// (or, saturating sums, "the one value if all agree, else -1", the first value with a
+/// conflict marked as `X_WRITE`, a list kept in the order its entries were first listed), so
+/// folding the chunks in thread order is folding the threads in thread order.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    bar: Vec<(u32, u8)>,
+    arrivals: Vec<(u32, u32)>,
+    tx_lower: Vec<(u32, i64)>,
+    buf: Vec<(u32, u8)>,
+    buf_value: Vec<(u32, i64)>,
+    /// As [`Frozen::ranged`] (one entry per range group), sorted by buffer instance.
+    ranged: Vec<(u32, u32, u32, i64, bool)>,
+    remote: bool,
+    remote_into: Vec<u32>,
+    pinned: Vec<u32>,
+    named_arrivals: Vec<(u32, u32)>,
+    named_count: Vec<(u32, i64)>,
+    named_nonblocking: Vec<u32>,
+    quits: Vec<(u32, u32, u32, u32)>,
+    /// Its lanes' runs for the end of the round ([`Elections`]).
+    elections: Elections,
+}
+
+impl Chunk {
+    fn fold(round: &Round, range: std::ops::Range<u32>) -> Chunk {
+        let mut f = blank(round.m, round.s);
+        let mut quits = Vec::new();
+        let mut elections = Elections::default();
+        fold_threads(round, range, u32::MAX, &mut f, &mut quits, &mut elections);
+        fn set<T: Copy + PartialEq + Default>(v: &[T]) -> Vec<(u32, T)> {
+            v.iter()
+                .enumerate()
+                .filter(|&(_, &x)| x != T::default())
+                .map(|(i, &x)| (i as u32, x))
+                .collect()
+        }
+        fn marked(v: &[bool]) -> Vec<u32> {
+            (0..v.len() as u32).filter(|&i| v[i as usize]).collect()
+        }
+        Chunk {
+            bar: set(&f.bar),
+            arrivals: set(&f.arrivals),
+            tx_lower: set(&f.tx_lower),
+            buf: set(&f.buf),
+            buf_value: f
+                .buf_value
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.map(|v| (i as u32, v)))
+                .collect(),
+            ranged: {
+                // Sorted by buffer instance, for [`Frozen::ranged_of`].
+                let mut r = f.ranged;
+                r.sort_by_key(|e| e.1);
+                r
+            },
+            remote: f.remote,
+            remote_into: marked(&f.remote_into),
+            pinned: marked(&f.pinned),
+            named_arrivals: set(&f.named_arrivals),
+            named_count: f
+                .named_count
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.map(|c| (i as u32, c)))
+                .collect(),
+            named_nonblocking: marked(&f.named_nonblocking),
+            quits,
+            elections,
+        }
+    }
+
+    /// Fold this chunk into `f` and `quits` as [`add`] folds a run (and [`fold_threads`] its
+    /// thread's quits and pinning, and its lanes' `elections`), but for its ranged accesses,
+    /// which the caller lists by reference ([`Frozen::ranged_chunks`]).
+    fn add_to(
+        &self,
+        f: &mut Frozen,
+        quits: &mut Vec<(u32, u32, u32, u32)>,
+        elections: &mut Elections,
+    ) {
+        elections
+            .decided
+            .extend(self.elections.decided.iter().cloned());
+        elections
+            .choosers
+            .extend(self.elections.choosers.iter().cloned());
+        for &(b, x) in &self.bar {
+            f.bar[b as usize] |= x;
+        }
+        for &(b, n) in &self.arrivals {
             f.arrivals[b as usize] = f.arrivals[b as usize].saturating_add(n);
         }
-        for (b, n) in tx {
+        for &(b, n) in &self.tx_lower {
             f.tx_lower[b as usize] = f.tx_lower[b as usize].saturating_add(n).min(TX_UNBOUNDED);
         }
-        for (slot, n) in named {
+        for &(x, v) in &self.buf {
+            f.buf[x as usize] |= v;
+        }
+        for &(x, v) in &self.buf_value {
+            let cur = &mut f.buf_value[x as usize];
+            match *cur {
+                None => *cur = Some(v),
+                Some(w) if w == v => {}
+                Some(_) => f.buf[x as usize] |= X_WRITE,
+            }
+        }
+        f.remote |= self.remote;
+        for &c in &self.remote_into {
+            f.remote_into[c as usize] = true;
+        }
+        for &c in &self.pinned {
+            f.pinned[c as usize] = true;
+        }
+        for &(slot, n) in &self.named_arrivals {
             f.named_arrivals[slot as usize] = f.named_arrivals[slot as usize].saturating_add(n);
+        }
+        for &(slot, c) in &self.named_count {
+            let cur = &mut f.named_count[slot as usize];
+            *cur = match *cur {
+                None => Some(c),
+                Some(x) if x == c => Some(x),
+                _ => Some(-1),
+            };
+        }
+        for &slot in &self.named_nonblocking {
+            f.named_nonblocking[slot as usize] = true;
+        }
+        for &(inst, bars, stages, n) in &self.quits {
+            match quits.iter_mut().find(|q| q.0 == inst) {
+                Some(q) => q.3 += n,
+                None => quits.push((inst, bars, stages, n)),
+            }
+        }
+    }
+}
+
+/// Checking the chunked fold against the fold thread by thread, on every call of [`frozen`]
+/// (the agreement test `checker/tests/footprint_chunks_agree.rs` turns it on): the two must
+/// give the same footprints, field by field.
+pub mod cross_check {
+    use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+    static ON: AtomicBool = AtomicBool::new(false);
+    static CHUNK: AtomicU32 = AtomicU32::new(super::CHUNK);
+    static COMPARED: AtomicU64 = AtomicU64::new(0);
+    static DIFFERENT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+    /// Compare on every call from now on, in this process, with chunks of `chunk` threads
+    /// (at least 1).
+    pub fn enable(chunk: u32) {
+        CHUNK.store(chunk.max(1), Ordering::SeqCst);
+        ON.store(true, Ordering::SeqCst);
+    }
+
+    /// Threads per chunk.
+    pub(super) fn chunk() -> u32 {
+        CHUNK.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn enabled() -> bool {
+        ON.load(Ordering::Relaxed)
+    }
+
+    /// Calls compared so far.
+    pub fn compared() -> u64 {
+        COMPARED.load(Ordering::SeqCst)
+    }
+
+    /// The differences found so far (at most the first 16).
+    pub fn differences() -> Vec<String> {
+        DIFFERENT.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(super) fn record(
+        m: &super::PhaseModel,
+        chunked: &super::Frozen,
+        fresh: &super::Frozen,
+        t: u32,
+        skip_event: Option<usize>,
+    ) {
+        COMPARED.fetch_add(1, Ordering::SeqCst);
+        if !chunked.same_as(fresh, m) {
+            let mut d = DIFFERENT.lock().unwrap_or_else(|e| e.into_inner());
+            if d.len() < 16 {
+                d.push(format!(
+                    "candidate {t} (event {skip_event:?}): chunked {chunked:?}\n  fresh {fresh:?}"
+                ));
+            }
         }
     }
 }
@@ -750,166 +1161,6 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
     }
 }
 
-/// One path of a run in progress.
-#[derive(Clone)]
-struct Path {
-    pc: u32,
-    locals: Vec<i64>,
-    /// Locals whose value depends on a barrier that may still move (bit per slot).
-    tainted: u64,
-    /// Of those, the ones known to hold 0 or 1 (`test_wait` results).
-    tbool: u64,
-    arrivals: Vec<(u32, u32)>,
-    /// Barriers a wait of this path passed on.
-    observed: Vec<u32>,
-    /// Barriers a wait of this path passed on since its last arrive on them.
-    waits_since_arrive: Vec<u32>,
-    /// Arrivals on named-barrier slots.
-    named: Vec<(u32, u32)>,
-    /// The thread's state of each pipeline instance it has used (as in [`Thread::pipes`]).
-    pipes: Vec<(u32, PipeThread)>,
-    /// Backward jumps taken (loop trips): with `pc`, how far the path has come.
-    back: u32,
-    /// Warp rendezvous (`syncwarp`, `elect`) passed, fewest and most of the paths merged.
-    rv: (u32, u32),
-}
-
-impl Path {
-    /// The other side of a fork: the same path, continuing at `pc`.
-    fn fork(&self, pc: u32) -> Path {
-        Path {
-            pc,
-            back: self.back + u32::from(pc <= self.pc),
-            ..self.clone()
-        }
-    }
-
-    /// Whether `o` continues exactly as this path does: same pc, taint, pipeline state and
-    /// value of every untainted local (a tainted value is never read: every use of it forks or
-    /// ends the run).
-    fn same_future(&self, o: &Path) -> bool {
-        self.pc == o.pc
-            && self.tainted == o.tainted
-            && self.tbool & self.tainted == o.tbool & o.tainted
-            && self.pipes == o.pipes
-            && self.locals.len() == o.locals.len()
-            && self
-                .locals
-                .iter()
-                .zip(&o.locals)
-                .enumerate()
-                .all(|(i, (a, b))| a == b || (i < 64 && self.tainted & (1 << i) != 0))
-    }
-
-    /// Merge `o`, which has the same future ([`Path::same_future`]), into this path: the most
-    /// arrivals of either, the phases both observed, the waits either made since its arrive.
-    /// Everything the merged path lists from here on is then at least what either would.
-    fn join(&mut self, o: Path) {
-        merge_max(&mut self.arrivals, o.arrivals);
-        merge_max(&mut self.named, o.named);
-        self.observed.retain(|b| o.observed.contains(b));
-        for b in o.waits_since_arrive {
-            if !self.waits_since_arrive.contains(&b) {
-                self.waits_since_arrive.push(b);
-            }
-        }
-        self.back = self.back.min(o.back);
-        self.rv = (self.rv.0.min(o.rv.0), self.rv.1.max(o.rv.1));
-    }
-
-    fn pipe(&mut self, id: u32) -> &mut PipeThread {
-        let pos = match self.pipes.binary_search_by_key(&id, |p| p.0) {
-            Ok(p) => p,
-            Err(p) => {
-                let fresh = PipeThread {
-                    consumed_parity: 1,
-                    ..PipeThread::default()
-                };
-                self.pipes.insert(p, (id, fresh));
-                p
-            }
-        };
-        &mut self.pipes[pos].1
-    }
-}
-
-enum Next {
-    Go,
-    /// The path ends (blocked for good, exit, end).
-    End,
-    /// The run cannot be followed.
-    Unknown,
-}
-
-fn mentions(e: &Expr, tainted: u64) -> bool {
-    if tainted == 0 {
-        return false;
-    }
-    match &e.kind {
-        ExprKind::Local(l) => l.0 >= 64 || tainted & (1 << l.0) != 0,
-        ExprKind::Unary(_, a) => mentions(a, tainted),
-        ExprKind::Binary(_, a, b) | ExprKind::Min(a, b) | ExprKind::Max(a, b) => {
-            mentions(a, tainted) || mentions(b, tainted)
-        }
-        _ => false,
-    }
-}
-
-/// A condition that mentions tainted locals, on a path.
-enum Decided {
-    /// Every value the tainted locals may hold gives this one.
-    Value(i64),
-    /// It may go either way (or the tainted locals are not all `test_wait` results).
-    Either,
-    /// Some value the tainted locals may hold makes it fail to evaluate (an error step).
-    Error,
-}
-
-/// Decide `cond` on path `p` when every tainted local it mentions is a `test_wait` result
-/// (0 or 1) and there are at most 6 of them: evaluate it for every combination. A poll such
-/// as `if w_ok == 0 || a_ok == 0` with `w_ok` known to be 0 then takes its branch without a
-/// fork. (Its condition is only ever 0 or non-zero on the real path too, which is one of the
-/// combinations.)
-fn decide(m: &PhaseModel, u: u32, cond: &Expr, p: &Path) -> Decided {
-    fn slots(e: &Expr, tainted: u64, out: &mut u64) {
-        match &e.kind {
-            ExprKind::Local(l) if l.0 < 64 && tainted & (1 << l.0) != 0 => *out |= 1 << l.0,
-            ExprKind::Unary(_, a) => slots(a, tainted, out),
-            ExprKind::Binary(_, a, b) | ExprKind::Min(a, b) | ExprKind::Max(a, b) => {
-                slots(a, tainted, out);
-                slots(b, tainted, out);
-            }
-            _ => {}
-        }
-    }
-    let mut used = 0u64;
-    slots(cond, p.tainted, &mut used);
-    if used & !p.tbool != 0 || used.count_ones() > 6 {
-        return Decided::Either;
-    }
-    let bits: Vec<u32> = (0..64).filter(|i| used & (1 << i) != 0).collect();
-    let mut locals = p.locals.clone();
-    let mut seen: Option<bool> = None;
-    let mut value = 0;
-    for combo in 0u32..(1 << bits.len()) {
-        for (j, &slot) in bits.iter().enumerate() {
-            locals[slot as usize] = i64::from(combo >> j & 1);
-        }
-        match m.eval(cond, u, &locals) {
-            Ok(v) => match seen {
-                None => {
-                    seen = Some(v != 0);
-                    value = v;
-                }
-                Some(t) if t != (v != 0) => return Decided::Either,
-                Some(_) => {}
-            },
-            Err(_) => return Decided::Error,
-        }
-    }
-    Decided::Value(value)
-}
-
 /// Run `u` ahead from its state (see the module doc).
 /// What a run assumes: the stuck barrier phases, the stuck named-barrier uses, and the block
 /// whose whole-block barriers cannot complete (that of the thread standing still, if any).
@@ -922,7 +1173,7 @@ type Assumption<'a> = (&'a [bool], &'a [bool], Still);
 /// the use may complete without a live thread). A whole-block use (`syncthreads`, `bar_sync id`
 /// without a count) of any other id needs every live thread of the block, that one too: it
 /// cannot complete while that thread stands still.
-#[derive(Clone, Copy, Hash)]
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
 pub struct Still {
     pub block: u32,
     pub arrived: u16,
@@ -946,780 +1197,4 @@ impl Still {
     fn holds_warp(self, m: &PhaseModel, u: u32) -> bool {
         m.block_of(u) == self.block && m.threads[u as usize].tid / 32 == self.warp
     }
-}
-
-/// How a run takes the `elect`s on its path. A warp whose leader was chosen
-/// (`Thread::leads`) keeps it while no lane of the warp leaves (exec `forget_leader`), and
-/// every one of its `elect`s fires with it (exec `try_warp`): the leader takes each body,
-/// the other lanes skip it. [`frozen`] uses that only when no live lane of the warp may leave
-/// in its run (`may_finish`) and every run of the warp could be followed; then no lane leaves
-/// before the first step outside the footprints (the first leave would be such a step), so up
-/// to that step every `elect` of the warp fires with that leader and each lane's run is the
-/// path it takes. Otherwise, or without a leader, both outcomes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Elect {
-    Fork,
-    Lead,
-    Skip,
-}
-
-fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption, elect: Elect) -> Run {
-    let (stuck, _, _) = assumed;
-    let th = &s.threads[u as usize];
-    let code = m.code_of(u);
-    let mut run = Run::default();
-    let mut start = vec![];
-    let path = |pc: u32| Path {
-        pc,
-        locals: th.locals.to_vec(),
-        tainted: 0,
-        tbool: 0,
-        arrivals: Vec::new(),
-        observed: Vec::new(),
-        waits_since_arrive: Vec::new(),
-        named: Vec::new(),
-        pipes: th.pipes.clone(),
-        back: 0,
-        rv: (0, 0),
-    };
-    match th.mode {
-        Mode::Ready => match th.aw {
-            // The second half of `arrive_and_wait` (its arrival is made): it blocks for good on
-            // a stuck phase that has not completed, else it passes.
-            Some((b, phase)) => {
-                let bs = &s.bars[b as usize];
-                if bs.valid && bs.phase == phase && stuck[b as usize] {
-                    return run;
-                }
-                flag(&mut run.bars, b, B_WAIT);
-                let mut p = path(th.pc + 1);
-                p.observed.push(b);
-                p.waits_since_arrive.push(b);
-                start.push(p);
-            }
-            None => start.push(path(th.pc)),
-        },
-        // Arrived at a warp rendezvous of the warp of the thread standing still: frozen.
-        Mode::Sync(SyncKind::Warp | SyncKind::Elect) if assumed.2.holds_warp(m, u) => {
-            return run;
-        }
-        Mode::Sync(_) => match code.instrs[th.pc as usize] {
-            // Arrived at an `elect`: either lane of the outcome, or as the leader decides.
-            Instr::Elect { skip, .. } => {
-                let passed = |pc| Path {
-                    rv: (1, 1),
-                    ..path(pc)
-                };
-                if elect != Elect::Skip {
-                    start.push(passed(th.pc + 1));
-                }
-                if elect != Elect::Lead {
-                    start.push(passed(skip));
-                }
-            }
-            // Arrived at a rendezvous: assume it completes (an upper bound).
-            _ => start.push(Path {
-                rv: if th.mode == Mode::Sync(SyncKind::Warp) {
-                    (1, 1)
-                } else {
-                    (0, 0)
-                },
-                ..path(th.pc + 1)
-            }),
-        },
-        Mode::Exited | Mode::Finished => return run,
-    }
-    // The paths still running. The least advanced one moves next ((back-edges taken, pc) grows
-    // with every step), after every other path at the same point with the same future (same
-    // pc, untainted locals, taint and pipeline state) is merged into it: what the merged path
-    // records (arrivals, observed phases, waits since an arrive) is an upper bound of both, so
-    // the branches of a fork on a polled barrier join again where they meet instead of
-    // doubling at every fork.
-    let mut live = start;
-    let mut steps = 0u32;
-    while !live.is_empty() {
-        let i = (0..live.len())
-            .min_by_key(|&i| (live[i].back, live[i].pc))
-            .unwrap_or(0);
-        let mut p = live.swap_remove(i);
-        let mut j = 0;
-        while j < live.len() {
-            if p.same_future(&live[j]) {
-                let q = live.swap_remove(j);
-                p.join(q);
-            } else {
-                j += 1;
-            }
-        }
-        steps += 1;
-        if steps > MAX_STEPS {
-            run.unknown = true;
-            return run;
-        }
-        let from = p.pc;
-        let next = match &code.instrs[p.pc as usize] {
-            Instr::Set { slot, value } => {
-                if mentions(value, p.tainted) {
-                    Next::Unknown
-                } else {
-                    match m.eval(value, u, &p.locals) {
-                        Ok(v) => {
-                            p.locals[*slot as usize] = v;
-                            if *slot < 64 {
-                                p.tainted &= !(1 << slot);
-                            }
-                            p.pc += 1;
-                            Next::Go
-                        }
-                        Err(_) => Next::Unknown,
-                    }
-                }
-            }
-            Instr::Jump(to) => {
-                p.pc = *to;
-                Next::Go
-            }
-            Instr::JumpIfZero { cond, target } => {
-                if mentions(cond, p.tainted) {
-                    match decide(m, u, cond, &p) {
-                        Decided::Value(v) => {
-                            p.pc = if v == 0 { *target } else { p.pc + 1 };
-                            Next::Go
-                        }
-                        Decided::Error => Next::Unknown,
-                        Decided::Either => {
-                            live.push(p.fork(*target));
-                            p.pc += 1;
-                            Next::Go
-                        }
-                    }
-                } else {
-                    match m.eval(cond, u, &p.locals) {
-                        Ok(v) => {
-                            p.pc = if v == 0 { *target } else { p.pc + 1 };
-                            Next::Go
-                        }
-                        Err(_) => Next::Unknown,
-                    }
-                }
-            }
-            Instr::ForTest { var, end, exit } => {
-                let t = p.tainted;
-                if (*var < 64 && t & (1 << var) != 0) || (*end < 64 && t & (1 << end) != 0) {
-                    Next::Unknown
-                } else {
-                    p.pc = if p.locals[*var as usize] < p.locals[*end as usize] {
-                        p.pc + 1
-                    } else {
-                        *exit
-                    };
-                    Next::Go
-                }
-            }
-            Instr::ForNext { var, test } => {
-                p.locals[*var as usize] += 1;
-                p.pc = *test;
-                Next::Go
-            }
-            Instr::WhileTest {
-                cond, trips, exit, ..
-            } => {
-                let value = if mentions(cond, p.tainted) {
-                    match decide(m, u, cond, &p) {
-                        Decided::Value(v) => Ok(v),
-                        Decided::Error | Decided::Either => Err(()),
-                    }
-                } else {
-                    m.eval(cond, u, &p.locals).map_err(|_| ())
-                };
-                {
-                    match value {
-                        Ok(0) => {
-                            p.pc = *exit;
-                            Next::Go
-                        }
-                        Ok(_) => {
-                            p.locals[*trips as usize] += 1;
-                            if p.locals[*trips as usize] > i64::from(m.max_loop_trips) {
-                                // The real step reports the bound; stay conservative.
-                                Next::Unknown
-                            } else {
-                                p.pc += 1;
-                                Next::Go
-                            }
-                        }
-                        Err(_) => Next::Unknown,
-                    }
-                }
-            }
-            // An `elect` of the warp of the thread standing still never fires.
-            Instr::Elect { .. } if assumed.2.holds_warp(m, u) => Next::End,
-            Instr::Elect { skip, .. } => {
-                p.rv = (p.rv.0 + 1, p.rv.1 + 1);
-                match elect {
-                    Elect::Fork => {
-                        live.push(p.fork(*skip));
-                        p.pc += 1;
-                    }
-                    Elect::Lead => p.pc += 1,
-                    Elect::Skip => p.pc = *skip,
-                }
-                Next::Go
-            }
-            Instr::Exit { .. } | Instr::End { .. } => {
-                run.may_finish = true;
-                run.leave_rv = Some(match run.leave_rv {
-                    None => p.rv,
-                    Some(r) => (r.0.min(p.rv.0), r.1.max(p.rv.1)),
-                });
-                Next::End
-            }
-            Instr::Op { op, .. } => {
-                if matches!(op, Op::SyncWarp) && !assumed.2.holds_warp(m, u) {
-                    p.rv = (p.rv.0 + 1, p.rv.1 + 1);
-                }
-                op_step(m, s, u, op, assumed, &mut p, &mut run)
-            }
-        };
-        match next {
-            Next::Go => {
-                if p.pc <= from {
-                    p.back += 1;
-                }
-                live.push(p);
-                if live.len() > MAX_PATHS {
-                    run.unknown = true;
-                    return run;
-                }
-            }
-            Next::End => {
-                run.max_rv = run.max_rv.max(p.rv.1);
-                finish(p, &mut run)
-            }
-            Next::Unknown => {
-                run.unknown = true;
-                return run;
-            }
-        }
-    }
-    run
-}
-
-/// Add `from`'s counts to `into`, key by key, keeping the larger count of a key in both (the
-/// most arrivals or named-barrier uses of any one path).
-fn merge_max<K: PartialEq, N: Ord>(into: &mut Vec<(K, N)>, from: Vec<(K, N)>) {
-    for (k, n) in from {
-        match into.iter_mut().find(|e| e.0 == k) {
-            Some(e) => {
-                if n > e.1 {
-                    e.1 = n;
-                }
-            }
-            None => into.push((k, n)),
-        }
-    }
-}
-
-/// A path that ended: what it leaves in the run.
-fn finish(p: Path, run: &mut Run) {
-    for &b in &p.waits_since_arrive {
-        flag(&mut run.bars, b, B_WAIT_LATE);
-    }
-    merge_max(&mut run.named, p.named);
-    // A thread follows one path: its arrivals are bounded by the largest path's.
-    merge_max(&mut run.arrivals, p.arrivals);
-}
-
-/// One visible operation of a run.
-fn op_step(
-    m: &PhaseModel,
-    s: &State,
-    u: u32,
-    op: &Op,
-    (stuck, named_stuck, still): Assumption,
-    p: &mut Path,
-    run: &mut Run,
-) -> Next {
-    // Resolve every object the operation names; any doubt ends the run.
-    let own = m.block_of(u);
-    let mut ids = [0u32; 2];
-    let mut pipe = None;
-    for (i, r) in op.object_refs().into_iter().enumerate() {
-        let exprs = r.index.iter().chain(r.cta.iter());
-        if exprs.into_iter().any(|e| mentions(e, p.tainted)) {
-            return Next::Unknown;
-        }
-        if let Layout::Pipe { .. } | Layout::ThreadPipe { .. } = m.layouts[r.object.0 as usize] {
-            match peek_pipe(m, u, r, &p.locals) {
-                Some(x) => pipe = Some(x),
-                None => return Next::Unknown,
-            }
-            continue;
-        }
-        let Some(id) = peek_with(m, u, r, &p.locals) else {
-            return Next::Unknown;
-        };
-        let block = match m.layouts[r.object.0 as usize] {
-            Layout::Bar { .. } => m.bar_block[id as usize],
-            Layout::Buf { .. } => m.buf_block[id as usize],
-            Layout::Pipe { .. } | Layout::ThreadPipe { .. } => return Next::Unknown,
-        };
-        if block != u32::MAX && block != own {
-            run.remote = true;
-            if !run.remote_into.contains(&block) {
-                run.remote_into.push(block);
-            }
-        }
-        ids[i.min(1)] = id;
-    }
-    let eval = |e: &Expr, p: &Path| -> Option<i64> {
-        if mentions(e, p.tainted) {
-            return None;
-        }
-        m.eval(e, u, &p.locals).ok()
-    };
-    let taint = |p: &mut Path, slot: u32| {
-        if slot < 64 {
-            p.tainted |= 1 << slot;
-            p.tbool &= !(1 << slot);
-            true
-        } else {
-            false
-        }
-    };
-    let arrive = |p: &mut Path, run: &mut Run, b: u32, n: u32, f: u8| {
-        bump(&mut p.arrivals, b, n);
-        p.waits_since_arrive.retain(|&x| x != b);
-        let first = if p.observed.contains(&b) {
-            0
-        } else {
-            B_ARRIVE_FIRST
-        };
-        flag(&mut run.bars, b, B_ARRIVE | first | f);
-    };
-    match op {
-        Op::Arrive { count, token, .. } => {
-            let b = ids[0];
-            let n = match count {
-                Some(c) => match eval(c, p) {
-                    Some(v) => v.clamp(0, i64::from(u32::MAX)) as u32,
-                    None => return Next::Unknown,
-                },
-                None => 1,
-            };
-            arrive(p, run, b, n, 0);
-            if let Some(l) = token {
-                if stuck[b as usize] {
-                    p.locals[l.0 as usize] = encode_token(b, s.bars[b as usize].phase);
-                    if l.0 < 64 {
-                        p.tainted &= !(1 << l.0);
-                    }
-                } else if !taint(p, l.0) {
-                    return Next::Unknown;
-                }
-            }
-        }
-        Op::ArriveDrop { .. } | Op::CpAsyncArrive { noinc: true, .. } => {
-            arrive(p, run, ids[0], 1, 0)
-        }
-        // Raises the pending count now, with the in-flight arrive-on that lowers it again
-        // later: pending never ends up lower than before, so it counts as no arrival.
-        Op::CpAsyncArrive { noinc: false, .. } => arrive(p, run, ids[0], 0, 0),
-        Op::ArriveExpectTx { .. } => arrive(p, run, ids[0], 1, B_TX | B_TX_UP),
-        Op::ExpectTx { .. } | Op::CompleteTx { .. } => flag(&mut run.bars, ids[0], B_TX | B_TX_UP),
-        Op::Init { .. } | Op::Inval { .. } => flag(&mut run.bars, ids[0], B_INIT),
-        // A wait that blocks for good ends the path and is no step of the run: it reads
-        // nothing before the candidate moves. One that passes is a step (it reads the phase
-        // and marks it observed).
-        Op::WaitParity { parity, .. } => {
-            let b = ids[0];
-            let bs = &s.bars[b as usize];
-            if m.bar_block[b as usize] == own && bs.valid && stuck[b as usize] {
-                let Some(par) = eval(parity, p) else {
-                    return Next::Unknown;
-                };
-                if !parity_passes(bs, par) {
-                    return Next::End;
-                }
-            }
-            flag(&mut run.bars, b, B_WAIT);
-            p.observed.push(b);
-            p.waits_since_arrive.push(b);
-        }
-        Op::WaitToken { token, .. } => {
-            let b = ids[0];
-            let bs = &s.bars[b as usize];
-            let known = token.0 < 64 && p.tainted & (1 << token.0) == 0;
-            if m.bar_block[b as usize] == own
-                && bs.valid
-                && stuck[b as usize]
-                && known
-                && matches!(
-                    token_check(p.locals[token.0 as usize], b, bs.phase),
-                    TokenWait::Block
-                )
-            {
-                return Next::End;
-            }
-            flag(&mut run.bars, b, B_WAIT);
-            p.observed.push(b);
-            p.waits_since_arrive.push(b);
-        }
-        Op::ArriveAndWait { .. } => {
-            let b = ids[0];
-            arrive(p, run, b, 1, 0);
-            let bs = &s.bars[b as usize];
-            // It waits for the phase it arrived in, which a stuck barrier never completes.
-            if bs.valid && stuck[b as usize] {
-                return Next::End;
-            }
-            flag(&mut run.bars, b, B_WAIT);
-            p.observed.push(b);
-            p.waits_since_arrive.push(b);
-        }
-        Op::TestWait { parity, result, .. } => {
-            let b = ids[0];
-            flag(&mut run.bars, b, B_WAIT);
-            p.waits_since_arrive.push(b);
-            let bs = &s.bars[b as usize];
-            if bs.valid && stuck[b as usize] {
-                let Some(par) = eval(parity, p) else {
-                    return Next::Unknown;
-                };
-                p.locals[result.0 as usize] = i64::from(parity_passes(bs, par));
-                if result.0 < 64 {
-                    p.tainted &= !(1 << result.0);
-                }
-            } else if taint(p, result.0) {
-                // Its value is 0 or 1: a branch on it may still be decided ([`decide`]).
-                p.tbool |= 1 << result.0;
-            } else {
-                return Next::Unknown;
-            }
-        }
-        Op::Tma {
-            multicast: None,
-            bytes,
-            ..
-        } => {
-            flag(&mut run.bufs, ids[0], X_WRITE);
-            flag(&mut run.bars, ids[1], B_TX);
-            lower_tx(run, ids[1], eval(bytes, p));
-        }
-        // A multicast copy writes the same CTA-relative buffer and signals the same
-        // CTA-relative barrier in every block of its mask, as the transition does
-        // (`Exec::step`, `Op::Tma`): follow it there instead of giving up the whole run (a
-        // CUTLASS cluster producer multicasts every k-tile; issue 24 point 3).
-        Op::Tma {
-            dst,
-            bar,
-            bytes,
-            multicast: Some(e),
-        } => {
-            let bytes = eval(bytes, p);
-            let Some(mask) = eval(e, p) else {
-                return Next::Unknown;
-            };
-            let ti = &m.threads[u as usize];
-            let k = &m.kernels[ti.kernel as usize];
-            if mask <= 0 || mask >= (1i64 << k.cluster) {
-                // The transition reports it as a model error: no footprint to promise.
-                return Next::Unknown;
-            }
-            let bar_o = i64::from(m.program.object(bar.object).count());
-            let buf_o = i64::from(m.program.object(dst.object).count());
-            for c in 0..k.cluster {
-                if mask & (1 << c) == 0 {
-                    continue;
-                }
-                let delta = i64::from(k.first_block + c) - i64::from(own);
-                let b = i64::from(ids[1]) + delta * bar_o;
-                let x = i64::from(ids[0]) + delta * buf_o;
-                if b < 0 || x < 0 || b as usize >= s.bars.len() || x as usize >= m.buf_block.len() {
-                    return Next::Unknown;
-                }
-                if delta != 0 {
-                    run.remote = true;
-                    let block = k.first_block + c;
-                    if !run.remote_into.contains(&block) {
-                        run.remote_into.push(block);
-                    }
-                }
-                flag(&mut run.bufs, x as u32, X_WRITE);
-                flag(&mut run.bars, b as u32, B_TX);
-                lower_tx(run, b as u32, bytes);
-            }
-        }
-        // A byte range whose key this path knows: listed, so that accesses of other bytes
-        // may commute with it (`por::ranged_clear`).
-        Op::Read { buf } | Op::Write { buf, .. } | Op::Mma { buf }
-            if buf
-                .bytes
-                .as_ref()
-                .is_some_and(|r| eval(&r.off, p).is_some_and(|off| off >= 0)) =>
-        {
-            let r = buf.bytes.as_ref().expect("a byte range");
-            let off = eval(&r.off, p).expect("evaluated above");
-            let key = m.ranges.key(m.threads[u as usize].kernel, p.pc, u, off);
-            let write = matches!(op, Op::Write { .. });
-            let entry = (ids[0], p.pc, key, write);
-            if !run.ranged.contains(&entry) {
-                run.ranged.push(entry);
-            }
-            flag(
-                &mut run.bufs,
-                ids[0],
-                if write { X_RANGED_WRITE } else { X_RANGED_READ },
-            );
-        }
-        Op::Read { .. }
-        | Op::Load { .. }
-        | Op::LoadAcquire { .. }
-        | Op::Mma { .. }
-        | Op::TmaStore { .. } => flag(&mut run.bufs, ids[0], X_READ),
-        Op::Write { part: true, .. } => flag(&mut run.bufs, ids[0], X_PART),
-        Op::Write { value: Some(v), .. } => {
-            let x = ids[0];
-            match run.values.iter().find(|e| e.0 == x) {
-                Some(&(_, w)) if w != *v => flag(&mut run.bufs, x, X_WRITE),
-                Some(_) => {}
-                None => run.values.push((x, *v)),
-            }
-            flag(&mut run.bufs, x, X_VALUE);
-        }
-        Op::Write { .. } | Op::Store { .. } | Op::StoreRelease { .. } | Op::CpAsync { .. } => {
-            flag(&mut run.bufs, ids[0], X_WRITE)
-        }
-        Op::ProducerAcquire { .. }
-        | Op::ProducerCommit { .. }
-        | Op::ConsumerWait { .. }
-        | Op::ConsumerRelease { .. }
-        | Op::ConsumerWaitPrior { .. }
-        | Op::MemcpyAsync { .. }
-        | Op::Quit { .. } => {
-            let Some(pr) = pipe else {
-                return Next::Unknown;
-            };
-            return pipe_step(m, s, u, op, &pr, ids[0], stuck, p, run);
-        }
-        // Named barriers: an arrival on the slot; a `bar_sync` on a stuck use blocks for good.
-        // `syncthreads` is `bar_sync 0` with the whole-block count: an arrival on the block's
-        // barrier 0 too. (It used to add none, so a use that some thread of the block was still
-        // on its way to stayed stuck, the threads already waiting at it stayed frozen, and
-        // their futures were left out of the footprints: a TMA copy one of them issues after
-        // the barrier, into a buffer with another copy still in flight, was a missed data race
-        // when the copy in flight landed alone. Found by the memory-model oracle's long run.)
-        Op::BarSync { .. } | Op::BarArrive { .. } | Op::SyncThreads => {
-            let (idv, c) = match op {
-                Op::BarSync { id, count, .. } | Op::BarArrive { id, count, .. } => {
-                    let Some(idv) = eval(id, p) else {
-                        return Next::Unknown;
-                    };
-                    let c = match count {
-                        Some(c) => match eval(c, p) {
-                            Some(v) => v,
-                            None => return Next::Unknown,
-                        },
-                        None => 0,
-                    };
-                    (idv, c)
-                }
-                _ => (0, 0),
-            };
-            if !(0..i64::from(NAMED)).contains(&idv) {
-                return Next::Unknown;
-            }
-            let slot = own * NAMED + idv as u32;
-            match p.named.iter_mut().find(|e| e.0 == slot) {
-                Some(e) => e.1 = e.1.saturating_add(1),
-                None => p.named.push((slot, 1)),
-            }
-            if !run.named_counts.contains(&(slot, c)) {
-                run.named_counts.push((slot, c));
-            }
-            if matches!(op, Op::BarArrive { .. }) && !run.named_nonblocking.contains(&slot) {
-                run.named_nonblocking.push(slot);
-            }
-            // A `bar_sync` on a stuck use, or on a whole-block use of the block of the thread
-            // standing still, blocks for good.
-            if matches!(op, Op::BarSync { .. } | Op::SyncThreads)
-                && (named_stuck[slot as usize] || (c == 0 && still.holds(own, idv as u32)))
-            {
-                return Next::End;
-            }
-        }
-        // Completing the thread's copies in flight turns them into kept accesses (race
-        // flags), which an arrive-on in flight that completes them first would not: list them.
-        Op::WaitGroup { .. } => {
-            for c in &s.threads[u as usize].cp {
-                flag(&mut run.bufs, c.buf, X_WRITE);
-            }
-        }
-        Op::BulkWaitRead { .. } => {
-            for c in &s.threads[u as usize].bulk {
-                flag(&mut run.bufs, c.0, X_READ);
-            }
-        }
-        // A `syncwarp` of the warp of the thread standing still never fires
-        // (`Still::holds_warp`). (A `syncthreads` of its block never completes: the
-        // whole-block case of the named-barrier arm above.)
-        Op::SyncWarp if still.holds_warp(m, u) => return Next::End,
-        // Other rendezvous, fences, groups, compute: assumed to pass (an upper bound); they
-        // touch no barrier object or buffer that the reduction asks about.
-        Op::SyncWarp
-        | Op::ClusterSync
-        | Op::ClusterArrive
-        | Op::ClusterWait
-        | Op::FenceMbarrierInit
-        | Op::FenceProxyAsync
-        | Op::Fence { .. }
-        | Op::Compute
-        | Op::CommitGroup
-        | Op::BulkCommit => {}
-    }
-    p.pc += 1;
-    Next::Go
-}
-
-/// One `cuda::pipeline` operation of a run (model/exec/mod.rs has the real step): waits on the
-/// stage barriers like `wait`, commits and releases arrive like `arrive`, `memcpy_async` is a
-/// cp.async. A step that would report an error (a role switch, an operation after `quit`, an
-/// invalid stage barrier) cannot be followed.
-#[allow(clippy::too_many_arguments)]
-fn pipe_step(
-    m: &PhaseModel,
-    s: &State,
-    u: u32,
-    op: &Op,
-    pr: &PipeRef,
-    dst: u32,
-    stuck: &[bool],
-    p: &mut Path,
-    run: &mut Run,
-) -> Next {
-    let producer = matches!(
-        op,
-        Op::ProducerAcquire { .. } | Op::ProducerCommit { .. } | Op::MemcpyAsync { .. }
-    );
-    let ps = *p.pipe(pr.id);
-    if ps.quit {
-        return Next::Unknown;
-    }
-    if pr.block.is_some() && !pr.unified && !matches!(op, Op::Quit { .. }) {
-        let want = if producer { 1 } else { 2 };
-        match ps.role {
-            0 => p.pipe(pr.id).role = want,
-            r if r != want => return Next::Unknown,
-            _ => {}
-        }
-    }
-    // A wait on a stage barrier: it ends the path where it blocks for good; otherwise it is a
-    // step that reads the phase. (`enabled` lets it go once the thread has quit any pipeline:
-    // then it reports an error.)
-    let stage_wait = |b: u32, parity: u8, p: &mut Path, run: &mut Run| -> Next {
-        let bs = &s.bars[b as usize];
-        if !bs.valid || p.pipes.iter().any(|x| x.1.quit) {
-            return Next::Unknown;
-        }
-        if stuck[b as usize] && !parity_passes(bs, i64::from(parity)) {
-            return Next::End;
-        }
-        flag(&mut run.bars, b, B_WAIT);
-        p.observed.push(b);
-        p.waits_since_arrive.push(b);
-        Next::Go
-    };
-    let arrive = |p: &mut Path, run: &mut Run, b: u32| -> Next {
-        if !s.bars[b as usize].valid {
-            return Next::Unknown;
-        }
-        bump(&mut p.arrivals, b, 1);
-        p.waits_since_arrive.retain(|&x| x != b);
-        let first = if p.observed.contains(&b) {
-            0
-        } else {
-            B_ARRIVE_FIRST
-        };
-        flag(&mut run.bars, b, B_ARRIVE | first);
-        Next::Go
-    };
-    let next = match (op, pr.block) {
-        (Op::ProducerAcquire { .. }, Some((bars, stages))) => {
-            stage_wait(bars + ps.head % stages, ps.consumed_parity, p, run)
-        }
-        (Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. }, Some((bars, stages))) => {
-            stage_wait(bars + stages + ps.tail % stages, ps.produced_parity, p, run)
-        }
-        // A commit raises the pending count and puts an arrive-on in flight (no arrival, as
-        // for `cp_async_arrive`), then arrives once.
-        (Op::ProducerCommit { .. }, Some((bars, stages))) => {
-            let next = arrive(p, run, bars + stages + ps.head % stages);
-            let ps = p.pipe(pr.id);
-            ps.head += 1;
-            if ps.head == stages {
-                ps.head = 0;
-                ps.consumed_parity ^= 1;
-            }
-            next
-        }
-        (Op::ConsumerRelease { .. }, Some((bars, stages))) => {
-            let next = arrive(p, run, bars + ps.tail % stages);
-            let ps = p.pipe(pr.id);
-            ps.tail += 1;
-            if ps.tail == stages {
-                ps.tail = 0;
-                ps.produced_parity ^= 1;
-            }
-            next
-        }
-        // Quit reads nothing of the stage barriers (what it leaves short is judged at a
-        // deadlock, from the thread's own ring state: `quit_checks`). The last quit
-        // invalidates the barriers ([`frozen`] counts the quits).
-        (Op::Quit { .. }, Some((bars, stages))) => {
-            if !run.quits.iter().any(|q| q.0 == pr.id) {
-                run.quits.push((pr.id, bars, stages));
-            }
-            p.pipe(pr.id).quit = true;
-            Next::Go
-        }
-        (Op::Quit { .. }, None) => {
-            p.pipe(pr.id).quit = true;
-            Next::Go
-        }
-        (Op::MemcpyAsync { .. }, _) => {
-            flag(&mut run.bufs, dst, X_WRITE);
-            Next::Go
-        }
-        // A thread-scope pipeline is the thread's own: its waits complete its own copies
-        // (kept accesses, as for `wait_group`).
-        (Op::ConsumerWait { .. } | Op::ConsumerWaitPrior { .. }, None) => {
-            for c in &s.threads[u as usize].cp {
-                flag(&mut run.bufs, c.buf, X_WRITE);
-            }
-            let ps = p.pipe(pr.id);
-            if let Op::ConsumerWaitPrior { n, .. } = op {
-                let Some(n) = (!mentions(n, p.tainted))
-                    .then(|| m.eval(n, u, &p.locals).ok())
-                    .flatten()
-                else {
-                    return Next::Unknown;
-                };
-                let ps = p.pipe(pr.id);
-                ps.tail = (i64::from(ps.head) - n.max(0)).max(0) as u32;
-            } else if ps.head > ps.tail {
-                ps.tail += 1;
-            }
-            Next::Go
-        }
-        (Op::ProducerCommit { .. }, None) => {
-            p.pipe(pr.id).head += 1;
-            Next::Go
-        }
-        (Op::ProducerAcquire { .. } | Op::ConsumerRelease { .. }, None) => Next::Go,
-        _ => Next::Unknown,
-    };
-    if let Next::Go = next {
-        p.pc += 1;
-    }
-    next
 }

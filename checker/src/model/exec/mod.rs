@@ -21,12 +21,14 @@ mod pipeline;
 mod por;
 mod rendezvous;
 mod touched;
+mod walk_index;
 
 pub use enabled::*;
-pub use footprint::RunCache;
+pub use footprint::{RunCache, cross_check};
 pub use pipeline::{PipeRef, peek_pipe, quit_checks};
 pub use por::ample;
 pub use touched::{Before, Touched};
+pub use walk_index::WalkIndex;
 
 /// Largest arrival count and |tx| of an mbarrier (PTX, layout V0).
 pub const MAX_COUNT: i64 = (1 << 20) - 1;
@@ -68,6 +70,8 @@ pub struct Exec<'m, 'p> {
     work: Vec<u32>,
     /// The threads this step changed so far ([`Touched::mark`]).
     pub touched: Touched,
+    /// A walk's index of its state (`walk_index.rs`), kept from step to step; `None`: scan.
+    walk_index: Option<WalkIndex>,
 }
 
 /// Result of an operation.
@@ -90,6 +94,7 @@ impl<'m, 'p> Exec<'m, 'p> {
             bound: None,
             work: Vec::new(),
             touched: Touched::default(),
+            walk_index: None,
         }
     }
 

@@ -9,18 +9,29 @@
 //! every later accessor (a use of a whole-block barrier completed by exits, a wait on a barrier
 //! that only a TMA completion signals).
 
+use super::walk_index::Key;
 use super::*;
 use std::collections::BTreeMap;
 
 impl Exec<'_, '_> {
     /// Apply `change` to every kept access (of thread `u`) that `touches` selects; a thread
     /// state is copied (copy on write) only when one of its accesses is selected.
+    /// `published`: `touches` selects only accesses with a publication into this object, so
+    /// a walk weighs only the threads its index has there (`WalkIndex`).
     fn update_kept(
         &mut self,
+        published: Option<SyncObj>,
         touches: impl Fn(usize, &Access) -> bool,
         mut change: impl FnMut(usize, &mut Access),
     ) {
-        for u in 0..self.state.threads.len() {
+        let some = published.and_then(|obj| self.published_into(obj));
+        let every = 0..self.state.threads.len() as u32;
+        let threads: Box<dyn Iterator<Item = u32>> = match some {
+            Some(some) => Box::new(some.into_iter()),
+            None => Box::new(every),
+        };
+        for u in threads {
+            let u = u as usize;
             if !self.state.threads[u].acc.iter().any(|a| touches(u, a)) {
                 continue;
             }
@@ -42,6 +53,7 @@ impl Exec<'_, '_> {
             done,
         };
         self.update_kept(
+            None,
             |u, a| (u == t as usize || a.ordered_before(t)) && !a.pubs.iter().any(|q| q.covers(&p)),
             |_, a| {
                 a.publish(p);
@@ -55,6 +67,7 @@ impl Exec<'_, '_> {
     /// the flag go, and the kept accesses `t` knows are published at `scope`.
     pub(super) fn publish_flag(&mut self, t: u32, obj: SyncObj, scope: Level) {
         self.update_kept(
+            Some(obj),
             |_, a| a.pubs.iter().any(|q| q.obj == obj),
             |_, a| a.pubs.retain(|q| q.obj != obj),
         );
@@ -65,6 +78,7 @@ impl Exec<'_, '_> {
     /// become visible to the acquires that observe it.
     pub(super) fn complete_pubs(&mut self, obj: SyncObj) {
         self.update_kept(
+            Some(obj),
             |_, a| a.pubs.iter().any(|p| p.obj == obj && !p.done),
             |_, a| a.complete(obj),
         );
@@ -88,6 +102,7 @@ impl Exec<'_, '_> {
             }
         };
         self.update_kept(
+            Some(obj),
             |u, a| u != t as usize && !a.ordered_before(t) && a.pubs.iter().any(strong),
             |_, a| {
                 a.seen.insert(t);
@@ -100,6 +115,7 @@ impl Exec<'_, '_> {
     /// accesses (semantics.md §6.3, "Where the fence may stand").
     pub(super) fn fence_observed(&mut self, t: u32) {
         self.update_kept(
+            None,
             |u, a| {
                 u != t as usize
                     && !a.kind.is_async()
@@ -117,6 +133,7 @@ impl Exec<'_, '_> {
     pub(super) fn hand_over_named(&mut self, slot: u32, waiting: &[u32]) {
         let obj = SyncObj::Named(slot);
         self.update_kept(
+            Some(obj),
             |_, a| a.pubs.iter().any(|p| p.obj == obj),
             |u, a| {
                 a.pubs.retain(|p| p.obj != obj);
@@ -133,6 +150,7 @@ impl Exec<'_, '_> {
     /// happens after every kept access that one of them knew.
     pub(super) fn join(&mut self, lanes: &[u32]) {
         self.update_kept(
+            None,
             |u, a| {
                 lanes
                     .iter()
@@ -232,13 +250,12 @@ impl Exec<'_, '_> {
         {
             return;
         }
-        // Who may still conflict with a kept access, computed once per prune (a 384-thread
-        // kernel keeps well over a thousand accesses): by the static reach of their code, per
-        // (block, buffer object, whether the instance is the block's own, the access writes);
-        // by their copies in flight, per buffer instance, only where the reach leaves none out.
-        let mut by_reach: BTreeMap<(u32, u32, bool, bool), ThreadSet> = BTreeMap::new();
-        let mut by_copies: BTreeMap<(u32, u32, bool), ThreadSet> = BTreeMap::new();
-        let mut by_far: BTreeMap<(u32, bool), ThreadSet> = BTreeMap::new();
+        // Who may still conflict with a kept access, asked for once per prune (a 384-thread
+        // kernel keeps well over a thousand accesses), and in a walk kept from step to step
+        // (`walk_index.rs`): by the static reach of their code, per (block, buffer object, whether
+        // the instance is the block's own, the access writes); by their copies in flight, per
+        // buffer instance, only where the reach leaves none out.
+        let mut by_key: BTreeMap<Key, ThreadSet> = BTreeMap::new();
         let in_flight = !self.state.events.is_empty()
             || self
                 .state
@@ -250,35 +267,33 @@ impl Exec<'_, '_> {
                 continue;
             }
             let block = self.m.block_of(u);
-            let mut keep = Vec::with_capacity(self.state.threads[u as usize].acc.len());
-            for a in &self.state.threads[u as usize].acc {
+            let n = self.state.threads[u as usize].acc.len();
+            let mut keep = Vec::with_capacity(n);
+            for i in 0..n {
+                let a = &self.state.threads[u as usize].acc[i];
                 if !weigh(u, a) {
                     keep.push(true);
                     continue;
                 }
-                let write = a.kind.is_write();
-                let obj = self.m.buf_obj[a.buf as usize];
-                let own = self.same_block(block, a.buf);
-                let need = by_reach
-                    .entry((block, obj, own, write))
-                    .or_insert_with(|| self.may_reach_conflict(block, a.buf, write));
-                let unseen = need.any_outside(&a.seen, u)
-                    || (in_flight
-                        && by_copies
-                            .entry((block, a.buf, write))
-                            .or_insert_with(|| self.copies_in_flight(block, a.buf, write))
-                            .any_outside(&a.seen, u));
-                // Accessors in other blocks, kernels and domains: ordered after it only by
-                // acquiring a release that reaches them (`acquire`).
-                let lvl = self.m.buf_level[a.buf as usize];
-                let far = lvl > LVL_CTA
-                    && by_far
-                        .entry((a.buf, write))
-                        .or_insert_with(|| self.may_reach_conflict_anywhere(a.buf, write))
-                        .any_outside(&a.seen, u);
+                let (buf, write) = (a.buf, a.kind.is_write());
+                let own = self.same_block(block, buf);
                 let proxy = a.fence != FENCE_RELEASED
                     && !a.kind.is_async()
-                    && self.m.buf_async[a.buf as usize];
+                    && self.m.buf_async[buf as usize];
+                let reach = Key::Reach(block, self.m.buf_obj[buf as usize], own, write);
+                // Accessors in other blocks, kernels and domains: ordered after it only by
+                // acquiring a release that reaches them (`acquire`).
+                let far =
+                    (self.m.buf_level[buf as usize] > LVL_CTA).then_some(Key::Far(buf, write));
+                let copies = in_flight.then_some(Key::Copies(block, buf, write));
+                // Each set is asked for when the test before it did not decide, as the scans
+                // were made.
+                let mut outside = |ex: &mut Self, key: Key| {
+                    let set = by_key.entry(key).or_insert_with(|| ex.witnesses(key));
+                    set.any_outside(&ex.state.threads[u as usize].acc[i].seen, u)
+                };
+                let unseen = outside(self, reach) || copies.is_some_and(|k| outside(self, k));
+                let far = far.is_some_and(|k| outside(self, k));
                 keep.push(unseen || far || proxy);
             }
             if keep.iter().all(|&k| k) {
@@ -294,73 +309,9 @@ impl Exec<'_, '_> {
     }
 
     /// Buffer instance `x` is `block`'s own or global (else a peer block's).
-    fn same_block(&self, block: u32, x: u32) -> bool {
+    pub(super) fn same_block(&self, block: u32, x: u32) -> bool {
         let b = self.m.buf_block[x as usize];
         b == u32::MAX || b == block
-    }
-
-    /// The live threads of `block` whose code can still reach an access to buffer instance
-    /// `x`'s object that conflicts with a kept access (`write`: any access conflicts; else
-    /// only writes), from where they are.
-    fn may_reach_conflict(&self, block: u32, x: u32, write: bool) -> ThreadSet {
-        let obj = self.m.buf_obj[x as usize];
-        let same_block = self.same_block(block, x);
-        let mut out = ThreadSet::default();
-        for y in self.block_threads(block) {
-            let th = &self.state.threads[y as usize];
-            let reach = &self.m.kernels[self.m.threads[y as usize].kernel as usize].reach;
-            let pc = th.pc as usize;
-            if th.mode.live()
-                && pc < reach.writes.len()
-                && (code::has(&reach.writes[pc], obj, same_block)
-                    || (write && code::has(&reach.reads[pc], obj, same_block)))
-            {
-                out.insert(y);
-            }
-        }
-        out
-    }
-
-    /// The live threads of every block that can reach buffer instance `x` (a global: every
-    /// block of every kernel; a block's shared memory: the blocks of its cluster) whose code
-    /// can still reach an access that conflicts with a kept one.
-    fn may_reach_conflict_anywhere(&self, x: u32, write: bool) -> ThreadSet {
-        let owner = self.m.buf_block[x as usize];
-        let mut out = ThreadSet::default();
-        for block in 0..self.m.blocks.len() as u32 {
-            if owner != u32::MAX
-                && self.m.blocks[block as usize].0 != self.m.blocks[owner as usize].0
-            {
-                continue;
-            }
-            let reach = self.may_reach_conflict(block, x, write);
-            let copies = self.copies_in_flight(block, x, write);
-            for y in reach.iter().chain(copies.iter()) {
-                out.insert(y);
-            }
-        }
-        out
-    }
-
-    /// The threads of `block` with a copy in flight that accesses buffer instance `x` in a way
-    /// that conflicts with a kept access (cp.async and TMA writes; TMA-store reads if `write`).
-    fn copies_in_flight(&self, block: u32, x: u32, write: bool) -> ThreadSet {
-        let mut out = ThreadSet::default();
-        for y in self.block_threads(block) {
-            let th = &self.state.threads[y as usize];
-            if th.cp.iter().any(|c| c.buf == x) || (write && th.bulk.iter().any(|b| b.0 == x)) {
-                out.insert(y);
-            }
-        }
-        for e in &self.state.events {
-            if let Event::Tma { buf, issuer, .. } = *e
-                && buf == x
-                && self.m.block_of(issuer) == block
-            {
-                out.insert(issuer);
-            }
-        }
-        out
     }
 }
 
