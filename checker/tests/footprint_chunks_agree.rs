@@ -42,6 +42,12 @@ fn corpus() -> Vec<protocols::ir::Program> {
         }
     }
     files.sort();
+    // The per-warp release bench too: with `ELECT = 1` its warps elect their releasing lane, so
+    // lanes' runs take `elect` as their warp's leader decides, and the warp-wide checks
+    // (`footprint::elect`) gather lanes from several chunks of 3.
+    files.push(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/per_warp_release.phase"),
+    );
     let mut programs = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).expect("readable");

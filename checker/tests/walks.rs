@@ -92,10 +92,12 @@ fn walks_agree_with_full_steps() {
         .collect();
     let bench = root.join("bench/per_warp_release.phase");
     for bug in ["SHORT", "FLIP", "EARLY"] {
-        cases.push((
-            bench.to_string_lossy().into_owned(),
-            vec![("NW".into(), 3), (bug.into(), 1)],
-        ));
+        for elect in [0, 1] {
+            cases.push((
+                bench.to_string_lossy().into_owned(),
+                vec![("NW".into(), 3), (bug.into(), 1), ("ELECT".into(), elect)],
+            ));
+        }
     }
     let (mut walked, mut steps, mut first_findings) = (0, 0u64, 0u64);
     for (path, params) in &cases {

@@ -97,8 +97,13 @@ fn two_releasing_lanes_overrun_the_count() {
 /// Two consumer warps of three live lanes (the others exit at once) release a one-stage TMA
 /// ring with `if lane == 0 { arrive empty }` after a `syncwarp`; the empty barrier counts
 /// warps. `bug`: "short" (count one warp too few), "flip" (consumer parity), "early" (the
-/// second warp leaves at its second trip), "elect" (the release is `elect { }`, no bug).
+/// second warp leaves at its second trip), "elect" (the release is `elect { }`, no bug);
+/// "elect-short", "elect-flip", "elect-early": those bugs with the `elect` release.
 fn two_warps(bug: &str, trips: u32) -> String {
+    let (elect, bug) = match bug.strip_prefix("elect-") {
+        Some(b) => (true, b),
+        None => (bug == "elect", bug),
+    };
     let count = if bug == "short" { 1 } else { 2 };
     let flip = u32::from(bug == "flip");
     let early = if bug == "early" {
@@ -106,7 +111,7 @@ fn two_warps(bug: &str, trips: u32) -> String {
     } else {
         ""
     };
-    let release = if bug == "elect" {
+    let release = if elect {
         "elect { arrive empty }"
     } else {
         "if lane == 0 { arrive empty }"
@@ -185,8 +190,146 @@ fn two_warp_early_exit_deadlocks() {
     assert_flags(&two_warps("early", 3), "deadlock");
 }
 
-/// `elect { arrive }` releases for the warp as well (the model elects the lowest live lane).
+/// `elect { arrive }` releases for the warp as well, whichever live lane is elected.
 #[test]
 fn two_warp_elected_release_is_ok() {
     assert_ok(&two_warps("elect", 3));
+}
+
+/// With `elect`, the lanes of a warp are interchangeable too (the leader is part of the state,
+/// one election step per candidate, which symmetry merges): the reduced search is a chain as
+/// for the lane-0 release, and symmetry alone shrinks the unreduced one.
+#[test]
+fn two_warp_elected_release_is_reduced() {
+    let src = two_warps("elect", 3);
+    let (on, off) = (states(&src, true), states(&src, false));
+    assert!(
+        on <= 70 && on * 4 < off,
+        "{on} states with the reduction, {off} without"
+    );
+    let p = load(&src);
+    let with = |symmetry| {
+        checker::check(
+            &p,
+            &checker::CheckOptions {
+                exhaustive: true,
+                symmetry,
+                partial_order: false,
+                ..checker::CheckOptions::default()
+            },
+        )
+        .stats
+        .states
+    };
+    let (sym, none) = (with(true), with(false));
+    assert!(sym * 2 < none, "{sym} states with symmetry, {none} without");
+}
+
+#[test]
+fn two_warp_elected_count_parity_and_exit_bugs_are_found() {
+    assert_flags(&two_warps("elect-short", 3), "data-race");
+    assert_flags(&two_warps("elect-flip", 2), "data-race");
+    assert_flags(&two_warps("elect-early", 3), "deadlock");
+}
+
+/// Lane 0 initializes the barrier, the elected lane arms it, with no barrier between: correct
+/// only if lane 0 is the one elected. The PTX ISA does not promise that ("elect.sync elects one
+/// predicated active leader thread from among a set of threads specified by membermask",
+/// `elect.sync`), so another lane may arm a barrier whose `init` it is not ordered after.
+/// `init`: who initializes (`if lane == 0`, or `elect`: then the same lane as the arming one,
+/// "the same leader thread is elected for the same membermask every time"). `between`: what
+/// runs between the two (a lane leaving changes the lanes an `elect` chooses from).
+fn lane0_init(init: &str, between: &str) -> String {
+    format!(
+        "protocol p
+block 3
+mbarrier full
+buffer stage
+{init} {{ init full, 1 }}
+{between}
+elect {{
+  arrive_expect_tx full, 64
+  tma stage -> full, 64
+}}
+syncthreads
+wait full parity 0
+read stage
+"
+    )
+}
+
+/// The unreduced replay of every error of `r` (`checker::replay`) reports it again.
+fn assert_replays(src: &str, r: &checker::Report) {
+    let p = load(src);
+    for f in &r.findings {
+        if f.severity != checker::Severity::Error || f.schedule.0.is_empty() {
+            continue;
+        }
+        let replay = checker::replay(&p, &checker::CheckOptions::default(), &f.schedule)
+            .unwrap_or_else(|e| panic!("the schedule {} does not replay: {e}", f.schedule));
+        assert!(
+            replay
+                .findings
+                .iter()
+                .any(|g| g.rule.name == f.rule.name && g.span == f.span),
+            "replaying {} of `{}` reports {:?}",
+            f.schedule,
+            f.rule.name,
+            replay
+                .findings
+                .iter()
+                .map(|g| g.rule.name)
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn an_elected_lane_other_than_lane_0_is_found() {
+    let src = lane0_init("if lane == 0", "");
+    let r = assert_flags(&src, "init-not-visible");
+    assert_replays(&src, &r);
+    // The counterexample says who was elected: not lane 0.
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.rule.name == "init-not-visible")
+        .expect("found above");
+    let elected: Vec<&str> = f
+        .trace
+        .iter()
+        .filter(|s| s.op.starts_with("is elected"))
+        .map(|s| s.thread.as_str())
+        .collect();
+    assert!(
+        elected.len() == 1 && elected[0] != "t0",
+        "{elected:?} in {:#?}",
+        f.trace
+    );
+}
+
+/// An `init` by the elected lane is the arming lane's own: the same leader again.
+#[test]
+fn the_same_lane_is_elected_again() {
+    assert_ok(&lane0_init("elect", ""));
+}
+
+/// Once a lane has left, the next `elect` chooses again among the lanes left (the model reads
+/// the ISA's promise as holding for the same participating lanes only: fail-closed).
+#[test]
+fn a_lane_leaving_lets_the_next_elect_choose_again() {
+    let src = lane0_init("elect", "if lane == 2 { exit }");
+    let r = assert_flags(&src, "init-not-visible");
+    assert_replays(&src, &r);
+}
+
+/// The per-warp ring's errors (reduced with symmetry across `elect`) replay unreduced.
+#[test]
+fn elected_release_errors_replay() {
+    for bug in ["elect-short", "elect-flip", "elect-early"] {
+        let src = two_warps(bug, if bug == "elect-flip" { 2 } else { 3 });
+        let r = check(&src);
+        assert_eq!(r.verdict, checker::Verdict::Hazard, "{bug}");
+        assert_replays(&src, &r);
+    }
 }

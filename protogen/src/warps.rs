@@ -19,7 +19,8 @@ use proptest::prelude::*;
 pub enum Releaser {
     /// `if lane == L { arrive empty[s] }` after the `syncwarp` (L a live lane).
     Lane(u32),
-    /// `elect { arrive empty[s] }`: the model elects the lowest non-exited lane.
+    /// `elect { arrive empty[s] }`: any live lane of the warp may be the one elected, and
+    /// later `elect`s of the warp pick it again while no lane of the warp has exited.
     Elect,
 }
 
@@ -55,6 +56,11 @@ pub struct PerWarp {
     /// (consumers `read`).
     pub tma: bool,
     pub releaser: Releaser,
+    /// Only the elected lane reads the stage (`elect { mma stage[s] }`, as one lane issues a
+    /// warp's copy or store), instead of every lane. Whether the release is then ordered after
+    /// the read without a `syncwarp` depends on which lane leads: with `elect` releasing too,
+    /// the same one (the ISA's determinism), with `if lane == L`, lane L only if it was elected.
+    pub elected_reader: bool,
     pub bug: Option<PerWarpBug>,
 }
 
@@ -65,6 +71,7 @@ pub fn per_warp_params() -> impl Strategy<Value = PerWarp> {
         (
             any::<bool>(),
             prop_oneof![(0..3u32).prop_map(Releaser::Lane), Just(Releaser::Elect)],
+            proptest::bool::weighted(0.3),
         ),
         option::weighted(
             0.5,
@@ -79,33 +86,36 @@ pub fn per_warp_params() -> impl Strategy<Value = PerWarp> {
             ],
         ),
     )
-        .prop_map(|((warps, lanes, stages, trips), (tma, releaser), bug)| {
-            // The unreduced search grows fast with live lanes and stages in flight (3 warps
-            // of 3 lanes, 2 stages: over 200 000 states; 3 warps of 2 lanes with a bug: 30 s
-            // a case in a debug build): three warps get one live lane each, two warps up to
-            // three, and one stage and two trips above 4 live lanes.
-            let lanes = if warps == 3 { 1 } else { lanes };
-            let stages = if warps * lanes > 4 { 1 } else { stages };
-            // Two warps of three lanes over three trips with a bug: 100 s in a debug build.
-            let trips = if warps * lanes > 4 {
-                trips.min(2)
-            } else {
-                trips
-            };
-            let releaser = match releaser {
-                Releaser::Lane(l) => Releaser::Lane(pick(l, lanes)),
-                Releaser::Elect => Releaser::Elect,
-            };
-            PerWarp {
-                warps,
-                lanes,
-                stages,
-                trips,
-                tma,
-                releaser,
-                bug,
-            }
-        })
+        .prop_map(
+            |((warps, lanes, stages, trips), (tma, releaser, elected_reader), bug)| {
+                // The unreduced search grows fast with live lanes and stages in flight (3 warps
+                // of 3 lanes, 2 stages: over 200 000 states; 3 warps of 2 lanes with a bug: 30 s
+                // a case in a debug build): three warps get one live lane each, two warps up to
+                // three, and one stage and two trips above 4 live lanes.
+                let lanes = if warps == 3 { 1 } else { lanes };
+                let stages = if warps * lanes > 4 { 1 } else { stages };
+                // Two warps of three lanes over three trips with a bug: 100 s in a debug build.
+                let trips = if warps * lanes > 4 {
+                    trips.min(2)
+                } else {
+                    trips
+                };
+                let releaser = match releaser {
+                    Releaser::Lane(l) => Releaser::Lane(pick(l, lanes)),
+                    Releaser::Elect => Releaser::Elect,
+                };
+                PerWarp {
+                    warps,
+                    lanes,
+                    stages,
+                    trips,
+                    tma,
+                    releaser,
+                    elected_reader,
+                    bug,
+                }
+            },
+        )
 }
 
 /// Per-warp releases (`syncwarp` then one lane or `elect` arrives for the warp).
@@ -163,11 +173,16 @@ impl PerWarp {
         w.line("let s = k % STAGES");
         let flip = u32::from(bug == Some(PerWarpBug::ParityFlip));
         w.line(format!("wait full[s] parity ((k / STAGES) + {flip}) % 2"));
-        w.line(if self.tma {
+        let read = if self.tma {
             "mma stage[s]"
         } else {
             "read stage[s]"
-        });
+        };
+        if self.elected_reader {
+            w.line(format!("elect {{ {read} }}"));
+        } else {
+            w.line(read);
+        }
         let release = match (bug, self.releaser) {
             (Some(PerWarpBug::EveryLane), _) => "arrive empty[s]".to_string(),
             (_, Releaser::Lane(l)) => format!("if lane == {l} {{ arrive empty[s] }}"),

@@ -803,6 +803,7 @@ impl<'p> PhaseModel<'p> {
                     named_arrived: 0,
                     cluster_token: None,
                     aw: None,
+                    leads: false,
                 })
             })
             .collect();

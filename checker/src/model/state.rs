@@ -440,6 +440,13 @@ pub struct Thread {
     pub cluster_token: Option<u32>,
     /// `arrive_and_wait`: arrived on (barrier, phase), now waiting for that phase.
     pub aw: Option<(u32, u32)>,
+    /// This lane is its warp's elected leader: an `elect` of the warp chose it, and no lane of
+    /// the warp has exited or finished since. Later `elect`s of the warp pick it again ("the
+    /// same leader thread is elected for the same membermask every time", [PTX] `elect.sync`);
+    /// an exit clears it for every lane of the warp, and the next `elect` chooses again
+    /// (semantics.md §7 W3). Part of the thread's state, so a permutation of lanes moves it
+    /// with the lane.
+    pub leads: bool,
 }
 
 /// One mbarrier (or `cuda::barrier`, or pipeline stage barrier) instance.

@@ -4,9 +4,11 @@
 //! Two threads of one kernel and block are interchangeable when every expression of the
 //! kernel that mentions `tid`, `lane` or `warp` evaluates the same for both, and no such
 //! expression also mentions a local (then its value could differ per thread at run time).
-//! Kernels with `syncwarp` get symmetry within each warp only (a permutation of lanes inside a
-//! warp keeps warp membership); kernels with `elect` get none (the model elects the lowest
-//! non-exited lane, which depends on the lanes' order). A thread's warp gaps (named-barrier statements that some lanes of
+//! Kernels with `syncwarp` or `elect` get symmetry within each warp only (a permutation of
+//! lanes inside a warp keeps warp membership). An `elect` does not tell lanes apart: the model
+//! lets each live lane of the warp lead (a step of each candidate) and keeps the one chosen in
+//! the lane's own state (`Thread::leads`), which a permutation moves with the lane, so the
+//! permuted state's elections are the permuted elections. A thread's warp gaps (named-barrier statements that some lanes of
 //! its warp never run with it: `ThreadInfo::warp_gaps`) are part of its signature, since that
 //! step's verdict depends on them. The canonical state sorts each class's thread states and renames
 //! thread ids in the shared part (initializer of a barrier, async events).
@@ -119,9 +121,10 @@ pub fn range_groups(m: &PhaseModel) -> Vec<Vec<u32>> {
 fn signature_classes(m: &PhaseModel, symmetric: bool, late: bool) -> Vec<Vec<u32>> {
     let mut sym_kernel = Vec::new();
     let mut exprs_of = Vec::new();
-    // Kernels with `syncwarp`: lanes are interchangeable only within their warp (a
-    // permutation inside a warp keeps every warp's membership, so `syncwarp` still waits for
-    // the same lanes); the warp is part of the signature.
+    // Kernels with `syncwarp` or `elect`: lanes are interchangeable only within their warp (a
+    // permutation inside a warp keeps every warp's membership, so `syncwarp` and `elect` still
+    // wait for the same lanes, and an `elect` still chooses among them); the warp is part of
+    // the signature.
     let mut per_warp = Vec::new();
     for (ki, k) in m.kernels.iter().enumerate() {
         let mut ok = symmetric;
@@ -133,10 +136,11 @@ fn signature_classes(m: &PhaseModel, symmetric: bool, late: bool) -> Vec<Vec<u32
         };
         for (pc, i) in k.code.instrs.iter().enumerate() {
             match i {
-                // `elect` picks the lowest non-exited lane: which state it picks depends on
-                // the order of the lanes, so no permutation of lanes is a symmetry.
-                Instr::Elect { .. } => ok = false,
-                Instr::Op {
+                // An `elect` waits for its warp like a `syncwarp`, and the lane it picks is
+                // part of the state (`Thread::leads`, chosen by a step of each candidate), so
+                // a permutation of lanes inside a warp maps the choices onto each other.
+                Instr::Elect { .. }
+                | Instr::Op {
                     op: Op::SyncWarp, ..
                 } => warp_bound = true,
                 _ => {}
@@ -206,6 +210,22 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
         .classes
         .iter()
         .filter(|c| !past[m.threads[c[0] as usize].kernel as usize]);
+    // How many barriers each thread initialized (`Bar::init_by`, renamed below): a tie-break
+    // that does not depend on names, so that threads whose own states tie but of which one
+    // initialized a barrier sort the same way however they were numbered (a trace maps the
+    // search's actions onto real threads by canonicalizing the real states,
+    // `checker::real_action`; with the tie left in place the initializer kept its number in
+    // one and not in the other: an `elect` after an `init` named the wrong lane).
+    let mut inits: Vec<(u32, u32)> = Vec::new();
+    for b in &s.bars {
+        if b.init_by != u32::MAX {
+            match inits.iter_mut().find(|e| e.0 == b.init_by) {
+                Some(e) => e.1 += 1,
+                None => inits.push((b.init_by, 1)),
+            }
+        }
+    }
+    let inits_of = |t: u32| inits.iter().find(|e| e.0 == t).map_or(0, |e| e.1);
     for class in late.chain(early) {
         if class.len() < 2 {
             continue;
@@ -223,7 +243,9 @@ pub fn canonicalize(m: &PhaseModel, s: &mut State) -> Vec<u32> {
             } else {
                 cmp_up_to_names(tb, ta)
             };
-            by_state.then(a.cmp(&b))
+            by_state
+                .then_with(|| inits_of(b).cmp(&inits_of(a)))
+                .then(a.cmp(&b))
         });
         if order != *class {
             moved = true;
@@ -339,7 +361,13 @@ fn cmp_up_to_names(a: &Thread, b: &Thread) -> std::cmp::Ordering {
     ) -> (
         (u32, Mode, &[i64], &[BarTrack], &[CpWrite]),
         (u32, u32, &[(u32, u32, u32)], u32),
-        (&[(u32, PipeThread)], u16, Option<u32>, Option<(u32, u32)>),
+        (
+            &[(u32, PipeThread)],
+            u16,
+            Option<u32>,
+            Option<(u32, u32)>,
+            bool,
+        ),
     ) {
         // Every field is named so that a new one is a compile error here, not a silent miss.
         let Thread {
@@ -357,11 +385,12 @@ fn cmp_up_to_names(a: &Thread, b: &Thread) -> std::cmp::Ordering {
             named_arrived,
             cluster_token,
             aw,
+            leads,
         } = t;
         (
             (*pc, *mode, locals, tracks, cp),
             (*cp_seq, *cp_committed, bulk, *bulk_committed),
-            (pipes, *named_arrived, *cluster_token, *aw),
+            (pipes, *named_arrived, *cluster_token, *aw, *leads),
         )
     }
     key(a).cmp(&key(b)).then_with(|| {

@@ -209,6 +209,11 @@ pub fn describe(
     let (text, bar) = match instr {
         Instr::Exit { .. } => ("exit".to_string(), None),
         Instr::End { .. } => ("finish".to_string(), None),
+        // A candidate's step (exec `try_warp`): the ISA does not say which lane leads.
+        Instr::Elect { .. } => (
+            "is elected by `elect` (any live lane of the warp may be)".to_string(),
+            None,
+        ),
         Instr::Op { op, .. } => {
             let ev = |e: &protocols::ir::Expr| {
                 m.eval(e, action, &th.locals)

@@ -18,6 +18,15 @@ super::declare_rule! {
     /// released at cluster scope (`fence.mbarrier_init.release.cluster`) and acquired by the peer
     /// (`barrier.cluster.wait`).
     ///
+    /// The lane that `elect` picks is not promised to be lane 0: "elect.sync elects one
+    /// predicated active leader thread from among a set of threads specified by membermask"
+    /// ([PTX] `elect.sync`), and only "the same leader thread is elected for the same membermask
+    /// every time". So an `init` under `if lane == 0` followed, with no barrier between, by an
+    /// `arrive_expect_tx` in `elect { }` is correct only when lane 0 happens to lead; the
+    /// checker lets any live lane lead and reports the other lanes' use here (the trace shows
+    /// which lane "is elected by `elect`"). Initialize inside the same `elect` (the same
+    /// leader again), or put `syncthreads` between.
+    ///
     /// # Example
     ///
     /// `corpus/hazards/init-not-visible/fail.phase`:

@@ -36,9 +36,12 @@ use super::pipeline::{PipeRef, peek_pipe};
 use super::*;
 use crate::model::code::has;
 use protocols::ir::{Expr, ExprKind};
+use std::sync::Arc;
 
+mod elect;
 mod run;
-use run::simulate;
+use elect::{Elections, add_choices, unsettled_warps};
+use run::{Elect, simulate};
 
 /// Barrier flags: arrive-on (pending), transaction bytes, wait or test, init or inval.
 pub const B_ARRIVE: u8 = 1;
@@ -294,6 +297,11 @@ pub struct Run {
     quits: Vec<(u32, u32, u32)>,
     /// The run could not be followed: use the static reach.
     unknown: bool,
+    /// Warp rendezvous (`syncwarp`, `elect`) passed before an `exit` or the end, fewest and
+    /// most over the paths that leave; `None`: no path leaves.
+    leave_rv: Option<(u32, u32)>,
+    /// The most warp rendezvous any path passes.
+    max_rv: u32,
 }
 
 fn bump(v: &mut Vec<(u32, u32)>, k: u32, n: u32) {
@@ -327,6 +335,10 @@ pub struct Threads {
     /// A fingerprint of every named-barrier slot's use count (a thread waiting at a named
     /// barrier reads its slot's, [`fold_threads`]).
     named_counts: u64,
+    /// Per thread: the live lane of its warp that an `elect` chose (`Thread::leads`), if any.
+    leader: Vec<Option<u32>>,
+    /// Per kernel: its code has an `elect`.
+    has_elect: Vec<bool>,
 }
 
 impl Threads {
@@ -361,6 +373,23 @@ impl Threads {
             })
             .collect();
         let counts: Vec<u16> = s.named.iter().map(|x| x.count).collect();
+        let warp = |u: u32| (m.block_of(u), m.threads[u as usize].tid / 32);
+        let leaders: Vec<u32> = (0..n as u32)
+            .filter(|&u| s.threads[u as usize].leads && s.threads[u as usize].mode.live())
+            .collect();
+        let leader = (0..n as u32)
+            .map(|u| leaders.iter().copied().find(|&l| warp(l) == warp(u)))
+            .collect();
+        let has_elect = m
+            .kernels
+            .iter()
+            .map(|k| {
+                k.code
+                    .instrs
+                    .iter()
+                    .any(|i| matches!(i, Instr::Elect { .. }))
+            })
+            .collect();
         Threads {
             blocked_on,
             twin_of_prev,
@@ -368,7 +397,40 @@ impl Threads {
             chunk,
             chunk_states,
             named_counts: crate::explore::fingerprint(&counts),
+            leader,
+            has_elect,
         }
+    }
+
+    /// How thread `u`'s run takes its `elect`s, and whether it also needs a run as the one
+    /// chosen (its warp has no leader yet): with `elect` in its kernel, as its warp's leader
+    /// decides, or, without one yet, as a lane that is not chosen plus a run as the one chosen
+    /// ([`Elect`]); both outcomes where the warp is `unsettled` or the kernel has no `elect`.
+    /// This reads other lanes' states (the leader is marked on its own lane): a chunk's key
+    /// covers it ([`Threads::chunk_modes`]).
+    fn elect_mode(&self, m: &PhaseModel, unsettled: &[bool], u: u32) -> (Elect, bool) {
+        match self.leader[u as usize] {
+            _ if unsettled[u as usize]
+                || !self.has_elect[m.threads[u as usize].kernel as usize] =>
+            {
+                (Elect::Fork, false)
+            }
+            Some(l) if l == u => (Elect::Lead, false),
+            Some(_) => (Elect::Skip, false),
+            None => (Elect::Skip, true),
+        }
+    }
+
+    /// A fingerprint of the `elect` modes of threads `range` ([`Threads::elect_mode`]) for a
+    /// chunk's key: its threads' own states do not decide them (the leader of a warp is marked
+    /// on one lane, maybe in another chunk, and `unsettled` is the round's). 0 when no kernel
+    /// has an `elect` (every mode is `Fork`).
+    fn chunk_modes(&self, m: &PhaseModel, unsettled: &[bool], range: std::ops::Range<u32>) -> u64 {
+        if !self.has_elect.iter().any(|&e| e) {
+            return 0;
+        }
+        let modes: Vec<(Elect, bool)> = range.map(|u| self.elect_mode(m, unsettled, u)).collect();
+        crate::explore::fingerprint(&modes)
     }
 }
 
@@ -413,6 +475,9 @@ struct Round<'a, 'p> {
     /// way the thread standing still may matter to a thread: not at all (another block), by
     /// its block's whole-block barriers, and by its warp's rendezvous too.
     contexts: [u64; 3],
+    /// Per thread: its warp's leader is not known to stay through the runs ([`Elect`],
+    /// [`unsettled_warps`]).
+    unsettled: &'a [bool],
 }
 
 impl Round<'_, '_> {
@@ -478,6 +543,9 @@ fn frozen_with(
     };
     let nthreads = m.nthreads();
     let chunk = known.chunk;
+    // Per thread: its warp's leader is not known to stay through the runs (see [`Elect`]).
+    let mut unsettled = vec![false; nthreads as usize];
+    let warp_of = |u: u32| (m.block_of(u), m.threads[u as usize].tid / 32);
     loop {
         let stuck: Vec<bool> = f.stuck.clone();
         let named_stuck = f.named_stuck.clone();
@@ -506,6 +574,7 @@ fn frozen_with(
             named_stuck: &named_stuck,
             still,
             contexts,
+            unsettled: &unsettled,
         };
         f.bar.iter_mut().for_each(|x| *x = 0);
         f.arrivals.iter_mut().for_each(|x| *x = 0);
@@ -520,24 +589,30 @@ fn frozen_with(
         f.named_nonblocking.iter_mut().for_each(|x| *x = false);
         // Per block pipeline instance the others may quit: how many of them may.
         let mut quits: Vec<(u32, u32, u32, u32)> = Vec::new();
+        // The lanes whose runs took `elect`s as their warp's leader decides, in thread order.
+        let mut elections = Elections::default();
         if chunked {
             for (c, lo) in (0..nthreads).step_by(chunk as usize).enumerate() {
                 let range = lo..(lo + chunk).min(nthreads);
                 if range.contains(&t) {
-                    fold_threads(&round, range, t, &mut f, &mut quits);
+                    fold_threads(&round, range, t, &mut f, &mut quits, &mut elections);
                     continue;
                 }
+                // The `elect` modes of the chunk's threads depend on the leader marked on
+                // another lane of their warp (maybe in another chunk) and on `unsettled`: in
+                // the key.
                 let context = crate::explore::fingerprint(&(
                     round.contexts[round.still_level(range.clone())],
                     known.named_counts,
                     chunk,
+                    known.chunk_modes(m, &unsettled, range.clone()),
                 ));
                 let key = (lo, known.chunk_states[c], context);
                 let chunk = m
                     .run_cache
                     .chunks
                     .get_or_compute(key, || std::sync::Arc::new(Chunk::fold(&round, range)));
-                chunk.add_to(&mut f, &mut quits);
+                chunk.add_to(&mut f, &mut quits, &mut elections);
                 if !chunk.ranged.is_empty()
                     && !f
                         .ranged_chunks
@@ -548,7 +623,7 @@ fn frozen_with(
                 }
             }
         } else {
-            fold_threads(&round, 0..nthreads, t, &mut f, &mut quits);
+            fold_threads(&round, 0..nthreads, t, &mut f, &mut quits, &mut elections);
         }
         for (i, e) in s.events.iter().enumerate() {
             if Some(i) == skip_event {
@@ -581,6 +656,18 @@ fn frozen_with(
                 }
             }
         }
+        // A warp some of whose lanes may leave, or whose runs could not be followed: its
+        // leader may change, so its lanes' runs fork at `elect` (computed again).
+        let leaving = unsettled_warps(&elections.decided, warp_of);
+        if !leaving.is_empty() {
+            for u in 0..nthreads {
+                if leaving.contains(&warp_of(u)) {
+                    unsettled[u as usize] = true;
+                }
+            }
+            continue;
+        }
+        add_choices(m, s, &elections.choosers, warp_of, &mut f);
         let mut changed = false;
         for (b, bs) in s.bars.iter().enumerate() {
             // The transaction count can reach zero: a thread may still raise it (or change it
@@ -653,6 +740,7 @@ fn fold_threads(
     t: u32,
     f: &mut Frozen,
     quits: &mut Vec<(u32, u32, u32, u32)>,
+    elections: &mut Elections,
 ) {
     let Round {
         m,
@@ -661,14 +749,17 @@ fn fold_threads(
         stuck,
         named_stuck,
         still,
+        unsettled,
         ..
     } = *round;
     // The cache is shared by the search's worker threads: it is locked only to look a run up
     // and to store one, never while a run is simulated. (A run is a pure function of its key,
     // so which thread stores it first does not matter; `crate::memo`, tested under loom.)
     let cache = &m.run_cache.runs;
-    // The run of the thread just before, for its twins.
-    let mut prev: Option<(u32, std::sync::Arc<Run>)> = None;
+    // The run of the thread just before, for its twins (with its run as the leader its warp
+    // may still choose, and its `elect` mode).
+    #[allow(clippy::type_complexity)]
+    let mut prev: Option<(u32, Arc<Run>, Option<Arc<Run>>, (Elect, bool))> = None;
     for u in range {
         if u == t || !s.threads[u as usize].mode.live() {
             continue;
@@ -700,27 +791,54 @@ fn fold_threads(
                 continue;
             }
         }
-        let run = match prev.take() {
-            Some((p, r)) if p + 1 == u && known.twin_of_prev[u as usize] => r,
-            _ => {
-                let context = round.contexts[round.still_level(u..u + 1)];
-                let key = (u, s.threads[u as usize].cached_hash(), context);
-                cache.get_or_compute(key, || {
-                    std::sync::Arc::new(simulate(m, s, u, (stuck, named_stuck, still)))
-                })
-            }
+        // With `elect` in its kernel: as the warp's leader decides, or, without one yet, as a
+        // lane that is not chosen plus a run as the one chosen ([`Elect`]).
+        let (elect, chooses) = known.elect_mode(m, unsettled, u);
+        let sim = |mode: Elect| {
+            let context = round.contexts[round.still_level(u..u + 1)];
+            let ctx = if mode == Elect::Fork {
+                context
+            } else {
+                crate::explore::fingerprint(&(context, mode))
+            };
+            let key = (u, s.threads[u as usize].cached_hash(), ctx);
+            cache.get_or_compute(key, || {
+                Arc::new(simulate(m, s, u, (stuck, named_stuck, still), mode))
+            })
         };
+        let (run, lead) = match prev.take() {
+            // A twin (same class and state) with the same `elect` mode.
+            Some((p, r, l, e))
+                if p + 1 == u && known.twin_of_prev[u as usize] && e == (elect, chooses) =>
+            {
+                (r, l)
+            }
+            _ => (sim(elect), chooses.then(|| sim(Elect::Lead))),
+        };
+        if elect != Elect::Fork {
+            elections.decided.push((u, run.clone(), lead.clone()));
+        }
         add(m, s, u, &run, f);
-        if !run.unknown && !run.may_finish {
+        // As the one chosen the lane may take other paths: it is pinned only if neither run
+        // may finish, and it may quit what either run may.
+        let may_finish = run.may_finish || lead.as_ref().is_some_and(|l| l.may_finish);
+        if !run.unknown && !may_finish {
             f.pinned[m.block_of(u) as usize] = true;
         }
-        for &(inst, bars, stages) in &run.quits {
+        let lead_quits = lead.as_ref().map_or(&[][..], |l| &l.quits[..]);
+        let lead_only = lead_quits
+            .iter()
+            .filter(|q| !run.quits.iter().any(|r| r.0 == q.0));
+        for &(inst, bars, stages) in run.quits.iter().chain(lead_only) {
             match quits.iter_mut().find(|q| q.0 == inst) {
                 Some(q) => q.3 += 1,
                 None => quits.push((inst, bars, stages, 1)),
             }
         }
-        prev = Some((u, run));
+        if let Some(l) = &lead {
+            elections.choosers.push((u, run.clone(), l.clone()));
+        }
+        prev = Some((u, run, lead, (elect, chooses)));
     }
 }
 
@@ -746,13 +864,16 @@ pub struct Chunk {
     named_count: Vec<(u32, i64)>,
     named_nonblocking: Vec<u32>,
     quits: Vec<(u32, u32, u32, u32)>,
+    /// Its lanes' runs for the end of the round ([`Elections`]).
+    elections: Elections,
 }
 
 impl Chunk {
     fn fold(round: &Round, range: std::ops::Range<u32>) -> Chunk {
         let mut f = blank(round.m, round.s);
         let mut quits = Vec::new();
-        fold_threads(round, range, u32::MAX, &mut f, &mut quits);
+        let mut elections = Elections::default();
+        fold_threads(round, range, u32::MAX, &mut f, &mut quits, &mut elections);
         fn set<T: Copy + PartialEq + Default>(v: &[T]) -> Vec<(u32, T)> {
             v.iter()
                 .enumerate()
@@ -792,13 +913,25 @@ impl Chunk {
                 .collect(),
             named_nonblocking: marked(&f.named_nonblocking),
             quits,
+            elections,
         }
     }
 
     /// Fold this chunk into `f` and `quits` as [`add`] folds a run (and [`fold_threads`] its
-    /// thread's quits and pinning), but for its ranged accesses, which the caller lists by
-    /// reference ([`Frozen::ranged_chunks`]).
-    fn add_to(&self, f: &mut Frozen, quits: &mut Vec<(u32, u32, u32, u32)>) {
+    /// thread's quits and pinning, and its lanes' `elections`), but for its ranged accesses,
+    /// which the caller lists by reference ([`Frozen::ranged_chunks`]).
+    fn add_to(
+        &self,
+        f: &mut Frozen,
+        quits: &mut Vec<(u32, u32, u32, u32)>,
+        elections: &mut Elections,
+    ) {
+        elections
+            .decided
+            .extend(self.elections.decided.iter().cloned());
+        elections
+            .choosers
+            .extend(self.elections.choosers.iter().cloned());
         for &(b, x) in &self.bar {
             f.bar[b as usize] |= x;
         }

@@ -651,6 +651,8 @@ impl<'m, 'p> Exec<'m, 'p> {
             },
             Instr::Exit { .. } => self.finish(t, Mode::Exited),
             Instr::End { .. } => self.finish(t, Mode::Finished),
+            // A candidate of an election (`Exec::try_warp`): it leads.
+            Instr::Elect { .. } => self.elect(t),
             other => unreachable!("thread stopped at a local instruction {other:?}"),
         }
     }
@@ -814,6 +816,7 @@ impl<'m, 'p> Exec<'m, 'p> {
         th.cluster_token = None;
         th.aw = None;
         let block = self.m.block_of(t);
+        self.forget_leader(t);
         self.try_named(block, 0);
         for id in 1..16u8 {
             if self.state.named[block as usize * 16 + id as usize].count == 0 {

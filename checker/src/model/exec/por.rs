@@ -25,6 +25,15 @@ pub fn ample(
     }
     let n = m.nthreads();
     let threads = || actions.iter().copied().take_while(|&a| a < n);
+    if let Some(t) = threads().find(|&t| election_alone(m, s, actions, t)) {
+        return Reduction {
+            ample: Some(Ample {
+                action: t,
+                by_analysis: false,
+            }),
+            analysed: false,
+        };
+    }
     // The static rule is cheap per candidate but looks at every thread: only the first few,
     // and every enabled `cluster_wait` (a check of its own enabledness only: in a CUTLASS
     // cluster kernel the first threads leave the prologue first, so the waits of the others
@@ -407,6 +416,52 @@ fn safe(m: &PhaseModel, s: &State, t: u32) -> bool {
         },
         _ => false,
     }
+}
+
+/// The election of `t` (a candidate: `Ready` at an `elect` whose warp has arrived and has no
+/// leader, exec `try_warp`), when every other candidate of its warp among `actions` leads to
+/// the same state up to symmetry (with symmetry, the candidates in equal states are left out
+/// of `actions` as twins; lanes whose kept accesses name each other are not twins but are
+/// still each other's images, which the successors show). Then `t`'s election stands for
+/// every election of the warp, which are every step its lanes can take, and an election
+/// commutes with every other thread's step as a warp rendezvous that an arrival completes
+/// does (docs/design.md, "Eager steps"): it moves only the warp's lanes, which nothing else can
+/// move while they wait, and orders them after each other (exec `fire_warp`). Without
+/// symmetry several candidates stay, and none is taken alone.
+fn election_alone(m: &PhaseModel, s: &State, actions: &[u32], t: u32) -> bool {
+    let n = m.nthreads();
+    let candidate = |u: u32| {
+        let th = &s.threads[u as usize];
+        th.mode == Mode::Ready && matches!(m.code_of(u).instrs[th.pc as usize], Instr::Elect { .. })
+    };
+    if !candidate(t) {
+        return false;
+    }
+    let warp = |u: u32| (m.block_of(u), m.threads[u as usize].tid / 32);
+    let others: Vec<u32> = actions
+        .iter()
+        .copied()
+        .filter(|&u| u < n && u != t && candidate(u) && warp(u) == warp(t))
+        .collect();
+    if others.is_empty() {
+        return true;
+    }
+    if !m.symmetry {
+        return false;
+    }
+    let successor = |a: u32| match m.step_raw(s, a, &mut Vec::new()) {
+        crate::explore::Step::Next(mut next) => {
+            m.canon(&mut next);
+            Some(next)
+        }
+        _ => None,
+    };
+    let Some(first) = successor(t) else {
+        return false;
+    };
+    others
+        .iter()
+        .all(|&u| successor(u).is_some_and(|x| x == first))
 }
 
 /// An enabled `cluster_wait` of `t` (the static rule's case for it, [`safe`]): cheap, so every

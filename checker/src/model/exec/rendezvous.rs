@@ -115,14 +115,26 @@ impl Exec<'_, '_> {
         }
     }
 
-    pub(super) fn try_warp(&mut self, t: u32) {
+    /// The live lanes of `t`'s warp.
+    fn warp_lanes(&self, t: u32) -> Vec<u32> {
         let block = self.m.block_of(t);
         let warp = self.m.threads[t as usize].tid / 32;
-        let lanes: Vec<u32> = self
-            .block_threads(block)
+        self.block_threads(block)
             .filter(|&u| self.m.threads[u as usize].tid / 32 == warp)
             .filter(|&u| self.state.threads[u as usize].mode.live())
-            .collect();
+            .collect()
+    }
+
+    /// A warp rendezvous (`syncwarp`, `elect`) of `t`'s warp, once every live lane has
+    /// arrived. An `elect` fires at once when the warp has a leader (a lane that an earlier
+    /// `elect` chose, `Thread::leads`): the ISA elects "the same leader thread ... for the same
+    /// membermask every time". Without one the lanes at the `elect` become candidates
+    /// (`Ready` at the `elect`, enabled): the step of one of them elects it ([`Self::elect`]).
+    /// "elect.sync elects one predicated active leader thread from among a set of threads
+    /// specified by membermask" ([PTX] `elect.sync`) says nothing of which one, so each lane
+    /// may lead (semantics.md §7 W3).
+    pub(super) fn try_warp(&mut self, t: u32) {
+        let lanes = self.warp_lanes(t);
         let in_sync =
             |m: Mode| matches!(m, Mode::Sync(SyncKind::Warp) | Mode::Sync(SyncKind::Elect));
         if lanes.is_empty()
@@ -154,29 +166,71 @@ impl Exec<'_, '_> {
                 .label(x, "the other lanes are here"),
             );
         }
-        let mut elected = false;
+        let at_elect =
+            |s: &State, u: u32| s.threads[u as usize].mode == Mode::Sync(SyncKind::Elect);
+        if !lanes.iter().any(|&u| at_elect(&self.state, u)) {
+            self.fire_warp(&lanes, None);
+            return;
+        }
+        // The leader leads wherever it stands: at a `syncwarp` met by lanes at an `elect`
+        // (`barrier-divergence` above, UB) no lane takes the body, as the footprints assume
+        // (footprint.rs, `Elect::Skip`).
+        if let Some(&leader) = lanes
+            .iter()
+            .find(|&&u| self.state.threads[u as usize].leads)
+        {
+            self.fire_warp(&lanes, Some(leader));
+            return;
+        }
         for &u in &lanes {
+            if at_elect(&self.state, u) {
+                self.touched.mark(&mut self.state.threads, u as usize).mode = Mode::Ready;
+            }
+        }
+    }
+
+    /// The step of a candidate lane `t` (`Ready` at an `elect` whose warp has arrived and has
+    /// no leader, [`Self::try_warp`]): `t` becomes the warp's leader and the rendezvous fires.
+    pub(super) fn elect(&mut self, t: u32) {
+        let lanes = self.warp_lanes(t);
+        for &u in &lanes {
+            if self.state.threads[u as usize].leads {
+                self.touched.mark(&mut self.state.threads, u as usize).leads = false;
+            }
+        }
+        self.touched.mark(&mut self.state.threads, t as usize).leads = true;
+        self.fire_warp(&lanes, Some(t));
+    }
+
+    /// A lane of `t`'s warp exited or finished: the set of lanes an `elect` chooses from
+    /// changed, so the warp has no leader any more (the ISA promises the same leader only for
+    /// the same threads; the next `elect` chooses again among those left).
+    pub(super) fn forget_leader(&mut self, t: u32) {
+        let block = self.m.block_of(t);
+        let warp = self.m.threads[t as usize].tid / 32;
+        for u in self.block_threads(block) {
+            if self.m.threads[u as usize].tid / 32 == warp && self.state.threads[u as usize].leads {
+                self.touched.mark(&mut self.state.threads, u as usize).leads = false;
+            }
+        }
+    }
+
+    /// Release every lane of a warp rendezvous: `leader` continues into the `elect` body, the
+    /// other lanes at an `elect` skip it, lanes at a `syncwarp` move on.
+    fn fire_warp(&mut self, lanes: &[u32], leader: Option<u32>) {
+        for &u in lanes {
             let th = self.touched.mark(&mut self.state.threads, u as usize);
             let code = self.m.code_of(u);
-            match th.mode {
-                Mode::Sync(SyncKind::Elect) => {
-                    if elected {
-                        if let Instr::Elect { skip, .. } = code.instrs[th.pc as usize] {
-                            th.pc = skip;
-                        }
-                    } else {
-                        elected = true;
-                        th.pc += 1;
-                    }
-                }
-                _ => th.pc += 1,
-            }
+            th.pc = match code.instrs[th.pc as usize] {
+                Instr::Elect { skip, .. } if Some(u) != leader => skip,
+                _ => th.pc + 1,
+            };
             th.mode = Mode::Ready;
             self.release(u);
             self.waited(u);
             self.work.push(u);
         }
-        self.join(&lanes);
+        self.join(lanes);
     }
 
     pub(super) fn try_cluster(&mut self, kernel: u32) {

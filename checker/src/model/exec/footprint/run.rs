@@ -25,6 +25,8 @@ struct Path {
     pipes: Vec<(u32, PipeThread)>,
     /// Backward jumps taken (loop trips): with `pc`, how far the path has come.
     back: u32,
+    /// Warp rendezvous (`syncwarp`, `elect`) passed, fewest and most of the paths merged.
+    rv: (u32, u32),
 }
 
 impl Path {
@@ -67,6 +69,7 @@ impl Path {
             }
         }
         self.back = self.back.min(o.back);
+        self.rv = (self.rv.0.min(o.rv.0), self.rv.1.max(o.rv.1));
     }
 
     fn pipe(&mut self, id: u32) -> &mut PipeThread {
@@ -162,7 +165,28 @@ fn decide(m: &PhaseModel, u: u32, cond: &Expr, p: &Path) -> Decided {
     Decided::Value(value)
 }
 
-pub(super) fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -> Run {
+/// How a run takes the `elect`s on its path. A warp whose leader was chosen
+/// (`Thread::leads`) keeps it while no lane of the warp leaves (exec `forget_leader`), and
+/// every one of its `elect`s fires with it (exec `try_warp`): the leader takes each body,
+/// the other lanes skip it. [`super::frozen`] uses that only when no live lane of the warp may
+/// leave in its run (`may_finish`) and every run of the warp could be followed; then no lane
+/// leaves before the first step outside the footprints (the first leave would be such a step),
+/// so up to that step every `elect` of the warp fires with that leader and each lane's run is
+/// the path it takes. Otherwise, or without a leader, both outcomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Elect {
+    Fork,
+    Lead,
+    Skip,
+}
+
+pub(super) fn simulate(
+    m: &PhaseModel,
+    s: &State,
+    u: u32,
+    assumed: Assumption,
+    elect: Elect,
+) -> Run {
     let (stuck, _, _) = assumed;
     let th = &s.threads[u as usize];
     let code = m.code_of(u);
@@ -179,6 +203,7 @@ pub(super) fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -
         named: Vec::new(),
         pipes: th.pipes.clone(),
         back: 0,
+        rv: (0, 0),
     };
     match th.mode {
         Mode::Ready => match th.aw {
@@ -202,13 +227,28 @@ pub(super) fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -
             return run;
         }
         Mode::Sync(_) => match code.instrs[th.pc as usize] {
-            // Arrived at an `elect`: either lane of the outcome.
+            // Arrived at an `elect`: either lane of the outcome, or as the leader decides.
             Instr::Elect { skip, .. } => {
-                start.push(path(th.pc + 1));
-                start.push(path(skip));
+                let passed = |pc| Path {
+                    rv: (1, 1),
+                    ..path(pc)
+                };
+                if elect != Elect::Skip {
+                    start.push(passed(th.pc + 1));
+                }
+                if elect != Elect::Lead {
+                    start.push(passed(skip));
+                }
             }
             // Arrived at a rendezvous: assume it completes (an upper bound).
-            _ => start.push(path(th.pc + 1)),
+            _ => start.push(Path {
+                rv: if th.mode == Mode::Sync(SyncKind::Warp) {
+                    (1, 1)
+                } else {
+                    (0, 0)
+                },
+                ..path(th.pc + 1)
+            }),
         },
         Mode::Exited | Mode::Finished => return run,
     }
@@ -338,15 +378,31 @@ pub(super) fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -
             // An `elect` of the warp of the thread standing still never fires.
             Instr::Elect { .. } if assumed.2.holds_warp(m, u) => Next::End,
             Instr::Elect { skip, .. } => {
-                live.push(p.fork(*skip));
-                p.pc += 1;
+                p.rv = (p.rv.0 + 1, p.rv.1 + 1);
+                match elect {
+                    Elect::Fork => {
+                        live.push(p.fork(*skip));
+                        p.pc += 1;
+                    }
+                    Elect::Lead => p.pc += 1,
+                    Elect::Skip => p.pc = *skip,
+                }
                 Next::Go
             }
             Instr::Exit { .. } | Instr::End { .. } => {
                 run.may_finish = true;
+                run.leave_rv = Some(match run.leave_rv {
+                    None => p.rv,
+                    Some(r) => (r.0.min(p.rv.0), r.1.max(p.rv.1)),
+                });
                 Next::End
             }
-            Instr::Op { op, .. } => op_step(m, s, u, op, assumed, &mut p, &mut run),
+            Instr::Op { op, .. } => {
+                if matches!(op, Op::SyncWarp) && !assumed.2.holds_warp(m, u) {
+                    p.rv = (p.rv.0 + 1, p.rv.1 + 1);
+                }
+                op_step(m, s, u, op, assumed, &mut p, &mut run)
+            }
         };
         match next {
             Next::Go => {
@@ -359,7 +415,10 @@ pub(super) fn simulate(m: &PhaseModel, s: &State, u: u32, assumed: Assumption) -
                     return run;
                 }
             }
-            Next::End => finish(p, &mut run),
+            Next::End => {
+                run.max_rv = run.max_rv.max(p.rv.1);
+                finish(p, &mut run)
+            }
             Next::Unknown => {
                 run.unknown = true;
                 return run;
