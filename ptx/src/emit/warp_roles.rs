@@ -45,7 +45,8 @@ pub(super) fn same_line(a: &Line, b: &Line) -> bool {
 /// a group of their own, whose `bar_sync 16 - (tid / 128), 128` at PTX 1898 is the `bar_sync 15`
 /// and `bar_sync 14` of their warps: as separate statements, lanes of one warp were at
 /// "different" barriers (a false `barrier-divergence`). Each member keeps its own values, so the
-/// merged statement does exactly what the two did.
+/// merged statement does exactly what the two did; lines whose values differ inside one warp
+/// are not joined.
 pub(super) fn joined_bar_sync(
     a: &Line,
     am: &BTreeSet<(u32, u32)>,
@@ -72,6 +73,18 @@ pub(super) fn joined_bar_sync(
                     for &(_, t) in members {
                         let v = f.eval(t as i64)?;
                         if *at.entry(t as i64).or_insert(v) != v {
+                            return None;
+                        }
+                    }
+                }
+                // Every lane of a warp at one aligned barrier instruction names one barrier:
+                // a value that differs inside a warp stays two statements, which the checker
+                // reports (`barrier-divergence`), as it would any warp split across barriers.
+                let mut by_warp: BTreeMap<(u32, u32), i64> = BTreeMap::new();
+                for (f, members) in [(fa, am), (fb, bm)] {
+                    for &(r, t) in members {
+                        let v = f.eval(t as i64)?;
+                        if *by_warp.entry((r, t / 32)).or_insert(v) != v {
                             return None;
                         }
                     }
