@@ -11,6 +11,8 @@
 //!
 //! One test function: the chunk size is a process-wide setting.
 
+mod common;
+
 use checker::CheckOptions;
 use checker::model::exec::cross_check;
 use proptest::strategy::{Strategy, ValueTree};
@@ -28,20 +30,7 @@ fn options() -> CheckOptions {
 }
 
 fn corpus() -> Vec<protocols::ir::Program> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    let mut files = Vec::new();
-    let mut stack = vec![root];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("corpus").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "phase") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let mut files = common::corpus_files();
     // The per-warp release bench too: with `ELECT = 1` its warps elect their releasing lane, so
     // lanes' runs take `elect` as their warp's leader decides, and the warp-wide checks
     // (`footprint::elect`) gather lanes from several chunks of 3.

@@ -22,6 +22,8 @@
 //! `named-barrier-rearrive` or deadlock findings; a named barrier with a count is a step of its
 //! own now (model/exec/enabled.rs, `is_eager`).
 
+mod common;
+
 use checker::{CheckOptions, Report, Severity, Verdict};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -297,20 +299,7 @@ const MAX_CORPUS_THREADS: u32 = 24;
 
 #[test]
 fn reductions_agree_on_the_corpus() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-    let mut files = Vec::new();
-    let mut stack = vec![root];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("corpus").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "phase") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = common::corpus_files();
     let (mut checked, mut skipped) = (0, 0);
     let mut failures = Vec::new();
     for path in &files {

@@ -92,3 +92,22 @@ pub fn assert_ok(src: &str) -> Report {
     assert_eq!(r.verdict, checker::Verdict::Ok);
     r
 }
+
+/// Every `.phase` file of the repository's `corpus/`, sorted.
+pub fn corpus_files() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut files = Vec::new();
+    let mut stack = vec![root];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("corpus").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "phase") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
