@@ -67,24 +67,17 @@ pub(super) fn joined_bar_sync(
             (LPiece::T(x), LPiece::T(y)) if x == y => pieces.push(pa.clone()),
             (LPiece::E(fa), LPiece::E(fb)) => {
                 // One value per tid (members of several blocks with one tid must agree: a fit
-                // is a function of `tid` alone).
+                // is a function of `tid` alone), and one per warp: every lane of a warp at one
+                // aligned barrier instruction names one barrier, so a value that differs inside
+                // a warp stays two statements, which the checker reports (`barrier-divergence`).
                 let mut at: BTreeMap<i64, i64> = BTreeMap::new();
-                for (f, members) in [(fa, am), (fb, bm)] {
-                    for &(_, t) in members {
-                        let v = f.eval(t as i64)?;
-                        if *at.entry(t as i64).or_insert(v) != v {
-                            return None;
-                        }
-                    }
-                }
-                // Every lane of a warp at one aligned barrier instruction names one barrier:
-                // a value that differs inside a warp stays two statements, which the checker
-                // reports (`barrier-divergence`), as it would any warp split across barriers.
                 let mut by_warp: BTreeMap<(u32, u32), i64> = BTreeMap::new();
                 for (f, members) in [(fa, am), (fb, bm)] {
                     for &(r, t) in members {
                         let v = f.eval(t as i64)?;
-                        if *by_warp.entry((r, t / 32)).or_insert(v) != v {
+                        if *at.entry(t as i64).or_insert(v) != v
+                            || *by_warp.entry((r, t / 32)).or_insert(v) != v
+                        {
                             return None;
                         }
                     }
