@@ -189,8 +189,11 @@ pub struct WaitFor {
 /// followed by the length of the run in decimal when it is more than 1. `a11Ou3Hh` is actor 0
 /// eleven times, 384 three times, then 189 once. Schedules repeat one actor for many steps in a
 /// row (a thread runs until it blocks or another may interfere), so this is several times
-/// shorter than the list of indices, and as exact. The older form, indices joined by `.`
-/// (`0.0.3.1`), is still read.
+/// shorter than the list of indices, and as exact. A sweep, three or more consecutive actors
+/// taking one step each in increasing order (what a round of the random schedules over a
+/// warp group looks like), is written `first-last`: `Ey-Ot` is actors 128, 129, ..., 383 once
+/// each, 5 characters instead of 512; `a-Ex3` is actors 0 to 127 three steps each. The older form, indices joined by `.` (`0.0.3.1`), is
+/// still read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Schedule(pub Vec<u32>);
 
@@ -206,6 +209,33 @@ fn push_actor(out: &mut String, v: u32) {
     out.push((b'a' + (v % 26) as u8) as char);
 }
 
+/// The shortest sweep written as `first-last`: two consecutive actors are as short as a
+/// sweep (`ab` against `a-b`).
+const MIN_SWEEP: usize = 3;
+
+/// The sweep at the start of `steps`: actors `v`, `v + 1`, ... taking `run` steps each (the
+/// first actor's run). Returns (number of actors, run). An actor with fewer steps ends the
+/// sweep before it; one with more ends it after its first `run` steps (the rest are the next
+/// token's).
+fn sweep_at(steps: &[u32]) -> (usize, usize) {
+    let run_at = |at: usize| steps[at..].iter().take_while(|&&x| x == steps[at]).count();
+    let run = run_at(0);
+    let mut actors = 1;
+    let mut at = run;
+    while at < steps.len() && Some(steps[at]) == steps[0].checked_add(actors as u32) {
+        let here = run_at(at);
+        if here < run {
+            break;
+        }
+        actors += 1;
+        at += run;
+        if here > run {
+            break;
+        }
+    }
+    (actors, run)
+}
+
 impl std::fmt::Display for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut out = String::new();
@@ -213,7 +243,17 @@ impl std::fmt::Display for Schedule {
         while i < self.0.len() {
             let v = self.0[i];
             let run = self.0[i..].iter().take_while(|&&x| x == v).count();
+            let (actors, each) = sweep_at(&self.0[i..]);
             push_actor(&mut out, v);
+            if actors >= MIN_SWEEP {
+                out.push('-');
+                push_actor(&mut out, v + (actors as u32 - 1));
+                if each > 1 {
+                    out.push_str(&each.to_string());
+                }
+                i += actors * each;
+                continue;
+            }
             if run > 1 {
                 out.push_str(&run.to_string());
             }
@@ -223,7 +263,50 @@ impl std::fmt::Display for Schedule {
     }
 }
 
-/// The compact form: `[A-Z]*[a-z][0-9]*` tokens.
+/// One actor of the compact form starting at byte `at`: its index and the byte after it.
+fn parse_actor(s: &str, at: usize) -> Result<(u32, usize), String> {
+    let bytes = s.as_bytes();
+    let mut i = at;
+    let mut v: u64 = 0;
+    while i < bytes.len() && bytes[i].is_ascii_uppercase() {
+        v = v * 26 + u64::from(bytes[i] - b'A');
+        i += 1;
+        if v > u64::from(u32::MAX) {
+            return Err(format!("`{}` is not an actor index", &s[at..i]));
+        }
+    }
+    if i == bytes.len() || !bytes[i].is_ascii_lowercase() {
+        let bad = s[i..]
+            .chars()
+            .next()
+            .map_or("the end".to_string(), |c| format!("`{c}`"));
+        return Err(format!(
+            "{bad} at byte {i} of the schedule: expected a lower-case letter (an actor, as printed after --replay)"
+        ));
+    }
+    v = v * 26 + u64::from(bytes[i] - b'a');
+    i += 1;
+    let v = u32::try_from(v).map_err(|_| format!("`{}` is not an actor index", &s[at..i]))?;
+    Ok((v, i))
+}
+
+/// The run count at byte `*at` (1 when no digits follow), moving `*at` past it.
+fn parse_run(s: &str, at: &mut usize) -> Result<usize, String> {
+    let bytes = s.as_bytes();
+    let digits = *at;
+    while *at < bytes.len() && bytes[*at].is_ascii_digit() {
+        *at += 1;
+    }
+    if *at == digits {
+        return Ok(1);
+    }
+    s[digits..*at]
+        .parse()
+        .map_err(|_| "a schedule must have fewer than 2^32 steps per actor".to_string())
+}
+
+/// The compact form: `[A-Z]*[a-z][0-9]*` tokens (an actor and its run) and
+/// `[A-Z]*[a-z]-[A-Z]*[a-z][0-9]*` tokens (a sweep and the run of each of its actors).
 fn parse_compact(s: &str) -> Result<Vec<u32>, String> {
     let bytes = s.as_bytes();
     let mut out = Vec::new();
@@ -231,36 +314,37 @@ fn parse_compact(s: &str) -> Result<Vec<u32>, String> {
     let too_long = || "a schedule must have fewer than 2^32 steps per actor".to_string();
     while i < bytes.len() {
         let start = i;
-        let mut v: u64 = 0;
-        while i < bytes.len() && bytes[i].is_ascii_uppercase() {
-            v = v * 26 + u64::from(bytes[i] - b'A');
+        let (v, end) = parse_actor(s, i)?;
+        i = end;
+        if i < bytes.len() && bytes[i] == b'-' {
+            // A sweep `first-last`: every actor from first to last, one step each.
             i += 1;
-            if v > u64::from(u32::MAX) {
-                return Err(format!("`{}` is not an actor index", &s[start..i]));
+            let (last, end) = parse_actor(s, i)?;
+            i = end;
+            if last <= v {
+                return Err(format!(
+                    "`{}`: a sweep goes from a lower actor to a higher one",
+                    &s[start..i]
+                ));
             }
+            let each = parse_run(s, &mut i)?;
+            let actors = (last - v) as usize + 1;
+            if each == 0 {
+                return Err(format!("`{}`: a run of 0 steps", &s[start..i]));
+            }
+            if actors
+                .checked_mul(each)
+                .and_then(|n| n.checked_add(out.len()))
+                .is_none_or(|n| n > u32::MAX as usize)
+            {
+                return Err(too_long());
+            }
+            for actor in v..=last {
+                out.extend(std::iter::repeat_n(actor, each));
+            }
+            continue;
         }
-        if i == bytes.len() || !bytes[i].is_ascii_lowercase() {
-            let bad = s[i..]
-                .chars()
-                .next()
-                .map_or("the end".to_string(), |c| format!("`{c}`"));
-            return Err(format!(
-                "{bad} at byte {i} of the schedule: expected a lower-case letter (an actor, as printed after --replay)"
-            ));
-        }
-        v = v * 26 + u64::from(bytes[i] - b'a');
-        i += 1;
-        let v =
-            u32::try_from(v).map_err(|_| format!("`{}` is not an actor index", &s[start..i]))?;
-        let digits = i;
-        while i < bytes.len() && bytes[i].is_ascii_digit() {
-            i += 1;
-        }
-        let run: usize = if i == digits {
-            1
-        } else {
-            s[digits..i].parse().map_err(|_| too_long())?
-        };
+        let run = parse_run(s, &mut i)?;
         if run == 0 {
             return Err(format!("`{}`: a run of 0 steps", &s[start..i]));
         }
@@ -325,6 +409,42 @@ mod schedule_tests {
     }
 
     #[test]
+    fn sweeps_are_one_token() {
+        // Rounds of a random schedule over a warp group: actors 128..=383 once each, twice,
+        // then actor 383 three more times and actor 5 twice.
+        let mut steps: Vec<u32> = (128..=383).chain(128..=383).collect();
+        steps.extend([383, 383, 383, 5, 5, 6, 8]);
+        let s = Schedule(steps);
+        let text = s.to_string();
+        assert_eq!(text, "Ey-OtEy-OtOt3f2gi");
+        assert_eq!(text.parse::<Schedule>(), Ok(s));
+        // Two consecutive actors stay two tokens; a sweep needs three.
+        assert_eq!(Schedule(vec![7, 8]).to_string(), "hi");
+        assert_eq!(Schedule(vec![7, 8, 9]).to_string(), "h-j");
+        assert_eq!("h-i".parse::<Schedule>(), Ok(Schedule(vec![7, 8])));
+        // A sweep where each actor runs the same number of steps; a longer last run goes on
+        // in the next token, a shorter one ends the sweep.
+        let mut steps: Vec<u32> = (0..128).flat_map(|a| [a, a, a]).collect();
+        steps.extend([128, 128, 128, 128, 129, 130, 130]);
+        let s = Schedule(steps);
+        let text = s.to_string();
+        assert_eq!(text, "a-Ey3Ey-FaFa");
+        assert_eq!(text.parse::<Schedule>(), Ok(s));
+    }
+
+    proptest::proptest! {
+        /// Any schedule prints to text that reads back as itself, with runs and sweeps mixed
+        /// (small actor indices so that both occur often).
+        #[test]
+        fn compact_form_round_trips(steps in proptest::collection::vec(0u32..6, 0..60),
+                                    base in proptest::prop_oneof![proptest::strategy::Just(0u32), 20u32..800, proptest::strategy::Just(u32::MAX - 6)]) {
+            let s = Schedule(steps.iter().map(|v| v + base).collect());
+            let text = s.to_string();
+            proptest::prop_assert_eq!(text.parse::<Schedule>(), Ok(s), "{}", text);
+        }
+    }
+
+    #[test]
     fn dotted_form_is_still_read() {
         assert_eq!(
             "0.0.3.1".parse::<Schedule>(),
@@ -335,7 +455,20 @@ mod schedule_tests {
 
     #[test]
     fn bad_text_is_an_error() {
-        for bad in ["x.y", "A", "a0", "3a", "a-b", "ZZZZZZZZa", "é"] {
+        for bad in [
+            "x.y",
+            "A",
+            "a0",
+            "3a",
+            "-a",
+            "a-",
+            "b-a",
+            "c-c",
+            "a-c0",
+            "a-C",
+            "ZZZZZZZZa",
+            "é",
+        ] {
             assert!(bad.parse::<Schedule>().is_err(), "{bad}");
         }
     }
