@@ -402,6 +402,18 @@ fn fixture_options(name: &str) -> (ptx::Options, bool) {
         "warpgroup_release.ptx" | "warpgroup_release_late_read.ptx" => warpgroup_release(),
         "cutlass/gemm_tma_ws.ptx" => opts(Some(256), &cutlass, &[]),
         "triton/matmul_ws.ptx" => opts(None, &triton, &[]),
+        // Q, K, V, O boxes and N_CTX (ptx/tests/triton_attention.rs).
+        "triton/attn_ws.ptx" => opts(
+            None,
+            &[
+                ("0", 8192),
+                ("5", 8192),
+                ("10", 8192),
+                ("15", 8192),
+                ("20", 64),
+            ],
+            &[],
+        ),
         "producer_consumer.ptx"
         | "producer_consumer_one_init.ptx"
         | "producer_consumer_overlap.ptx" => opts(Some(96), &[("0", 4)], &[]),
