@@ -14,9 +14,14 @@ mod common;
 /// The kernel's shape; `{k_read}` is how the consumers read the K stage, `{release}` what they
 /// do before releasing it, `{sync_role}` the producer warp's other lanes.
 fn attention(k_read: &str, release: &str, sync_role: &str) -> String {
+    format!("{}{PRODUCER_LOOP}{sync_role}", kernel(5, k_read, release))
+}
+
+/// The prologue and the consumers, in a block of `block` threads (consumers tid 0..2).
+fn kernel(block: u32, k_read: &str, release: &str) -> String {
     format!(
         "protocol attention
-block 5
+block {block}
 mbarrier q
 mbarrier k_arr[2]
 mbarrier v_arr[2]
@@ -57,23 +62,27 @@ role consumer when tid <= 2 {{
   }}
 }}
 
-role producer2 when tid == 3 {{
-  for k in 0..2 {{
+"
+    )
+}
+
+/// Lane 0 of the producer warp (tid 3), as ThunderKittens' loop runs it.
+const PRODUCER_LOOP: &str = "
+role producer2 when tid == 3 {
+  for k in 0..2 {
     arrive_expect_tx k_arr[1 - k], 32
     tma shm[4 - k] -> k_arr[1 - k], 32
     arrive_expect_tx v_arr[1 - k], 32
     tma shm[6 - k] -> v_arr[1 - k], 32
     wait compute_done[k] parity 0
-  }}
+  }
   arrive_expect_tx k_arr[1], 32
   tma shm[4] -> k_arr[1], 32
   arrive_expect_tx v_arr[1], 32
   tma shm[6] -> v_arr[1], 32
   wait compute_done[0] parity 1
-}}
-{sync_role}"
-    )
 }
+";
 
 const SYNC_LANE: &str = "
 role sync when tid == 4 {
@@ -119,4 +128,54 @@ fn a_generic_read_without_a_proxy_fence_is_found_beside_a_landing_alone() {
 #[test]
 fn a_fenced_generic_read_is_ok() {
     common::assert_ok(&attention("read", "fence_proxy_async", ""));
+}
+
+/// The producer warp as one loop run by two lanes of a warp of its own (tid 32 and 33), lane 0
+/// loading; `{after_wait}` follows each wait.
+fn producer_warp(after_wait: &str) -> String {
+    format!(
+        "{}
+role producer_warp when tid >= 32 && tid <= 33 {{
+  for k in 0..3 {{
+    if tid == 32 {{
+      arrive_expect_tx k_arr[1 - k % 2], 32
+      tma shm[4 - k % 2] -> k_arr[1 - k % 2], 32
+      arrive_expect_tx v_arr[1 - k % 2], 32
+      tma shm[6 - k % 2] -> v_arr[1 - k % 2], 32
+    }}
+    wait compute_done[k % 2] parity k / 2 % 2
+    {after_wait}
+  }}
+}}
+",
+        kernel(34, "mma", "")
+    )
+}
+
+/// The loop as the kernel writes it, every lane of the warp running it: the other lane can
+/// fall two phases behind (deadlock); a `syncwarp` after each wait keeps the lanes in step,
+/// and the kernel is `ok` (a fix for ThunderKittens' loop, as is lane 0 alone waiting). With
+/// the reductions on only: the 29 idle lanes of warp 0 make the unreduced search too large.
+#[test]
+fn a_syncwarp_in_the_producer_loop_keeps_the_lanes_in_step() {
+    let check = |src: &str| {
+        let options = checker::CheckOptions {
+            exhaustive: true,
+            ..checker::CheckOptions::default()
+        };
+        checker::check(&common::load(src), &options)
+    };
+    let lagging = check(&producer_warp(""));
+    assert!(
+        common::errors(&lagging).contains(&"deadlock"),
+        "{:?}",
+        common::rules(&lagging)
+    );
+    let in_step = check(&producer_warp("syncwarp"));
+    assert!(
+        common::errors(&in_step).is_empty(),
+        "{:?}",
+        common::rules(&in_step)
+    );
+    assert_eq!(in_step.verdict, checker::Verdict::Ok);
 }
