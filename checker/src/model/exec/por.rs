@@ -80,7 +80,12 @@ pub fn ample(
         }),
         analysed: true,
     };
-    let mut tried = 0;
+    // Threads and in-flight events have a budget each: at the end of ThunderKittens' attention
+    // the consumers' arrivals on `compute_done` and the waits on it of the producer warp's
+    // other lanes, dependent on each other, took the four tries of every state, and the K and
+    // V landings, alone by the rule, were never asked (docs/performance.md, "ThunderKittens
+    // at real size").
+    let (mut tried_threads, mut tried_events) = (0, 0);
     let mut known = None;
     // Threads about to finish last: their exit is alone only where no peer block addresses
     // theirs (or a thread of it outlives every future), which in a cluster kernel holds only
@@ -107,6 +112,12 @@ pub fn ample(
     // try). Skipping a candidate is always sound: it only takes fewer steps alone.
     let mut seen_candidates: Vec<u32> = Vec::new();
     for a in ordered {
+        if tried_threads == budget && tried_events == budget {
+            break;
+        }
+        if a < n && tried_threads == budget || a >= n && tried_events == budget {
+            continue;
+        }
         if a < n && (!dynamic_candidate(m, s, a) || hopeless(m, s, a)) {
             continue;
         }
@@ -117,10 +128,11 @@ pub fn ample(
         {
             continue;
         }
-        if tried == budget {
-            break;
+        if a < n {
+            tried_threads += 1;
+        } else {
+            tried_events += 1;
         }
-        tried += 1;
         if a < n {
             seen_candidates.push(a);
             let known = known.get_or_insert_with(|| footprint::Threads::new(m, s));
@@ -154,7 +166,7 @@ pub fn ample(
     }
     Reduction {
         ample: None,
-        analysed: tried > 0,
+        analysed: tried_threads + tried_events > 0,
     }
 }
 

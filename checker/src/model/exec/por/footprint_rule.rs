@@ -610,18 +610,27 @@ pub(super) fn safe_landing(
     if (block != m.block_of(issuer) && !f.pinned[block as usize]) || !bs.valid {
         return false;
     }
-    // The buffer: nobody else may touch it, and no thread keeps an access to it that the
-    // race flags would weigh against this write.
+    // The buffer: nobody else may touch it, and nothing else in flight does. The threads'
+    // kept accesses of it do not stand in the way: the race checks weigh the copy's write,
+    // while it is in flight, against every kept access in every state the search visits
+    // (`race::check`, from `check_state`), this one included, and the landing itself reads no
+    // kept access. While the copy stands still, the others add no kept access of `x` (that
+    // takes an access of `x`, a copy into it completing or a bulk read of it: the footprints
+    // and the checks here), and what their steps do to one that is kept only orders or fences
+    // it further (`seen` grows, the fence mark rises, a prune drops it), so a pair that is
+    // clean here stays clean in every state a later landing would have been weighed in, and
+    // a pair that is not is reported here. Requiring no kept access (until 2026-11-28) kept
+    // every K/V landing of ThunderKittens' attention from being taken alone: the 384
+    // consumers keep their WGMMA reads of the stage the copy refills (docs/performance.md,
+    // "ThunderKittens at real size").
     let others_on_buf = s
         .events
         .iter()
         .enumerate()
         .any(|(j, e)| j != i && matches!(*e, Event::Tma { buf, .. } if buf == x))
-        || s.threads.iter().any(|th| {
-            th.cp.iter().any(|c| c.buf == x)
-                || th.bulk.iter().any(|c| c.0 == x)
-                || th.acc.iter().any(|a| a.buf == x)
-        });
+        || s.threads
+            .iter()
+            .any(|th| th.cp.iter().any(|c| c.buf == x) || th.bulk.iter().any(|c| c.0 == x));
     if others_on_buf || f.buf[x as usize] != 0 {
         return false;
     }
