@@ -281,6 +281,9 @@ struct Expansion<S, F> {
     analysed: bool,
 }
 
+/// A value one worker puts in and another takes out.
+type Slot<T> = std::sync::Mutex<Option<T>>;
+
 fn expand<M: Model>(
     model: &M,
     state: &M::State,
@@ -450,8 +453,8 @@ where
         // Expand and claim: a successor that is already visited, or behind a smaller claim,
         // is dropped by its worker; the moves left as `Move::Next` lead their claims, to be
         // settled in the second phase.
-        let expansions: Vec<std::sync::Mutex<Option<Expansion<M::State, M::Finding>>>> = workers
-            .map_round(n, taken_bytes, &|i| {
+        let expansions: Vec<Slot<Expansion<M::State, M::Finding>>> =
+            workers.map_round(n, taken_bytes, &|i| {
                 let history = ReductionHistory {
                     tries: tries0 + i as u64 + 1,
                     analysed: analysed0,
