@@ -9,6 +9,15 @@ use std::collections::{BTreeMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
+mod settled;
+mod workers;
+
+use settled::Settled;
+pub use workers::{
+    CHEAP_PARALLEL_FROM, PARALLEL_ROUND_BYTES, PARALLEL_ROUND_STATES, Rayon, Sequential, Workers,
+    ensure_pool, narrow_round, set_threads,
+};
+
 /// What one transition produced.
 pub enum Step<S> {
     Next(S),
@@ -250,7 +259,6 @@ enum Move<S> {
     Next {
         state: S,
         fingerprint: u64,
-        bytes: u64,
     },
     /// A successor already visited, or reached earlier in the round (dropped by the worker).
     Duplicate,
@@ -273,6 +281,9 @@ struct Expansion<S, F> {
     analysed: bool,
 }
 
+/// A value one worker puts in and another takes out.
+type Slot<T> = std::sync::Mutex<Option<T>>;
+
 fn expand<M: Model>(
     model: &M,
     state: &M::State,
@@ -287,8 +298,6 @@ fn expand<M: Model>(
         let m = match model.next(state, a, &mut f) {
             Step::Next(next) => Move::Next {
                 fingerprint: fingerprint(&next),
-                // Measured once the round's duplicates are gone ([`explore_on`]).
-                bytes: 0,
                 state: next,
             },
             Step::Stop => Move::Stop,
@@ -327,53 +336,10 @@ fn expand<M: Model>(
     }
 }
 
-/// How the states of a round are expanded: `map_batch(n, f)` returns `[f(0), .., f(n - 1)]`
-/// in index order, whichever threads ran the calls. [`Rayon`] in the checker; the loom test
-/// (`checker/tests/loom_search.rs`) runs them on loom threads, and checks that the search's
-/// outcome is the same in every interleaving.
-pub trait Workers {
-    fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R>;
-    /// [`Workers::map_batch`] for a phase whose calls write nothing that another call reads
-    /// (the sizes of a round's new states): the loom test runs it on the calling thread, as
-    /// loom allows five threads per execution.
-    fn measure_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
-        self.map_batch(n, f)
-    }
-    /// Locks of the visited set ([`VISITED_SHARDS`]; the loom test uses fewer).
-    fn visited_shards(&self) -> usize {
-        VISITED_SHARDS
-    }
-}
-
-/// The current rayon pool (`verify --threads N` sets its size).
-pub struct Rayon;
-
-impl Workers for Rayon {
-    fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
-        use rayon::prelude::*;
-        if n <= 1 {
-            // A chain (one state queued): handing it to the pool would only put this thread
-            // to sleep while a worker wakes up.
-            return (0..n).map(f).collect();
-        }
-        // An indexed parallel iterator collects in index order.
-        (0..n).into_par_iter().map(f).collect()
-    }
-}
-
 /// The value in `slot`, taken out (a lock that a panicking worker left is still usable: the
 /// value either was taken or not).
 fn take<S>(slot: &std::sync::Mutex<Option<S>>) -> Option<S> {
     slot.lock().unwrap_or_else(|e| e.into_inner()).take()
-}
-
-/// One thread, in order (the reference the parallel runs must equal).
-pub struct Sequential;
-
-impl Workers for Sequential {
-    fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
-        (0..n).map(f).collect()
-    }
 }
 
 pub fn explore<M>(
@@ -473,9 +439,8 @@ where
             n += 1;
         }
         // Each state of the round is taken by the worker that expands it, and dropped there:
-        // dropping a state releases its shared threads (atomic counts that other workers touch
-        // too) and frees what other workers allocated, serial work on the calling thread
-        // otherwise (docs/design.md, "Parallel search").
+        // dropping a state frees what other workers allocated, serial work on the calling
+        // thread otherwise (docs/design.md, "Parallel search").
         let mut batch: Vec<(u32, u32, u64)> = Vec::with_capacity(n);
         let states: Vec<std::sync::Mutex<Option<M::State>>> = queue
             .drain(..n)
@@ -486,10 +451,10 @@ where
             .collect();
         let (tries0, analysed0, hits0) = (expanded, analysed, hits);
         // Expand and claim: a successor that is already visited, or behind a smaller claim,
-        // is dropped by its worker; the leading ones (move position, fingerprint) are kept
-        // aside for the second phase.
-        let (expansions, leading): (Vec<_>, Vec<Vec<(u32, u64)>>) = workers
-            .map_batch(n, &|i| {
+        // is dropped by its worker; the moves left as `Move::Next` lead their claims, to be
+        // settled in the second phase.
+        let expansions: Vec<Slot<Expansion<M::State, M::Finding>>> =
+            workers.map_round(n, taken_bytes, &|i| {
                 let history = ReductionHistory {
                     tries: tries0 + i as u64 + 1,
                     analysed: analysed0,
@@ -498,111 +463,60 @@ where
                 let state = take(&states[i]).expect("each state of a round is expanded once");
                 let mut ex = expand(model, &state, history);
                 drop(state);
-                let mut leading = Vec::new();
                 for (j, (_, m, _)) in ex.moves.iter_mut().enumerate() {
                     if let Move::Next {
                         fingerprint: fp, ..
                     } = *m
+                        && visited.claim(fp, claim_key(i, j)) != Claim::Leading
                     {
-                        if visited.claim(fp, claim_key(i, j)) == Claim::Leading {
-                            leading.push((j as u32, fp));
-                        } else {
-                            *m = Move::Duplicate;
-                        }
+                        *m = Move::Duplicate;
                     }
                 }
-                (std::sync::Mutex::new(ex), leading)
-            })
-            .into_iter()
-            .unzip();
+                std::sync::Mutex::new(Some(ex))
+            });
         drop(states);
         // Settle, once every claim of the round is made: the least claim on each new state
-        // wins (the move positions that won, per state); a successor whose claim lost is
-        // dropped by the worker that settles it.
-        let won: Vec<Vec<u32>> = workers.map_batch(n, &|i| {
-            let mut ex = expansions[i].lock().unwrap_or_else(|e| e.into_inner());
-            leading[i]
-                .iter()
-                .filter(|&&(j, fp)| {
-                    let wins = visited.settle(fp, claim_key(i, j as usize));
-                    if !wins {
-                        ex.moves[j as usize].1 = Move::Duplicate;
-                    }
-                    wins
-                })
-                .map(|&(j, _)| j)
-                .collect()
+        // wins. The same worker measures each winner (`Model::state_bytes` is a function of
+        // the state alone) and boils the expansion down to what the walk below needs
+        // ([`Settled`]), dropping the rest (the losers, the moves' list) there: frees of
+        // blocks other workers allocated were the calling thread's largest serial cost.
+        let settled: Vec<Settled<M::State, M::Finding>> = workers.map_cheap_batch(n, &|i| {
+            let ex = take(&expansions[i]).expect("each expansion is settled once");
+            Settled::of(ex, |j, fp, state| {
+                visited
+                    .settle(fp, claim_key(i, j))
+                    .then(|| model.state_bytes(state) as u64)
+            })
         });
-        // The size of each new state, measured once every worker is done with the round:
-        // `Model::state_bytes` may depend on which states share parts of it (a shared thread
-        // counts with its share), and only then is that the same set of states on any number
-        // of cores (the queue and the round's winners), so that the memory estimate, its limit
-        // and the round boundaries (`ROUND_BYTES`) do not depend on timing.
-        workers.measure_batch(n, &|i| {
-            let mut ex = expansions[i].lock().unwrap_or_else(|e| e.into_inner());
-            for &j in &won[i] {
-                if let Move::Next { state, bytes, .. } = &mut ex.moves[j as usize].1 {
-                    *bytes = model.state_bytes(state) as u64;
-                }
-            }
-        });
+        drop(expansions);
         // Parts the model stores once for the whole search (interned thread states): every
-        // successor of the round is made, so this too is the same on any number of cores.
+        // successor of the round is made, so this is the same on any number of cores.
         let shared_bytes = model.shared_bytes();
-        let expansions: Vec<_> = expansions
-            .into_iter()
-            .map(|ex| ex.into_inner().unwrap_or_else(|e| e.into_inner()))
-            .collect();
         // The new states of the round, held until they are queued: counted in the memory
         // estimate from the start of the walk (each moves into `queue_bytes` when queued).
-        let mut pending_bytes: u64 = expansions
-            .iter()
-            .zip(&won)
-            .map(|(ex, won)| {
-                won.iter()
-                    .map(|&j| match ex.moves[j as usize].1 {
-                        Move::Next { bytes, .. } => bytes,
-                        _ => 0,
-                    })
-                    .sum::<u64>()
-            })
-            .sum();
-        for (((index, depth, bytes), ex), won) in batch.into_iter().zip(expansions).zip(won) {
+        let mut pending_bytes: u64 = settled.iter().map(|s| s.new_bytes).sum();
+        for ((index, depth, bytes), st) in batch.into_iter().zip(settled) {
             expanded += 1;
-            hits += u64::from(ex.hit);
-            analysed += u64::from(ex.analysed);
-            transitions += ex.discarded;
+            hits += u64::from(st.hit);
+            analysed += u64::from(st.analysed);
+            transitions += st.transitions;
             queue_bytes = queue_bytes.saturating_sub(bytes);
             if depth > 0 {
                 last_depth_done = last_depth_done.max(depth - 1);
             }
-            for f in ex.found {
-                record(f, index, None, &mut found);
+            for (action, f) in st.found {
+                record(f, index, action, &mut found);
             }
-            let mut won = won.into_iter().peekable();
-            for (j, (a, m, fs)) in ex.moves.into_iter().enumerate() {
-                transitions += 1;
-                for f in fs {
-                    record(f, index, Some(a), &mut found);
-                }
-                match m {
-                    Move::Next { state, bytes, .. } => {
-                        // Every successor left here won its claim (the losers were dropped
-                        // by the workers).
-                        if won.next_if_eq(&(j as u32)).is_some() {
-                            let new_index = parents.len() as u32;
-                            parents.push((index, a));
-                            queue_bytes += bytes;
-                            pending_bytes = pending_bytes.saturating_sub(bytes);
-                            queue.push_back((state, new_index, depth + 1, bytes));
-                            deepest = deepest.max(depth + 1);
-                        }
-                    }
-                    Move::Duplicate | Move::Stop => {}
-                    Move::Bound(why) => {
-                        bound_hit.get_or_insert(why);
-                    }
-                }
+            for (a, state, bytes) in st.winners {
+                let new_index = parents.len() as u32;
+                parents.push((index, a));
+                queue_bytes += bytes;
+                pending_bytes = pending_bytes.saturating_sub(bytes);
+                queue.push_back((state, new_index, depth + 1, bytes));
+                deepest = deepest.max(depth + 1);
+            }
+            if let Some(why) = st.bound {
+                bound_hit.get_or_insert(why);
             }
             let states = parents.len() as u64;
             if decided_at.is_none() {

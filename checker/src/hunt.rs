@@ -136,6 +136,7 @@ where
     M::Finding: Send,
 {
     use rayon::prelude::*;
+    crate::explore::ensure_pool();
     let start = Instant::now();
     let mut best: BTreeMap<(M::Key, u64), Hit<M::Finding>> = BTreeMap::new();
     let mut walks = 0u64;

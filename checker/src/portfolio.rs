@@ -235,6 +235,7 @@ impl<'p> Portfolio<'p> {
         let deadline = self.deadline;
         let shortened: Vec<Option<Finding>> = {
             use rayon::prelude::*;
+            crate::explore::ensure_pool();
             groups
                 .par_iter()
                 .map(|&(i, end, key)| {

@@ -143,12 +143,6 @@ impl Workers for LoomWorkers {
         2
     }
 
-    /// On the calling thread: the sizes of new states are read after every worker is done
-    /// with the round, and a helper per phase would pass loom's five threads.
-    fn measure_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
-        (0..n).map(f).collect()
-    }
-
     fn map_batch<R: Send>(&self, n: usize, f: &(dyn Fn(usize) -> R + Sync)) -> Vec<R> {
         let slots: Vec<Slot<R>> = (0..n)
             .map(|_| Slot(loom::cell::UnsafeCell::new(None)))

@@ -99,9 +99,16 @@ fn parallel_search_is_deterministic() {
     for path in files {
         let p = load(path);
         let one = run(1, &p);
-        let two = run(2, &p);
-        assert_eq!(summary(&one), summary(&two), "{path}");
         assert!(one.stats.states > 1, "{path}");
+        // 16: narrow rounds run on the calling thread, wide ones on the workers
+        // (`explore::narrow_round`), with more workers than this machine's cores.
+        for threads in [2, 16] {
+            assert_eq!(
+                summary(&one),
+                summary(&run(threads, &p)),
+                "{path}, {threads}"
+            );
+        }
     }
 }
 
@@ -284,5 +291,82 @@ fn memory_estimate_and_memory_limit_do_not_depend_on_threads() {
             run(threads, limit),
             "{threads} threads, {limit} bytes"
         );
+    }
+}
+
+/// A toy model whose every state has `WIDTH` successors at the next depth, the same `WIDTH`
+/// states at each depth: rounds of `WIDTH` small states. It notes which threads ran `next`.
+struct Layers {
+    width: u32,
+    depth: u32,
+    threads: std::sync::Mutex<std::collections::HashSet<std::thread::ThreadId>>,
+}
+
+impl checker::explore::Model for Layers {
+    type State = (u32, u32);
+    type Finding = ();
+    type Key = ();
+    fn init_state(&self) -> (u32, u32) {
+        (0, 0)
+    }
+    fn actions(&self, s: &(u32, u32), out: &mut Vec<u32>) {
+        if s.0 < self.depth {
+            out.extend(0..self.width);
+        }
+    }
+    fn next(&self, s: &(u32, u32), a: u32, _: &mut Vec<()>) -> checker::explore::Step<(u32, u32)> {
+        self.threads
+            .lock()
+            .unwrap()
+            .insert(std::thread::current().id());
+        checker::explore::Step::Next((s.0 + 1, a))
+    }
+    fn check_state(&self, _: &(u32, u32), _: &[u32], _: &mut Vec<()>) {}
+    fn key(&self, _: &()) {}
+    fn state_bytes(&self, _: &(u32, u32)) -> usize {
+        8
+    }
+}
+
+/// A search that stays narrow (rounds of 3 small states: below
+/// `explore::PARALLEL_ROUND_STATES`) runs on the calling thread alone, whatever the pool's
+/// size: it wakes no worker, so more threads cannot make it slower. A wide one (rounds of 64
+/// states) gets the same states and transitions with the pool as without.
+#[test]
+fn narrow_rounds_run_on_the_calling_thread() {
+    let limits = checker::explore::Limits {
+        max_states: 1 << 20,
+        max_memory_bytes: u64::MAX,
+        max_time: None,
+        after_findings: None,
+        pause_at: None,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .expect("a pool");
+    for width in [3, 64] {
+        let layers = Layers {
+            width,
+            depth: 200,
+            threads: Default::default(),
+        };
+        let parallel = pool.install(|| checker::explore::explore(&layers, &limits, None, None));
+        let on = layers.threads.lock().unwrap().len();
+        let sequential = checker::explore::explore_on::<_, _, std::sync::Mutex<_>>(
+            &checker::explore::Sequential,
+            &layers,
+            &limits,
+            None,
+            None,
+        );
+        assert_eq!(parallel.states, 1 + 200 * u64::from(width));
+        assert_eq!(
+            (parallel.states, parallel.transitions),
+            (sequential.states, sequential.transitions)
+        );
+        if width < checker::explore::PARALLEL_ROUND_STATES as u32 {
+            assert_eq!(on, 1, "rounds of {width} states ran on {on} threads");
+        }
     }
 }

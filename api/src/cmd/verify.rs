@@ -37,10 +37,9 @@ pub(crate) fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 pub fn run(args: &VerifyArgs) -> Exit {
     if let Some(n) = args.threads {
         // The global pool serves both the search and the portfolio; it can be set only once
-        // per process, and only `verify` sets it.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(usize::from(n))
-            .build_global();
+        // per process, and only `verify` sets it. It is made when work is first handed to
+        // it: a search that stays narrow starts no worker thread.
+        checker::explore::set_threads(usize::from(n));
     }
     let mut worst = Exit::Clean;
     let schedule: Option<Schedule> = match &args.replay {
