@@ -744,7 +744,11 @@ impl Data {
         let k = self.warp.choices;
         self.warp.choices += 1;
         {
-            let mut seen = self.elections.seen.lock().unwrap_or_else(|e| e.into_inner());
+            let mut seen = self
+                .elections
+                .seen
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             if seen.len() <= k {
                 seen.resize(k + 1, 0);
             }

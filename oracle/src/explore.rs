@@ -82,7 +82,11 @@ pub fn explore(prog: &Prog, opts: &Options) -> Outcome {
         if total.loom_panic.is_none() {
             total.loom_panic = out.loom_panic;
         }
-        let seen = elections.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let seen = elections
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         script.resize(seen.len(), 0);
         // The next sequence: the last choice that has a candidate left moves on, the later
         // ones start again from the first.
@@ -122,11 +126,8 @@ fn explore_one(prog: &Prog, opts: &Options, elections: Elections) -> Outcome {
         let executions = executions.clone();
         move || {
             executions.fetch_add(1, Ordering::Relaxed);
-            let world = loom::sync::Arc::new(World::new(
-                prog.clone(),
-                found.clone(),
-                elections.clone(),
-            ));
+            let world =
+                loom::sync::Arc::new(World::new(prog.clone(), found.clone(), elections.clone()));
             let mut handles = Vec::new();
             for t in 1..prog.threads as usize {
                 let w = world.clone();

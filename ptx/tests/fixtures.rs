@@ -1128,12 +1128,11 @@ fn elect_sync_takes_the_lowest_lane_and_says_so() {
         .position(|l| l.trim_start().starts_with("elect.sync"))
         .expect("an elect.sync")
         + 1;
-    let note = c
-        .ex
-        .notes
-        .iter()
-        .find(|n| n.contains("elect.sync"))
-        .unwrap_or_else(|| panic!("no note on elect.sync: {:?}", c.ex.notes));
+    let note =
+        c.ex.notes
+            .iter()
+            .find(|n| n.contains("elect.sync"))
+            .unwrap_or_else(|| panic!("no note on elect.sync: {:?}", c.ex.notes));
     assert!(
         note.contains(&format!("PTX line {line} ")),
         "the note does not name PTX line {line}: {note}"
