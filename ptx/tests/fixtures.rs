@@ -1142,24 +1142,6 @@ fn elect_sync_takes_the_lowest_lane_and_says_so() {
     assert!(c.ex.text.contains("lane == 0"), "{}", c.ex.text);
 }
 
-/// `-DLEADER_INITS`: warp 0's elected lane arrives on the barrier that thread 0 initialized,
-/// with no barrier in between: correct only when lane 0 leads. The extraction takes the lowest
-/// lane (what an H200 elects), so it verifies, and the note says that this is not checked for
-/// every leader. (Once the front end writes `elect { }` for such regions, this kernel must
-/// become `init-not-visible` and this test must change with it.)
-#[test]
-fn a_kernel_correct_only_for_the_lowest_leader_carries_the_note() {
-    let c = check("elect_one_leader_inits.ptx", &opts(64, &[]));
-    assert_ok(&c);
-    assert!(
-        c.ex.notes.iter().any(|n| n.contains("elect.sync")
-            && n.contains("lowest lane")
-            && n.contains("not caught")),
-        "{:?}",
-        c.ex.notes
-    );
-}
-
 /// An `elect.sync` whose mask holds a single live lane (a block of one thread) chooses
 /// nothing: no note.
 #[test]
