@@ -149,6 +149,27 @@ pub enum WarpKind {
 pub struct Warp {
     pub waiting: Vec<(usize, WarpKind, Span)>,
     pub uses: u64,
+    /// The lane an `elect` chose, while no lane of the warp has left (semantics.md W3: the
+    /// same leader "for the same membermask every time"; a lane leaving changes the mask).
+    pub leader: Option<usize>,
+    /// Elections so far that had no leader to keep (each a choice, [`Elections`]).
+    pub choices: usize,
+}
+
+/// Which lane each election picks where the warp has no leader yet: the ISA elects "one
+/// predicated active leader thread from among a set of threads specified by membermask"
+/// without saying which (semantics.md W3), so every lane at the `elect` is a possible
+/// leader. loom enumerates interleavings, not data choices: [`crate::explore`] runs one loom
+/// exploration per choice sequence (`script`), and every execution records in `seen` how many
+/// candidates each choice had, so that the explorer can enumerate the sequences.
+#[derive(Clone, Debug, Default)]
+pub struct Elections {
+    /// For the `k`-th election without a leader: the candidate it picks, as an index into
+    /// the candidates in lane order (modulo their number; 0 past the end).
+    pub script: Vec<usize>,
+    /// Across the executions of one exploration: for the `k`-th election without a leader,
+    /// the most candidates it had.
+    pub seen: Arc<Mutex<Vec<usize>>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +236,8 @@ pub struct Data {
     pub bars: Vec<Bar>,
     pub named: Vec<Named>,
     pub warp: Warp,
+    /// The leader each election without one picks ([`Elections`]).
+    pub elections: Elections,
     pub bufs: Vec<Vec<Access>>,
     pub queue: VecDeque<Event>,
     /// The next actor number for a copy.
@@ -259,6 +282,7 @@ impl Data {
             bars: vec![Bar::default(); nbars],
             named: vec![Named::default(); 16],
             warp: Warp::default(),
+            elections: Elections::default(),
             bufs: vec![Vec::new(); nbufs],
             queue: VecDeque::new(),
             next_actor: threads,
@@ -666,8 +690,8 @@ impl Data {
         uses
     }
 
-    /// Every live lane of the (only) warp has come: elect the lowest `elect` lane, and order
-    /// every lane after every other (the model's `syncwarp` is a CTA-scope barrier).
+    /// Every live lane of the (only) warp has come: elect a lane ([`Data::leader_of`]), and
+    /// order every lane after every other (the model's `syncwarp` is a CTA-scope barrier).
     pub fn try_warp(&mut self) -> bool {
         let w = &self.warp;
         if w.waiting.is_empty() {
@@ -688,11 +712,7 @@ impl Data {
             let rel = self.release_of(u);
             acc.join(&rel);
         }
-        let leader = waiting
-            .iter()
-            .filter(|x| x.1 == WarpKind::Elect)
-            .map(|x| x.0)
-            .min();
+        let leader = self.leader_of(&waiting);
         for &(u, _, _) in &waiting {
             self.threads[u].vc.join(&acc);
             self.threads[u].elected = Some(u) == leader;
@@ -702,10 +722,49 @@ impl Data {
         true
     }
 
-    /// `t` exits or finishes: it no longer counts for whole-block barriers and the warp.
+    /// The lane that leads the rendezvous of `waiting`: the warp's leader wherever it stands
+    /// (at a `syncwarp` met by lanes at an `elect`, already `barrier-divergence`, no lane
+    /// takes the body), else, if some lane is at an `elect`, the one the script picks among
+    /// those lanes, which then leads the warp's later `elect`s ([`Elections`]).
+    fn leader_of(&mut self, waiting: &[(usize, WarpKind, Span)]) -> Option<usize> {
+        if let Some(l) = self.warp.leader
+            && waiting.iter().any(|x| x.0 == l)
+        {
+            return Some(l);
+        }
+        let mut candidates: Vec<usize> = waiting
+            .iter()
+            .filter(|x| x.1 == WarpKind::Elect)
+            .map(|x| x.0)
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        candidates.sort_unstable();
+        let k = self.warp.choices;
+        self.warp.choices += 1;
+        {
+            let mut seen = self
+                .elections
+                .seen
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if seen.len() <= k {
+                seen.resize(k + 1, 0);
+            }
+            seen[k] = seen[k].max(candidates.len());
+        }
+        let pick = self.elections.script.get(k).copied().unwrap_or(0) % candidates.len();
+        self.warp.leader = Some(candidates[pick]);
+        self.warp.leader
+    }
+
+    /// `t` exits or finishes: it no longer counts for whole-block barriers and the warp, and
+    /// the warp's next `elect` chooses again (its membermask changed, semantics.md W3).
     /// Returns true when that completed a rendezvous.
     pub fn leave(&mut self, t: usize) -> bool {
         self.threads[t].status = Status::Done;
+        self.warp.leader = None;
         let mut any = false;
         for id in 0..16 {
             if self.named[id].count == 0 {

@@ -2,7 +2,7 @@
 //! [`World`] with the protocol's threads as loom threads (thread 0 on loom's main thread, the
 //! asynchronous agent on one more), findings gathered across executions.
 
-use crate::data::{Class, Findings};
+use crate::data::{Class, Elections, Findings};
 use crate::interp::Thread;
 use crate::prog::Prog;
 use crate::runtime::World;
@@ -53,7 +53,57 @@ impl Outcome {
     }
 }
 
+/// At most this many loom explorations per program, one per sequence of leaders
+/// ([`explore`]); past it the outcome is not complete.
+const MAX_ELECTION_SEQUENCES: usize = 256;
+
+/// Explore `prog`: every interleaving loom's bounds allow, for every leader each `elect`
+/// without a leader may pick (semantics.md W3: any lane at the `elect`). loom enumerates
+/// schedules, not data choices, so each sequence of picks is one loom exploration
+/// ([`Elections`]); the sequences are enumerated in lexicographic order from the number of
+/// candidates the executions saw at each choice (the most over the executions: a pick past
+/// an execution's candidates wraps, repeating one already explored). The findings are the
+/// union; the executions the sum.
 pub fn explore(prog: &Prog, opts: &Options) -> Outcome {
+    let mut script: Vec<usize> = Vec::new();
+    let mut total = Outcome {
+        complete: true,
+        ..Outcome::default()
+    };
+    for _ in 0..MAX_ELECTION_SEQUENCES {
+        let elections = Elections {
+            script: script.clone(),
+            seen: Default::default(),
+        };
+        let out = explore_one(prog, opts, elections.clone());
+        total.found.extend(out.found);
+        total.executions += out.executions;
+        total.complete &= out.complete;
+        if total.loom_panic.is_none() {
+            total.loom_panic = out.loom_panic;
+        }
+        let seen = elections
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        script.resize(seen.len(), 0);
+        // The next sequence: the last choice that has a candidate left moves on, the later
+        // ones start again from the first.
+        match (0..seen.len()).rev().find(|&k| script[k] + 1 < seen[k]) {
+            Some(k) => {
+                script[k] += 1;
+                script.truncate(k + 1);
+            }
+            None => return total,
+        }
+    }
+    total.complete = false;
+    total
+}
+
+/// One loom exploration, with the leaders `elections` picks.
+fn explore_one(prog: &Prog, opts: &Options, elections: Elections) -> Outcome {
     let found: Findings = Default::default();
     let executions = Arc::new(AtomicUsize::new(0));
     let prog = Arc::new(Prog {
@@ -76,7 +126,8 @@ pub fn explore(prog: &Prog, opts: &Options) -> Outcome {
         let executions = executions.clone();
         move || {
             executions.fetch_add(1, Ordering::Relaxed);
-            let world = loom::sync::Arc::new(World::new(prog.clone(), found.clone()));
+            let world =
+                loom::sync::Arc::new(World::new(prog.clone(), found.clone(), elections.clone()));
             let mut handles = Vec::new();
             for t in 1..prog.threads as usize {
                 let w = world.clone();

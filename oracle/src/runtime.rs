@@ -28,7 +28,7 @@
 //! before its gate closes does not depend on the halting step, so it is equivalent to the same
 //! step run before it, which the path allows.
 
-use crate::data::{Data, Event, Findings, Halt, Res, Status, Wait};
+use crate::data::{Data, Elections, Event, Findings, Halt, Res, Status, Wait};
 use crate::prog::Prog;
 use loom::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
@@ -56,10 +56,11 @@ pub struct World {
 }
 
 impl World {
-    pub fn new(prog: Arc<Prog>, found: Findings) -> World {
+    pub fn new(prog: Arc<Prog>, found: Findings, elections: Elections) -> World {
         let n = prog.threads as usize;
         let ngates = 2 + prog.nbars as usize;
         let mut data = Data::new(n, prog.nbars as usize, prog.nbufs as usize, ngates, found);
+        data.elections = elections;
         if prog.needs_agent {
             data.agent = Status::Running;
         }

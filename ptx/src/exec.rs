@@ -89,6 +89,9 @@ pub struct Exec<'a> {
     nthreads: u32,
     /// Shared-memory values ordered by block-wide barriers (`mem.rs`).
     mem: RefCell<Mem>,
+    /// PTX lines of the `elect.sync`s that chose among several lanes: the extraction takes
+    /// the lowest (`collective.rs`), and says so in a note (`lib.rs`).
+    pub elected_lowest: std::collections::BTreeSet<u32>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -328,6 +331,7 @@ impl<'a> Exec<'a> {
             global_by_name,
             nthreads,
             mem: RefCell::new(Mem::default()),
+            elected_lowest: Default::default(),
         })
     }
 

@@ -522,6 +522,7 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
     out.notes.extend(strong_note);
     out.notes.extend(size_note);
     out.notes.extend(ambiguous_note);
+    out.notes.extend(elect_note(&ex.elected_lowest));
 
     let mut header = vec![
         format!(
@@ -585,6 +586,29 @@ pub fn extract(ptx: &str, ptx_name: &str, opts: &Options) -> Result<Extracted, P
         stacks: module.stacks.clone(),
         ambiguous: ambiguous.into_iter().collect(),
     })
+}
+
+/// The note on the `elect.sync`s at `lines` (PTX lines) that chose among several lanes: the
+/// extraction computed each as the lowest lane of its mask, and what the elected lane does
+/// is written for that lane. The ISA does not promise it ("elects one predicated active
+/// leader thread from among a set of threads specified by membermask", "the same leader
+/// thread ... for the same membermask every time", PTX ISA 9.0 `elect.sync`); an H200 elects
+/// the lowest lane (docs/gpu.md, "Which lane elect.sync elects"). The language's `elect { }`
+/// would let the checker try every leader; the extraction does not write it yet.
+fn elect_note(lines: &std::collections::BTreeSet<u32>) -> Option<String> {
+    if lines.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = lines.iter().map(u32::to_string).collect();
+    Some(format!(
+        "`elect.sync` at PTX line{} {} is taken to elect the lowest lane of its mask, as an \
+         H200 does (docs/gpu.md, \"Which lane elect.sync elects\"), and what the elected lane \
+         does is written for that lane; the PTX ISA promises only some lane, the same one for \
+         the same mask, so a kernel that is correct only when the lowest lane leads is not \
+         caught from this extraction (the language's `elect {{ }}` checks every leader)",
+        if lines.len() == 1 { "" } else { "s" },
+        list.join(", ")
+    ))
 }
 
 /// Whether an instruction's memory access is *strong* (PTX memory model: an atomic, or a load

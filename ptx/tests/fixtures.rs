@@ -1114,3 +1114,45 @@ fn sync_alone_orders_the_epilogue() {
     let c = check("epilogue_arrive_sync_fixed.ptx", &opts(64, &[]));
     assert_ok(&c);
 }
+
+/// `elect_one.cu`: each warp's `elect.sync` leader arrives (CUTLASS's `elect_one_sync()`
+/// shape). The extraction takes the lowest lane as the leader and says so in a note naming
+/// the `elect.sync` line (docs/ptx.md, "elect.sync"); the kernel verifies.
+#[test]
+fn elect_sync_takes_the_lowest_lane_and_says_so() {
+    let c = check("elect_one.ptx", &opts(64, &[]));
+    assert_ok(&c);
+    let ptx = read("elect_one.ptx");
+    let line = ptx
+        .lines()
+        .position(|l| l.trim_start().starts_with("elect.sync"))
+        .expect("an elect.sync")
+        + 1;
+    let note =
+        c.ex.notes
+            .iter()
+            .find(|n| n.contains("elect.sync"))
+            .unwrap_or_else(|| panic!("no note on elect.sync: {:?}", c.ex.notes));
+    assert!(
+        note.contains(&format!("PTX line {line} ")),
+        "the note does not name PTX line {line}: {note}"
+    );
+    assert!(c.ex.text.contains("Note: `elect.sync`"), "{}", c.ex.text);
+    // The elected lane's arrival is written for lane 0 of each warp.
+    assert!(c.ex.text.contains("lane == 0"), "{}", c.ex.text);
+}
+
+/// An `elect.sync` whose mask holds a single live lane (a block of one thread) chooses
+/// nothing: no note.
+#[test]
+fn an_elect_of_one_lane_needs_no_note() {
+    let name = "elect_one.ptx";
+    let ex = ptx::extract(&read(name), name, &opts(1, &[])).expect("extracts");
+    assert!(
+        !ex.notes.iter().any(|n| n.contains("elect.sync")),
+        "{:?}",
+        ex.notes
+    );
+    let ex = ptx::extract(&read(name), name, &opts(2, &[])).expect("extracts");
+    assert!(ex.notes.iter().any(|n| n.contains("elect.sync")));
+}

@@ -385,7 +385,9 @@ fn fixture_options(name: &str) -> (ptx::Options, bool) {
     ];
     let refused = name == "poll_two_either.ptx";
     let o = match name {
-        "barrier_tile.ptx" | "barrier_tile_missing_sync.ptx" => opts(Some(64), &[], &[]),
+        "barrier_tile.ptx" | "barrier_tile_missing_sync.ptx" | "elect_one.ptx" => {
+            opts(Some(64), &[], &[])
+        }
         "double_buffer.ptx" | "double_buffer_parity_bug.ptx" => opts(Some(64), &[("2", 4)], &[]),
         "pipeline_copy.ptx" | "pipeline_copy_count_bug.ptx" => {
             opts(Some(96), &[("2", 2)], &destructor(name))

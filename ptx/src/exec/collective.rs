@@ -95,7 +95,14 @@ impl<'a> Exec<'a> {
         };
         match base {
             "elect" => {
+                // The lowest lane of the mask: what an H200 elects (docs/gpu.md, "Which lane
+                // elect.sync elects"). The ISA promises only "one predicated active leader
+                // thread", the same one "for the same membermask every time"; the extraction
+                // notes every `elect.sync` that chose among several lanes (`lib.rs`).
                 let leader = expected.trailing_zeros();
+                if expected.count_ones() > 1 {
+                    self.elected_lowest.insert(ins.line);
+                }
                 for &i in &in_group {
                     let d = ins.operands[0].clone();
                     let me = lane_of(&ths[i]);
