@@ -102,6 +102,8 @@ impl Exec<'_, '_> {
         // A whole-block barrier (`syncthreads`, `bar_sync id` without a count: every live
         // thread of the block takes part) publishes the block's inits to the block (§6.4).
         if named.count == 0 {
+            // No other block can address the block's barriers when its cluster is the block.
+            let alone = self.m.kernels[self.m.blocks[block as usize].0 as usize].cluster == 1;
             for b in 0..self.state.bars.len() {
                 let bar = &mut self.state.bars[b];
                 if bar.vis == 1
@@ -110,6 +112,9 @@ impl Exec<'_, '_> {
                     && self.m.block_of(bar.init_by) == block
                 {
                     bar.vis = 2;
+                    if alone {
+                        forget_initializer(bar);
+                    }
                 }
             }
         }
@@ -268,9 +273,23 @@ impl Exec<'_, '_> {
             let block = self.m.bar_block[b];
             if self.m.blocks[block as usize].0 == kernel && self.state.bars[b].vis >= 1 {
                 self.state.bars[b].vis = 3;
+                forget_initializer(&mut self.state.bars[b]);
             }
         }
     }
 
     // ----- operations -----
+}
+
+/// Drops which thread initialized `bar` once every use passes `check_vis` whoever makes it:
+/// at `vis` 3 (the cluster is ordered after the init), or at `vis` 2 where no other block can
+/// address the barrier (the initializer is in the barrier's block, `local_bar`, so its uses
+/// are local). `init_by` is then read by nothing (`check_vis` and its message, the `vis` 1 ->
+/// 2 step, `por::vis_ok`), and keeping it made states that differ only in which thread of a
+/// symmetry class ran the init distinct: past a prologue (`symmetry::Prologue`) the
+/// initializer is interchangeable with its peers, and `poll_both_barriers` at 32 compute
+/// threads grew from 1.6 M states to past 11.6 M (docs/performance.md, "The initializer is
+/// forgotten once the init is visible"). A pre-initialized barrier has no initializer either.
+fn forget_initializer(bar: &mut Bar) {
+    bar.init_by = u32::MAX;
 }
