@@ -190,10 +190,11 @@ pub struct WaitFor {
 /// eleven times, 384 three times, then 189 once. Schedules repeat one actor for many steps in a
 /// row (a thread runs until it blocks or another may interfere), so this is several times
 /// shorter than the list of indices, and as exact. A sweep, three or more consecutive actors
-/// taking one step each in increasing order (what a round of the random schedules over a
-/// warp group looks like), is written `first-last`: `Ey-Ot` is actors 128, 129, ..., 383 once
-/// each, 5 characters instead of 512; `a-Ex3` is actors 0 to 127 three steps each. The older form, indices joined by `.` (`0.0.3.1`), is
-/// still read.
+/// taking the same number of steps each in increasing order (what a round of the random
+/// schedules over a warp group looks like), is written `first-last` and that number when it
+/// is more than 1: `Ey-Ot` is actors 128, 129, ..., 383 once each, 5 characters instead of
+/// 512; `a-Ex3` is actors 0 to 127 three steps each. The older form, indices joined by `.`
+/// (`0.0.3.1`), is still read.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Schedule(pub Vec<u32>);
 
@@ -242,22 +243,18 @@ impl std::fmt::Display for Schedule {
         let mut i = 0;
         while i < self.0.len() {
             let v = self.0[i];
-            let run = self.0[i..].iter().take_while(|&&x| x == v).count();
-            let (actors, each) = sweep_at(&self.0[i..]);
+            let (mut actors, run) = sweep_at(&self.0[i..]);
             push_actor(&mut out, v);
             if actors >= MIN_SWEEP {
                 out.push('-');
                 push_actor(&mut out, v + (actors as u32 - 1));
-                if each > 1 {
-                    out.push_str(&each.to_string());
-                }
-                i += actors * each;
-                continue;
+            } else {
+                actors = 1;
             }
             if run > 1 {
                 out.push_str(&run.to_string());
             }
-            i += run;
+            i += actors * run;
         }
         f.write_str(&out)
     }
@@ -300,9 +297,11 @@ fn parse_run(s: &str, at: &mut usize) -> Result<usize, String> {
     if *at == digits {
         return Ok(1);
     }
-    s[digits..*at]
-        .parse()
-        .map_err(|_| "a schedule must have fewer than 2^32 steps per actor".to_string())
+    s[digits..*at].parse().map_err(|_| too_long())
+}
+
+fn too_long() -> String {
+    "a schedule must have fewer than 2^32 steps per actor".to_string()
 }
 
 /// The compact form: `[A-Z]*[a-z][0-9]*` tokens (an actor and its run) and
@@ -311,47 +310,36 @@ fn parse_compact(s: &str) -> Result<Vec<u32>, String> {
     let bytes = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
-    let too_long = || "a schedule must have fewer than 2^32 steps per actor".to_string();
     while i < bytes.len() {
         let start = i;
-        let (v, end) = parse_actor(s, i)?;
+        let (first, end) = parse_actor(s, i)?;
         i = end;
+        // An actor and its run is a sweep of one actor; `first-last` names the last.
+        let mut last = first;
         if i < bytes.len() && bytes[i] == b'-' {
-            // A sweep `first-last`: every actor from first to last, one step each.
-            i += 1;
-            let (last, end) = parse_actor(s, i)?;
-            i = end;
-            if last <= v {
+            (last, i) = parse_actor(s, i + 1)?;
+            if last <= first {
                 return Err(format!(
                     "`{}`: a sweep goes from a lower actor to a higher one",
                     &s[start..i]
                 ));
             }
-            let each = parse_run(s, &mut i)?;
-            let actors = (last - v) as usize + 1;
-            if each == 0 {
-                return Err(format!("`{}`: a run of 0 steps", &s[start..i]));
-            }
-            if actors
-                .checked_mul(each)
-                .and_then(|n| n.checked_add(out.len()))
-                .is_none_or(|n| n > u32::MAX as usize)
-            {
-                return Err(too_long());
-            }
-            for actor in v..=last {
-                out.extend(std::iter::repeat_n(actor, each));
-            }
-            continue;
         }
-        let run = parse_run(s, &mut i)?;
-        if run == 0 {
+        let each = parse_run(s, &mut i)?;
+        if each == 0 {
             return Err(format!("`{}`: a run of 0 steps", &s[start..i]));
         }
-        if out.len() + run > u32::MAX as usize {
+        let actors = (last - first) as usize + 1;
+        if actors
+            .checked_mul(each)
+            .and_then(|n| n.checked_add(out.len()))
+            .is_none_or(|n| n > u32::MAX as usize)
+        {
             return Err(too_long());
         }
-        out.extend(std::iter::repeat_n(v, run));
+        for actor in first..=last {
+            out.extend(std::iter::repeat_n(actor, each));
+        }
     }
     Ok(out)
 }

@@ -47,11 +47,17 @@ fn findings(ex: &ptx::Extracted, report: &Report) -> Vec<(&'static str, u32)> {
         .collect()
 }
 
-fn check(o: &ptx::Options) -> (ptx::Extracted, Report) {
+/// The extraction and its loaded program (a panic naming the text if either fails).
+fn load(o: &ptx::Options) -> (ptx::Extracted, protocols::ir::Program) {
     let ex = ptx::extract(&read(NAME), NAME, o).unwrap_or_else(|e| panic!("{e}"));
     let file = SourceFile::new(NAME, &ex.text);
     let program =
         protocols::load(&file, &[]).unwrap_or_else(|e| panic!("does not load: {e:?}\n{}", ex.text));
+    (ex, program)
+}
+
+fn check(o: &ptx::Options) -> (ptx::Extracted, Report) {
+    let (ex, program) = load(o);
     let report = checker::check(&program, &CheckOptions::default());
     (ex, report)
 }
@@ -65,9 +71,7 @@ fn triton_attention_verifies() {
     let py = "triton/attn_ws.py";
     let o = opts(8192, 64);
     if cfg!(debug_assertions) {
-        let ex = ptx::extract(&read(NAME), NAME, &o).unwrap_or_else(|e| panic!("{e}"));
-        let file = SourceFile::new(NAME, &ex.text);
-        protocols::load(&file, &[]).unwrap_or_else(|e| panic!("{e:?}\n{}", ex.text));
+        let (ex, _) = load(&o);
         assert!(ex.text.contains("tma_store"), "{}", ex.text);
         return;
     }
