@@ -3,8 +3,26 @@
 //! the signature the lowering writes (the `// SAFETY:` notes say why each launch is sound).
 
 use super::*;
+use cudarc::driver::CudaEvent;
 
 impl Gpu {
+    /// Two events for timing a launch on the main stream, the first already recorded.
+    fn timing_events(&self) -> Result<(CudaEvent, CudaEvent), RunError> {
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        let end = self
+            .ctx
+            .new_event(flags)
+            .map_err(driver("creating an event"))?;
+        start
+            .record(&self.stream)
+            .map_err(driver("recording an event"))?;
+        Ok((start, end))
+    }
+
     /// Wait for the stream with a host-side deadline.
     fn finish(&self, timeout: Duration) -> Result<(), RunError> {
         let ev = self
@@ -82,18 +100,7 @@ impl Gpu {
             block_dim: (lowered.block, 1, 1),
             shared_mem_bytes: 0,
         };
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .ctx
-            .new_event(flags)
-            .map_err(driver("creating an event"))?;
-        let end = self
-            .ctx
-            .new_event(flags)
-            .map_err(driver("creating an event"))?;
-        start
-            .record(&self.stream)
-            .map_err(driver("recording an event"))?;
+        let (start, end) = self.timing_events()?;
         let mut sides = Vec::new();
         if lowered.kernels.len() > 1 {
             sides =
@@ -285,18 +292,7 @@ impl Gpu {
             shared_mem_bytes: 0,
         };
         let seed = params.seed as u32;
-        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .ctx
-            .new_event(flags)
-            .map_err(driver("creating an event"))?;
-        let end = self
-            .ctx
-            .new_event(flags)
-            .map_err(driver("creating an event"))?;
-        start
-            .record(&self.stream)
-            .map_err(driver("recording an event"))?;
+        let (start, end) = self.timing_events()?;
         let mut b = self.stream.launch_builder(&kernel.func);
         b.arg(&iters)
             .arg(&seed)
