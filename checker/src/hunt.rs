@@ -12,6 +12,14 @@
 //! - **priorities** (PCT, Burckhardt et al. 2010): a random priority per actor, the highest
 //!   enabled one runs; at a few random steps the running actor drops to the lowest priority.
 //!
+//! A fourth kind is not random in whom it holds back: [`held_back`] runs one walk per thread
+//! the caller names, holding that thread back from the point after which it only waits (its
+//! last arrival, rendezvous or copy in the protocol's measured run, [`profile`]) until nothing
+//! else can move, to the end of the kernel. Such a thread's lag behind the others is bounded by
+//! nothing, and how far it can fall behind is where a lane left two phases behind its warp's
+//! leader (ThunderKittens' producer warp, issue 23) shows; a uniformly picked laggard is that
+//! thread once in hundreds of walks, each of which costs seconds at 512 threads.
+//!
 //! A walk stops at a dead end (deadlock, undefined behaviour) or after `max_steps`. Every
 //! finding is kept with the path that reached it (the actions from the initial state); the
 //! caller replays and shortens it through the unreduced semantics before reporting it.
@@ -52,9 +60,43 @@ pub trait Walker {
     fn check(&mut self, actions: &[u32], found: &mut Vec<Self::Finding>);
     /// The statement an action executes (actions with the same label form a wave).
     fn label(&self, action: u32) -> u64;
+    /// What the thread `action` (below [`Walkable::threads`]) does to the others if it steps now.
+    fn kind(&self, action: u32) -> StepKind;
     /// Take the enabled `action`; findings of the transition go to `found`. `false`: the path
     /// ends here ([`Step::Stop`] or [`Step::Bound`]).
     fn step(&mut self, action: u32, found: &mut Vec<Self::Finding>) -> bool;
+}
+
+/// What a thread's step does to the other threads ([`Walker::kind`]): whether holding the
+/// thread back before it can hold them up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// It may let another thread go on: an arrival, an `init`, a rendezvous (`syncthreads`,
+    /// named barriers, `syncwarp`, `elect`, cluster barriers), a copy that completes bytes, a
+    /// store a poll may read.
+    Signal,
+    /// It waits for or tests a phase (a parity or token wait, `test_wait`, a pipeline wait).
+    Wait,
+    /// Neither (a read, a compute step, a fence, a branch).
+    Other,
+}
+
+/// A thread to hold back, from when on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HoldBack {
+    pub thread: u32,
+    /// It is held back once it has taken this many [`StepKind::Signal`] steps (the walk counts
+    /// signals, not steps: a poll loop's trips differ from run to run, its signals do not).
+    pub after_signals: u32,
+}
+
+/// The protocol's measured run ([`profile`]).
+pub struct Profile {
+    /// Steps of the run to its end; `None` if it did not end within the cap.
+    pub run_length: Option<u64>,
+    /// Every thread that waited after its last signal in that run, in thread order, held back
+    /// from that signal on: nothing it does later can hold the others up.
+    pub waiters: Vec<HoldBack>,
 }
 
 /// Limits of one hunt.
@@ -147,7 +189,7 @@ where
         let results: Vec<(Vec<Hit<M::Finding>>, u64)> = (first
             ..first + u64::from(options.walks_per_round))
             .into_par_iter()
-            .map(|w| walk(model, w, options.max_steps, options.deadline))
+            .map(|w| walk(model, Plan::random(w), options.max_steps, options.deadline).0)
             .collect();
         for (hits, n) in results {
             walks += 1;
@@ -178,30 +220,143 @@ where
     }
 }
 
-/// How many steps one random schedule of the model takes to its end (every thread finished, or
-/// a dead end), if it ends within `cap` steps: the protocol's own run length, which caps the
-/// walks from below so that they reach the end of a long kernel (a bug late in its pipeline),
-/// whatever the fixed step caps say. Deterministic (walk 0's seed); `None` too when the
-/// `deadline` stopped it.
-pub fn run_length<M: Walkable>(model: &M, cap: u32, deadline: Option<Instant>) -> Option<u64> {
-    let (_, steps) = walk(model, 0, cap, deadline);
+/// One random schedule of the model to its end (every thread finished, or a dead end), if it
+/// ends within `cap` steps: its length is the protocol's own run length, which caps the walks
+/// from below so that they reach the end of a long kernel (a bug late in its pipeline),
+/// whatever the fixed step caps say; the threads that wait after their last signal in it are
+/// those worth holding back ([`held_back`]). Deterministic (walk 0's seed); `run_length` is
+/// `None` too when the `deadline` stopped it.
+pub fn profile<M: Walkable>(model: &M, cap: u32, deadline: Option<Instant>) -> Profile {
+    let plan = Plan {
+        profile: true,
+        ..Plan::random(0)
+    };
+    let ((_, steps), kinds) = walk(model, plan, cap, deadline);
     let stopped = deadline.is_some_and(|d| Instant::now() >= d);
-    (steps < u64::from(cap) && !stopped).then_some(steps)
+    let run_length = (steps < u64::from(cap) && !stopped).then_some(steps);
+    let waiters = match run_length {
+        Some(_) => kinds
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.waited_since_signal)
+            .map(|(t, k)| HoldBack {
+                thread: t as u32,
+                after_signals: k.signals,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    Profile {
+        run_length,
+        waiters,
+    }
 }
 
-/// One walk; returns its hits and the number of steps it took.
-fn walk<M: Walkable>(
+/// One walk per entry of `held`, each holding its thread back from its point on until nothing
+/// else can move (the others move in waves, as in the laggard walks), to the end of the run or
+/// `max_steps`. Per finding key, the hit with the shortest path; deterministic, merged in the
+/// order of `held`.
+pub fn held_back<M>(
     model: &M,
-    index: u64,
+    held: &[HoldBack],
     max_steps: u32,
     deadline: Option<Instant>,
-) -> (Vec<Hit<M::Finding>>, u64) {
+) -> Hunt<M::Finding>
+where
+    M: Walkable + Sync,
+    M::Finding: Send,
+{
+    use rayon::prelude::*;
+    crate::explore::ensure_pool();
+    let start = Instant::now();
+    let results: Vec<(Vec<Hit<M::Finding>>, u64)> = held
+        .par_iter()
+        .map(|&h| {
+            let plan = Plan {
+                index: HELD_BACK_SEED ^ u64::from(h.thread),
+                held: Some(h),
+                profile: false,
+            };
+            walk(model, plan, max_steps, deadline).0
+        })
+        .collect();
+    let mut best: BTreeMap<M::Key, Hit<M::Finding>> = BTreeMap::new();
+    let mut steps = 0;
+    for (hits, n) in results {
+        steps += n;
+        for h in hits {
+            let key = model.key(&h.finding);
+            if best
+                .get(&key)
+                .is_none_or(|old| h.path.len() < old.path.len())
+            {
+                best.insert(key, h);
+            }
+        }
+    }
+    Hunt {
+        hits: best.into_values().collect(),
+        walks: held.len() as u64,
+        steps,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Seeds of the held-back walks' random streams (xored with the thread), apart from the
+/// random walks' indices.
+const HELD_BACK_SEED: u64 = 0x4E1D_BAC4_0000_0000;
+
+/// How one walk picks its actions.
+#[derive(Clone, Copy)]
+struct Plan {
+    /// Seeds the random stream; for random walks also the kind (`index % 3`).
+    index: u64,
+    /// A thread held back from its point on (then the walk is of the laggard kind, with no
+    /// random laggard).
+    held: Option<HoldBack>,
+    /// Record every thread's signals ([`profile`]).
+    profile: bool,
+}
+
+impl Plan {
+    fn random(index: u64) -> Self {
+        Plan {
+            index,
+            held: None,
+            profile: false,
+        }
+    }
+}
+
+/// A thread's signals in a profiled walk.
+#[derive(Clone, Copy, Default)]
+struct Signals {
+    signals: u32,
+    waited_since_signal: bool,
+}
+
+/// One walk; returns its hits and the number of steps it took, and with `plan.profile` every
+/// thread's signals.
+fn walk<M: Walkable>(
+    model: &M,
+    plan: Plan,
+    max_steps: u32,
+    deadline: Option<Instant>,
+) -> ((Vec<Hit<M::Finding>>, u64), Vec<Signals>) {
+    let index = plan.index;
     let mut rng = Rng::new(index.wrapping_mul(0xD129_0A6B_2F3C_4E5D) ^ 0x5EED);
-    let kind = index % 3;
+    let kind = if plan.held.is_some() { 1 } else { index % 3 };
     let n = model.threads();
+    let mut kinds: Vec<Signals> = if plan.profile {
+        vec![Signals::default(); n as usize]
+    } else {
+        Vec::new()
+    };
+    // The held-back thread's signals so far.
+    let mut held_signals = 0u32;
     // Waves with laggards: who lags, and from which of its own steps on.
     let mut lag_from: Vec<u32> = vec![u32::MAX; n as usize];
-    if kind == 1 && n > 1 {
+    if kind == 1 && n > 1 && plan.held.is_none() {
         for _ in 0..1 + rng.below(2) {
             let t = rng.below(u64::from(n)) as usize;
             lag_from[t] = rng.below(4) as u32;
@@ -233,7 +388,7 @@ fn walk<M: Walkable>(
     let mut last_label: Option<u64> = None;
     for step in 0..u64::from(max_steps) {
         if step % 64 == 63 && deadline.is_some_and(|d| Instant::now() >= d) {
-            return (hits, step);
+            return ((hits, step), kinds);
         }
         actions.clear();
         walker.actions(&mut actions);
@@ -243,12 +398,18 @@ fn walk<M: Walkable>(
             keep(f, &path, false, &mut hits);
         }
         if actions.is_empty() {
-            return (hits, step);
+            return ((hits, step), kinds);
         }
         let a = match kind {
             0 => actions[rng.below(actions.len() as u64) as usize],
             1 => {
-                let lagging = |a: u32| a < n && own_steps[a as usize] >= lag_from[a as usize];
+                let lagging = |a: u32| {
+                    a < n
+                        && (own_steps[a as usize] >= lag_from[a as usize]
+                            || plan
+                                .held
+                                .is_some_and(|h| h.thread == a && held_signals >= h.after_signals))
+                };
                 let normal: Vec<u32> = actions.iter().copied().filter(|&a| !lagging(a)).collect();
                 let pool = if normal.is_empty() { &actions } else { &normal };
                 let wave =
@@ -280,6 +441,22 @@ fn walk<M: Walkable>(
         last_label = Some(walker.label(a));
         if a < n {
             own_steps[a as usize] += 1;
+            if plan.profile || plan.held.is_some_and(|h| h.thread == a) {
+                let signal = walker.kind(a);
+                if plan.held.is_some() && signal == StepKind::Signal {
+                    held_signals += 1;
+                }
+                if let Some(k) = kinds.get_mut(a as usize) {
+                    match signal {
+                        StepKind::Signal => {
+                            k.signals += 1;
+                            k.waited_since_signal = false;
+                        }
+                        StepKind::Wait => k.waited_since_signal = true,
+                        StepKind::Other => {}
+                    }
+                }
+            }
         }
         let goes_on = walker.step(a, &mut found);
         path.push(a);
@@ -287,10 +464,10 @@ fn walk<M: Walkable>(
             keep(f, &path, true, &mut hits);
         }
         if !goes_on {
-            return (hits, step + 1);
+            return ((hits, step + 1), kinds);
         }
     }
-    (hits, u64::from(max_steps))
+    ((hits, u64::from(max_steps)), kinds)
 }
 
 impl Rng {

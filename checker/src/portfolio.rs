@@ -10,10 +10,12 @@
 
 use crate::explore::{Model, Step};
 use crate::goal::Goal;
-use crate::hunt::{self, HuntOptions, Walkable};
+use crate::hunt::{self, HoldBack, HuntOptions, StepKind, Walkable};
+use crate::model::code::Instr;
 use crate::model::walk::Walk;
 use crate::model::{MFinding, PhaseModel, Search, exec, state::State};
-use crate::{CheckOptions, Finding};
+use crate::{CheckOptions, Finding, FoundBy};
+use protocols::ir::Op;
 use protocols::ir::Program;
 
 /// States off the deepest path that the exhaustive search visits before the portfolio runs
@@ -45,6 +47,11 @@ pub const RUN_LENGTH_MAX: u32 = 1 << 17;
 /// its 1 536-thread kernel at each of its pauses, more CPU than its whole search).
 /// `later_rounds_wait_for_the_search` checks it.
 pub const WALK_STEPS_PER_STATE: u64 = 8;
+
+/// Threads the first pause holds back, at most ([`hunt::held_back`]): each walk runs the whole
+/// kernel, and a kernel whose threads are all told apart (thread-indexed elements) has as many
+/// groups as threads.
+pub const HELD_BACK_MAX: usize = 16;
 
 /// Replays one shortening may spend per hit, and steps all of them together.
 const SHORTEN_TRIES: u32 = 32;
@@ -80,8 +87,67 @@ impl hunt::Walker for Walk<'_, '_> {
         let kernel = u64::from(m.threads[t].kernel);
         (kernel << 32) | u64::from(self.state().threads[t].pc)
     }
+    fn kind(&self, action: u32) -> StepKind {
+        let m = self.model();
+        let pc = self.state().threads[action as usize].pc as usize;
+        match m.code_of(action).instrs.get(pc) {
+            Some(Instr::Elect { .. }) => StepKind::Signal,
+            Some(Instr::Op { op, .. }) => step_kind(op),
+            _ => StepKind::Other,
+        }
+    }
     fn step(&mut self, action: u32, found: &mut Vec<MFinding>) -> bool {
         Walk::step(self, action, found)
+    }
+}
+
+/// What a statement does to the other threads ([`StepKind`]).
+fn step_kind(op: &Op) -> StepKind {
+    match op {
+        Op::Init { .. }
+        | Op::Arrive { .. }
+        | Op::ArriveDrop { .. }
+        | Op::ArriveExpectTx { .. }
+        | Op::ExpectTx { .. }
+        | Op::CompleteTx { .. }
+        | Op::ArriveAndWait { .. }
+        | Op::SyncThreads
+        | Op::BarSync { .. }
+        | Op::BarArrive { .. }
+        | Op::SyncWarp
+        | Op::ClusterSync
+        | Op::ClusterArrive
+        | Op::Tma { .. }
+        | Op::CpAsyncArrive { .. }
+        | Op::ProducerAcquire { .. }
+        | Op::ProducerCommit { .. }
+        | Op::ConsumerRelease { .. }
+        | Op::MemcpyAsync { .. }
+        | Op::Quit { .. }
+        | Op::Store { .. }
+        | Op::StoreRelease { .. } => StepKind::Signal,
+        Op::WaitParity { .. }
+        | Op::WaitToken { .. }
+        | Op::TestWait { .. }
+        | Op::ConsumerWait { .. }
+        | Op::ConsumerWaitPrior { .. } => StepKind::Wait,
+        Op::Inval { .. }
+        | Op::ClusterWait
+        | Op::FenceMbarrierInit
+        | Op::Read { .. }
+        | Op::Write { .. }
+        | Op::Mma { .. }
+        | Op::FenceProxyAsync
+        | Op::TmaStore { .. }
+        | Op::BulkCommit
+        | Op::BulkWaitRead { .. }
+        | Op::CpAsync { .. }
+        | Op::CommitGroup
+        | Op::WaitGroup { .. }
+        | Op::Compute
+        | Op::Load { .. }
+        | Op::LoadAcquire { .. }
+        | Op::Fence { .. } => StepKind::Other,
     }
 }
 
@@ -89,7 +155,11 @@ impl hunt::Walker for Walk<'_, '_> {
 pub struct Hunted {
     /// Confirmed findings, each with its replayed trace and schedule.
     pub findings: Vec<Finding>,
+    /// Random walks.
     pub walks: u64,
+    /// Walks holding one thread back ([`hunt::held_back`]).
+    pub held_back: u64,
+    /// Steps of both.
     pub steps: u64,
     /// When the search is decided ([`CheckOptions::goal`]).
     goal: Goal,
@@ -108,7 +178,13 @@ impl Hunted {
 
     /// Walks and steps, no time: the report says the same on every run.
     pub fn summary(&self) -> String {
-        format!("{} random schedules ({} steps)", self.walks, self.steps)
+        match self.held_back {
+            0 => format!("{} random schedules ({} steps)", self.walks, self.steps),
+            held => format!(
+                "{} random schedules and {held} holding one thread back ({} steps)",
+                self.walks, self.steps
+            ),
+        }
     }
 }
 
@@ -161,6 +237,7 @@ impl<'p> Portfolio<'p> {
             hunted: Hunted {
                 findings: Vec::new(),
                 walks: 0,
+                held_back: 0,
                 steps: 0,
                 goal: options.goal.clone(),
             },
@@ -169,7 +246,10 @@ impl<'p> Portfolio<'p> {
 
     /// Run the next part of the hunt, the search having visited `states` states; whether an
     /// error is now confirmed. A pause after the first runs nothing when the search has not
-    /// grown enough to pay for its round ([`WALK_STEPS_PER_STATE`]).
+    /// grown enough to pay for its round ([`WALK_STEPS_PER_STATE`]). The first pause measures
+    /// the protocol's run ([`hunt::profile`]) and, before its random round, holds back each
+    /// thread that waits after its last signal there, one per symmetry group
+    /// ([`hunt::held_back`]).
     pub fn pause(&mut self, states: u64) -> bool {
         let Some(init) = &self.init else {
             return false;
@@ -180,8 +260,12 @@ impl<'p> Portfolio<'p> {
         let n = self.raw.nthreads().max(128);
         let scale = |steps: u32| (u64::from(steps) * 128 / u64::from(n)).max(64) as u32;
         let search = Search::new(&self.raw, init.clone());
-        if self.pauses == 0 {
-            self.run_length = hunt::run_length(&search, RUN_LENGTH_MAX, self.deadline);
+        let first = self.pauses == 0;
+        let mut held = Vec::new();
+        if first {
+            let profile = hunt::profile(&search, RUN_LENGTH_MAX, self.deadline);
+            self.run_length = profile.run_length;
+            held = one_per_group(&self.raw, profile.waiters);
         }
         // The fixed caps are for time; a long kernel's walks still reach its end: at least
         // twice the measured run length (a walk ends earlier by itself when the run does).
@@ -201,102 +285,143 @@ impl<'p> Portfolio<'p> {
         };
         let most =
             u64::from(hunt_options.walks_per_round) * u64::from(rounds) * u64::from(max_steps);
-        if self.pauses > 0
-            && self.walked.saturating_add(most) > states.saturating_mul(WALK_STEPS_PER_STATE)
+        if !first && self.walked.saturating_add(most) > states.saturating_mul(WALK_STEPS_PER_STATE)
         {
             return false;
         }
         self.pauses += 1;
+        if !held.is_empty() {
+            let h = hunt::held_back(&search, &held, max_steps, self.deadline);
+            self.walked += h.steps;
+            self.hunted.held_back += h.walks;
+            self.hunted.steps += h.steps;
+            let found = confirm(&search, init, h.hits, FoundBy::HeldBack, self.deadline);
+            merge(&mut self.hunted.findings, found);
+            if self.hunted.decided() {
+                return true;
+            }
+        }
         let h = hunt::hunt(&search, &hunt_options);
         self.rounds += rounds;
         self.walked += h.steps;
-
         self.hunted.walks += h.walks;
         self.hunted.steps += h.steps;
-        // Per finding: of its hits (one per kind of walk), the one whose replayed, folded trace
-        // is shortest; that one is shortened (replays are the cost) and replayed again.
-        let mut hits = h.hits;
-        hits.sort_by_key(|h| (h.finding.rule.code, h.finding.span, h.path.len()));
-        let mut groups = Vec::new();
-        let mut i = 0;
-        while i < hits.len() {
-            let key = (hits[i].finding.rule.code, hits[i].finding.span);
-            let end = i + hits[i..]
-                .iter()
-                .take_while(|h| (h.finding.rule.code, h.finding.span) == key)
-                .count();
-            groups.push((i, end, key));
-            i = end;
+        let found = confirm(
+            &search,
+            init,
+            h.hits,
+            FoundBy::RandomSchedule,
+            self.deadline,
+        );
+        merge(&mut self.hunted.findings, found);
+        self.hunted.decided()
+    }
+}
+
+/// The threads to hold back: of `waiters`, the first of each symmetry group (the late classes
+/// with symmetry on, `PhaseModel::range_groups`: its other members would walk alike), at most
+/// [`HELD_BACK_MAX`].
+fn one_per_group(m: &PhaseModel, waiters: Vec<HoldBack>) -> Vec<HoldBack> {
+    let mut group = vec![u32::MAX; m.nthreads() as usize];
+    for (g, members) in m.range_groups.iter().enumerate() {
+        for &t in members {
+            group[t as usize] = g as u32;
         }
-        // The findings are shortened independently, on every core (the replays are the cost);
-        // the results are merged in the groups' order, so the report does not depend on the
-        // number of threads.
-        let raw = &self.raw;
-        let deadline = self.deadline;
-        let shortened: Vec<Option<Finding>> = {
-            use rayon::prelude::*;
-            crate::explore::ensure_pool();
-            groups
-                .par_iter()
-                .map(|&(i, end, key)| {
-                    let mut best: Option<(Finding, usize)> = None;
-                    // Past the check's deadline a hit is not replayed: unconfirmed, it is
-                    // dropped (at 768 threads the replays of a round's hits ran a minute past
-                    // `--max-time`; only a check that reaches its time limit depends on this).
-                    let late = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
-                    for (j, hit) in hits[i..end].iter().enumerate() {
-                        if late() {
-                            break;
-                        }
-                        // Reported only if the plain semantics raise the finding again on
-                        // this path.
-                        let Some(f) =
-                            crate::rebuild_strict(raw, init, &hit.path, hit.by_step, &hit.finding)
-                        else {
-                            continue;
-                        };
-                        if best
-                            .as_ref()
-                            .is_none_or(|(b, _)| f.trace.len() < b.trace.len())
-                        {
-                            best = Some((f, i + j));
-                        }
-                    }
-                    let (mut f, j) = best?;
-                    let hit = &hits[j];
-                    let (path, by_step) = shorten(
-                        &search,
-                        init,
-                        (hit.path.clone(), hit.by_step),
-                        key,
-                        deadline,
-                    );
-                    if !late()
-                        && let Some(g) =
-                            crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
-                        && g.trace.len() <= f.trace.len()
-                    {
-                        f = g;
-                    }
-                    f.found_by = crate::FoundBy::RandomSchedule;
-                    Some(f)
-                })
-                .collect()
-        };
-        let out = &mut self.hunted;
-        for f in shortened.into_iter().flatten() {
-            let size = |g: &Finding| (g.trace.len(), g.schedule.0.len());
-            match out
-                .findings
-                .iter_mut()
-                .find(|g| g.rule.code == f.rule.code && g.span == f.span)
-            {
-                Some(g) if size(g) <= size(&f) => {}
-                Some(g) => *g = f,
-                None => out.findings.push(f),
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    waiters
+        .into_iter()
+        .filter(|h| {
+            let g = group[h.thread as usize];
+            // A thread of no group (none: every thread is in one) stands for itself.
+            g == u32::MAX || seen.insert(g)
+        })
+        .take(HELD_BACK_MAX)
+        .collect()
+}
+
+/// Per finding (rule and statement): of its hits, the one whose replayed trace is shortest,
+/// shortened (replays are the cost) and replayed again through the plain semantics; a hit
+/// whose replay does not raise its finding is dropped. The findings are shortened
+/// independently, on every core, and merged in the groups' order, so the report does not
+/// depend on the number of threads.
+fn confirm(
+    search: &Search,
+    init: &State,
+    mut hits: Vec<hunt::Hit<MFinding>>,
+    found_by: FoundBy,
+    deadline: Option<std::time::Instant>,
+) -> Vec<Finding> {
+    use rayon::prelude::*;
+    let raw = search.model;
+    hits.sort_by_key(|h| (h.finding.rule.code, h.finding.span, h.path.len()));
+    let mut groups = Vec::new();
+    let mut i = 0;
+    while i < hits.len() {
+        let key = (hits[i].finding.rule.code, hits[i].finding.span);
+        let end = i + hits[i..]
+            .iter()
+            .take_while(|h| (h.finding.rule.code, h.finding.span) == key)
+            .count();
+        groups.push((i, end, key));
+        i = end;
+    }
+    crate::explore::ensure_pool();
+    let shortened: Vec<Option<Finding>> = groups
+        .par_iter()
+        .map(|&(i, end, key)| {
+            let mut best: Option<(Finding, usize)> = None;
+            // Past the check's deadline a hit is not replayed: unconfirmed, it is
+            // dropped (at 768 threads the replays of a round's hits ran a minute past
+            // `--max-time`; only a check that reaches its time limit depends on this).
+            let late = || deadline.is_some_and(|d| std::time::Instant::now() >= d);
+            for (j, hit) in hits[i..end].iter().enumerate() {
+                if late() {
+                    break;
+                }
+                // Reported only if the plain semantics raise the finding again on
+                // this path.
+                let Some(f) =
+                    crate::rebuild_strict(raw, init, &hit.path, hit.by_step, &hit.finding)
+                else {
+                    continue;
+                };
+                if best
+                    .as_ref()
+                    .is_none_or(|(b, _)| f.trace.len() < b.trace.len())
+                {
+                    best = Some((f, i + j));
+                }
             }
+            let (mut f, j) = best?;
+            let hit = &hits[j];
+            let (path, by_step) =
+                shorten(search, init, (hit.path.clone(), hit.by_step), key, deadline);
+            if !late()
+                && let Some(g) = crate::rebuild_strict(raw, init, &path, by_step, &hit.finding)
+                && g.trace.len() <= f.trace.len()
+            {
+                f = g;
+            }
+            f.found_by = found_by;
+            Some(f)
+        })
+        .collect();
+    shortened.into_iter().flatten().collect()
+}
+
+/// Add `found` to the confirmed findings: one per rule and statement, the shortest trace.
+fn merge(findings: &mut Vec<Finding>, found: Vec<Finding>) {
+    for f in found {
+        let size = |g: &Finding| (g.trace.len(), g.schedule.0.len());
+        match findings
+            .iter_mut()
+            .find(|g| g.rule.code == f.rule.code && g.span == f.span)
+        {
+            Some(g) if size(g) <= size(&f) => {}
+            Some(g) => *g = f,
+            None => findings.push(f),
         }
-        out.decided()
     }
 }
 
@@ -428,5 +553,72 @@ role consumer when tid >= 1 {
         // Grown enough for everything walked so far and the next round at its largest.
         assert!(!portfolio.pause(1_000_000));
         assert_eq!(portfolio.hunted.walks, 2 * first);
+    }
+
+    /// The measured run names the threads that wait after their last signal, and one per
+    /// symmetry group is held back: in the ring every thread's last step signals (nothing to
+    /// hold back, no walk spent); in a warp whose lanes wait while lane 0 alone arrives, the
+    /// lanes 1..3 are one group.
+    #[test]
+    fn the_first_pause_holds_back_one_waiter_per_group() {
+        let waiters = |text: &str| {
+            let f = protocols::SourceFile::new("t.phase", text);
+            let p = protocols::load(&f, &[]).expect("loads");
+            let raw = PhaseModel::new(&p, 1000, false);
+            let (init, ..) = raw.initial();
+            let search = Search::new(&raw, init);
+            let profile = hunt::profile(&search, RUN_LENGTH_MAX, None);
+            assert!(profile.run_length.is_some());
+            one_per_group(&raw, profile.waiters)
+        };
+        let ring = "protocol ring
+block 3
+mbarrier full
+mbarrier empty
+buffer tile
+if tid == 0 {
+  init full, 1
+  init empty, 2
+}
+syncthreads
+role producer when tid == 0 {
+  for k in 0..4 {
+    wait empty parity (k & 1) ^ 1
+    arrive_expect_tx full, 64
+    tma tile -> full, 64
+  }
+}
+role consumer when tid >= 1 {
+  for k in 0..4 {
+    wait full parity k & 1
+    mma tile
+    arrive empty
+  }
+}
+";
+        assert_eq!(waiters(ring), vec![]);
+        let lanes = "protocol lanes
+block 4
+mbarrier done
+if tid == 0 {
+  init done, 1
+}
+syncthreads
+for k in 0..3 {
+  if lane == 0 {
+    arrive done
+  }
+  wait done parity k % 2
+}
+";
+        // Lane 0 too waits after its last arrive; lanes 1..3 signal nothing the walk steps
+        // through (`syncthreads` is eager, not a step of its own), so they are held
+        // back from their first step, and lanes 2 and 3 walk as lane 1 does.
+        let held = waiters(lanes);
+        assert_eq!(
+            held.iter().map(|h| h.thread).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+        assert!(held[0].after_signals >= 3 && held[1].after_signals == 0);
     }
 }

@@ -89,6 +89,9 @@ pub enum FoundBy {
     Search,
     /// A random schedule of the bug-hunting portfolio, shortened and replayed.
     RandomSchedule,
+    /// A schedule of the portfolio that holds one thread back until nothing else can move
+    /// (`hunt::held_back`), shortened and replayed.
+    HeldBack,
 }
 
 impl FoundBy {
@@ -97,6 +100,7 @@ impl FoundBy {
         match self {
             FoundBy::Search => "shortest interleaving",
             FoundBy::RandomSchedule => "a random schedule, shortened",
+            FoundBy::HeldBack => "a schedule holding one thread back, shortened",
         }
     }
 }

@@ -114,6 +114,7 @@ pub fn explain(m: &PhaseModel, init: &State, schedule: &[u32], f: &mut Finding) 
         .or(too_high)
         .or_else(|| parity::parity_cause(m, &w, &end, f))
         .or_else(|| parity::early_reader_cause(m, &w))
+        .or_else(|| parity::behind_cause(m, &w, &end, f))
         .or_else(|| parity::ahead_cause(m, &w, &end, f))
         .or_else(|| {
             matches!(f.rule.name, "data-race" | "deadlock")

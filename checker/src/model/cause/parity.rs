@@ -109,6 +109,99 @@ pub(super) fn parity_text(m: &PhaseModel, p: &Passed, writer: Option<u32>) -> Ca
     }
 }
 
+/// A deadlock: threads blocked at their first wait on a barrier, a wait whose parity `x` means
+/// the barrier's first phase of that parity (semantics.md §2.8: the intended phase follows the
+/// last one observed, none here), while the barrier is already in phase `q >= x + 2`: the
+/// phases up to `q - 1` completed before these threads got there, nothing held the others back
+/// for them, and their parity now names the current phase `q`, which nobody completes. The
+/// lanes of ThunderKittens' producer warp that wait without loading (issue 23) are the case:
+/// lane 0 runs ahead through the pipeline, and by the ISA's letter nothing keeps lanes 1..31
+/// within one phase of it. (With `q = x + 1` the parity is one ahead instead: `ahead_cause`.)
+pub(super) fn behind_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) -> Option<Cause> {
+    if f.rule.class != Class::Deadlock {
+        return None;
+    }
+    let mut blocked: Vec<(u32, u32, Span, String)> = Vec::new();
+    for (t, span, b, x) in crate::model::exec::parity_waits(m, end, |_| true) {
+        let q = end.bars[b as usize].phase;
+        let x = x.rem_euclid(2) as u32;
+        let observed =
+            w.passed.iter().any(|p| p.thread == t && p.bar == b) || w.tested.contains(&(t, b));
+        if !observed && q % 2 == x && q >= x + 2 {
+            let (_, _, _, text, _) = crate::model::trace::describe(m, end, t);
+            blocked.push((t, b, span, text));
+        }
+    }
+    let (t, b, span, op) = blocked.first()?.clone();
+    let ids: Vec<u32> = blocked
+        .iter()
+        .filter(|x| x.1 == b && x.2 == span)
+        .map(|x| x.0)
+        .collect();
+    let q = end.bars[b as usize].phase;
+    // The phase the first wait means: the barrier's first of that parity.
+    let x = q % 2;
+    let bar_name = &m.bar_names[b as usize];
+    let warp_of = |u: u32| {
+        let th = &m.threads[u as usize];
+        (th.cta, th.tid / 32)
+    };
+    // Who went on without them: the thread of their warp that observed the latest phase of
+    // the barrier, else one that passed this very statement on it.
+    let same_warp = w
+        .passed
+        .iter()
+        .filter(|p| p.bar == b && p.phase > x && warp_of(p.thread) == warp_of(t))
+        .max_by_key(|p| p.phase);
+    let leader = same_warp.or_else(|| {
+        w.passed
+            .iter()
+            .filter(|p| p.bar == b && p.span == span && p.phase > x)
+            .max_by_key(|p| p.phase)
+    });
+    let went_on = match (leader, same_warp.is_some()) {
+        (Some(p), true) => format!(
+            ": {} of the same warp went on through phase {}, and nothing keeps the lanes of a warp within one phase of each other between `.aligned` instructions (independent thread scheduling)",
+            m.threads[p.thread as usize].name,
+            p.phase - 1
+        ),
+        (Some(p), false) => format!(
+            ": {} went on through phase {}, and nothing held it back for {}",
+            m.threads[p.thread as usize].name,
+            p.phase - 1,
+            if ids.len() == 1 {
+                "this thread"
+            } else {
+                "these threads"
+            }
+        ),
+        (None, _) => String::new(),
+    };
+    let completed = if q == x + 2 {
+        format!("phases {x} and {}", x + 1)
+    } else {
+        format!("phases {x} to {}", q - 1)
+    };
+    Some(Cause {
+        headline: format!(
+            "{} {} `{op}`, {} first wait on `{bar_name}`, only after {completed} completed{went_on}. Parity {x} now names phase {q}, which is never completed: the ISA defines a parity wait only for \"the current phase or the immediately preceding phase of the mbarrier object\" (PTX ISA, mbarrier.test_wait/try_wait), and phase {x} is {} behind",
+            few_names(m, &ids),
+            if ids.len() == 1 { "reaches" } else { "reach" },
+            if ids.len() == 1 { "its" } else { "their" },
+            q - x,
+        ),
+        labels: vec![Label {
+            span,
+            message: format!("parity {x}: phase {q} by now, not phase {x}"),
+        }],
+        help: if same_warp.is_some() {
+            "keep the warp's lanes within one phase of each other (`__syncwarp()` after the wait), or let only the lane that uses the phase wait for it".to_string()
+        } else {
+            "hold the others back for these threads (an arrival of theirs on a barrier the others wait on), or let only the threads that use the phase wait for it".to_string()
+        },
+    })
+}
+
 /// A deadlock: threads blocked at their first wait on a barrier whose parity selects its current
 /// phase, while the phase before it (which they never observed) has completed: the parity is
 /// one ahead, selecting a phase that is not under way for them.
