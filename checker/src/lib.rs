@@ -261,18 +261,22 @@ fn real_action(m: &PhaseModel, real: &State, canonical_action: u32) -> u32 {
     n + idx as u32
 }
 
-/// One step of a replay on real (not canonical) states, rendered.
+/// One step of a replay on real (not canonical) states, rendered. `index`: the replay's
+/// [`model::exec::WalkIndex`], the same for every step of one replay.
 fn replay_step(
     m: &PhaseModel,
     s: &mut State,
     action: u32,
     found: &mut Vec<MFinding>,
+    index: &mut model::exec::WalkIndex,
 ) -> (TraceStep, Option<u32>, Step<()>) {
     let (actor, name, span, op, bar) = model::trace::describe(m, s, action);
     let before = bar.map(|b| s.bars[b as usize]);
     // In place: a replay of a walk's path at 768 threads is 100 000 steps, and a copy of the
-    // state per step was most of it.
-    let (step, _) = m.step_in_place(s, action, found);
+    // state per step was most of it. Stepped as a walk is: the same states as the plain step
+    // (`walks_agree_with_full_steps`), without a scan of every thread per kept access at
+    // every step (at 288 threads that scan was most of a replay's step).
+    let (step, _) = m.step_walk(s, action, found, index);
     let state = match (&step, bar, before) {
         (Step::Next(()), Some(b), _) => model::trace::bar_state(m, s, b),
         (_, Some(b), Some(old)) => model::trace::bar_text(m, b, &old),
@@ -306,11 +310,12 @@ fn rebuild(m: &PhaseModel, init: &State, path: &[u32], by_step: bool, f: &MFindi
     let mut steps = Vec::new();
     let mut schedule = Vec::new();
     let mut last_found = Vec::new();
+    let mut index = model::exec::WalkIndex::default();
     for (i, &a) in path.iter().enumerate() {
         let real = real_action(m, &s, a);
         schedule.push(real);
         let mut found = Vec::new();
-        let (step, thread, next) = replay_step(m, &mut s, real, &mut found);
+        let (step, thread, next) = replay_step(m, &mut s, real, &mut found, &mut index);
         steps.push((step, thread));
         if i + 1 == path.len() && by_step {
             last_found = found;
@@ -373,6 +378,7 @@ pub fn replay(
         .map(|f| finish(f, Vec::new(), Schedule::default()))
         .collect();
     let mut steps = Vec::new();
+    let mut index = model::exec::WalkIndex::default();
     if stop {
         return Ok(Replay {
             trace: Vec::new(),
@@ -393,7 +399,7 @@ pub fn replay(
             ));
         }
         let mut found = Vec::new();
-        let (step, thread, next) = replay_step(&m, &mut s, a, &mut found);
+        let (step, thread, next) = replay_step(&m, &mut s, a, &mut found, &mut index);
         steps.push((step, thread));
         let sched = Schedule(schedule.0[..=i].to_vec());
         findings.extend(found.into_iter().map(|f| {

@@ -330,11 +330,19 @@ pub fn fold(m: &PhaseModel, steps: Vec<(TraceStep, Option<u32>)>) -> Vec<TraceSt
                 ids.push(t);
                 last.repeat += 1;
                 last.state = step.state;
-                last.thread = fold_names(m, ids);
                 continue;
             }
         }
         out.push((step, thread.into_iter().collect()));
     }
-    out.into_iter().map(|x| x.0).collect()
+    // A folded step names its threads once, when it is complete (naming it again at each
+    // thread that joined was quadratic in a wave: 256 consumers at one statement).
+    out.into_iter()
+        .map(|(mut step, ids)| {
+            if ids.len() > 1 {
+                step.thread = fold_names(m, &ids);
+            }
+            step
+        })
+        .collect()
 }

@@ -1066,6 +1066,12 @@ fn blocked_at(m: &PhaseModel, s: &State, u: u32) -> Option<u32> {
 
 /// Fold one run into the footprints.
 fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
+    add_with(m, s, u, run, true, f);
+}
+
+/// [`add`]; without `counts`, the run's arrivals, transaction bytes and named-barrier arrivals
+/// are left out (what `elect::add_choices` sums itself), as if those lists were empty.
+fn add_with(m: &PhaseModel, s: &State, u: u32, run: &Run, counts: bool, f: &mut Frozen) {
     if run.unknown {
         let k = &m.kernels[m.threads[u as usize].kernel as usize];
         let pc = s.threads[u as usize].pc as usize;
@@ -1112,7 +1118,8 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
     for &slot in &run.named_nonblocking {
         f.named_nonblocking[slot as usize] = true;
     }
-    for &(slot, n) in &run.named {
+    let none = &[][..];
+    for &(slot, n) in if counts { &run.named[..] } else { none } {
         f.named_arrivals[slot as usize] = f.named_arrivals[slot as usize].saturating_add(n);
     }
     for &(slot, c) in &run.named_counts {
@@ -1123,10 +1130,11 @@ fn add(m: &PhaseModel, s: &State, u: u32, run: &Run, f: &mut Frozen) {
             _ => Some(-1),
         };
     }
-    for &(b, n) in &run.arrivals {
+    for &(b, n) in if counts { &run.arrivals[..] } else { none } {
         f.arrivals[b as usize] = f.arrivals[b as usize].saturating_add(n);
     }
-    for &(b, n) in &run.tx_lower {
+    let tx: &[(u32, i64)] = if counts { &run.tx_lower } else { &[] };
+    for &(b, n) in tx {
         f.tx_lower[b as usize] = f.tx_lower[b as usize].saturating_add(n).min(TX_UNBOUNDED);
     }
     for &(b, x) in &run.bars {

@@ -149,15 +149,17 @@ impl Exec<'_, '_> {
     /// A warp collective completed: its lanes synchronize with each other, so each of them
     /// happens after every kept access that one of them knew.
     pub(super) fn join(&mut self, lanes: &[u32]) {
+        // As sets: some lane is `u` or knows the access, and some lane other than `u` does not
+        // (a word or two of bits per access instead of two passes over the lanes).
+        let mut set = ThreadSet::default();
+        for &l in lanes {
+            set.insert(l);
+        }
         self.update_kept(
             None,
             |u, a| {
-                lanes
-                    .iter()
-                    .any(|&l| l as usize == u || a.ordered_before(l))
-                    && lanes
-                        .iter()
-                        .any(|&l| l as usize != u && !a.ordered_before(l))
+                (set.contains(u as u32) || set.intersects(&a.seen))
+                    && set.any_outside(&a.seen, u as u32)
             },
             |u, a| {
                 for &l in lanes {
@@ -256,12 +258,10 @@ impl Exec<'_, '_> {
         // the instance is the block's own, the access writes); by their copies in flight, per
         // buffer instance, only where the reach leaves none out.
         let mut by_key: BTreeMap<Key, ThreadSet> = BTreeMap::new();
-        let in_flight = !self.state.events.is_empty()
-            || self
-                .state
-                .threads
-                .iter()
-                .any(|th| !th.cp.is_empty() || !th.bulk.is_empty());
+        // Whether any copy is in flight: asked for only when the reach alone keeps nothing (a
+        // look at every thread of the kernel; the pruning does not change copies, so once is
+        // enough).
+        let mut in_flight: Option<bool> = None;
         for &u in threads {
             if self.state.threads[u as usize].acc.is_empty() {
                 continue;
@@ -285,14 +285,16 @@ impl Exec<'_, '_> {
                 // acquiring a release that reaches them (`acquire`).
                 let far =
                     (self.m.buf_level[buf as usize] > LVL_CTA).then_some(Key::Far(buf, write));
-                let copies = in_flight.then_some(Key::Copies(block, buf, write));
                 // Each set is asked for when the test before it did not decide, as the scans
                 // were made.
                 let mut outside = |ex: &mut Self, key: Key| {
                     let set = by_key.entry(key).or_insert_with(|| ex.witnesses(key));
                     set.any_outside(&ex.state.threads[u as usize].acc[i].seen, u)
                 };
-                let unseen = outside(self, reach) || copies.is_some_and(|k| outside(self, k));
+                let unseen = outside(self, reach) || {
+                    let copies = *in_flight.get_or_insert_with(|| self.copies_in_flight());
+                    copies && outside(self, Key::Copies(block, buf, write))
+                };
                 let far = far.is_some_and(|k| outside(self, k));
                 keep.push(unseen || far || proxy);
             }
@@ -306,6 +308,16 @@ impl Exec<'_, '_> {
                 keep[i - 1]
             });
         }
+    }
+
+    /// Some copy is in flight: a TMA event, or a thread's `cp.async` or bulk group.
+    fn copies_in_flight(&self) -> bool {
+        !self.state.events.is_empty()
+            || self
+                .state
+                .threads
+                .iter()
+                .any(|th| !th.cp.is_empty() || !th.bulk.is_empty())
     }
 
     /// Buffer instance `x` is `block`'s own or global (else a peer block's).

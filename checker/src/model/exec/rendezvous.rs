@@ -124,7 +124,12 @@ impl Exec<'_, '_> {
     fn warp_lanes(&self, t: u32) -> Vec<u32> {
         let block = self.m.block_of(t);
         let warp = self.m.threads[t as usize].tid / 32;
-        self.block_threads(block)
+        // A block's threads are numbered in `tid` order from its first (`PhaseModel::new`), so
+        // the warp's lanes are the 32 from its first lane on: a scan of the whole block per
+        // `syncwarp` arrival was a tenth of a walk step at 288 threads.
+        let all = self.block_threads(block);
+        let first = (all.start + 32 * warp).min(all.end);
+        (first..(first + 32).min(all.end))
             .filter(|&u| self.m.threads[u as usize].tid / 32 == warp)
             .filter(|&u| self.state.threads[u as usize].mode.live())
             .collect()

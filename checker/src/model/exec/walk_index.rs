@@ -163,11 +163,7 @@ impl Exec<'_, '_> {
         let mut out = ThreadSet::default();
         match key {
             Key::Reach(block, obj, own, write) => {
-                for y in self.block_threads(block) {
-                    if self.reaches_obj(y, obj, own, write) {
-                        out.insert(y);
-                    }
-                }
+                self.scan_reach(block, obj, own, write, |_| false, &mut out);
             }
             Key::Copies(block, x, write) => {
                 for y in self.block_threads(block) {
@@ -180,15 +176,49 @@ impl Exec<'_, '_> {
                 let obj = self.m.buf_obj[x as usize];
                 for block in self.far_blocks(x) {
                     let own = self.same_block(block, x);
-                    for y in self.block_threads(block) {
-                        if self.reaches_obj(y, obj, own, write) || self.copies_buf(y, x, write) {
-                            out.insert(y);
-                        }
-                    }
+                    let copies = |y: u32| self.copies_buf(y, x, write);
+                    self.scan_reach(block, obj, own, write, copies, &mut out);
                 }
             }
         }
         out
+    }
+
+    /// Add to `out` the threads `y` of `block` that [`Self::reaches_obj`] (`obj`, `own`,
+    /// `write`) or for which `also(y)` holds. The block's threads run one kernel's code, and
+    /// neighbours mostly stand at one statement: the reach is looked up once per run of
+    /// threads at the same `pc` (the test is the same as `reaches_obj`'s).
+    fn scan_reach(
+        &self,
+        block: u32,
+        obj: u32,
+        own: bool,
+        write: bool,
+        also: impl Fn(u32) -> bool,
+        out: &mut ThreadSet,
+    ) {
+        let reach = &self.m.kernels[self.m.blocks[block as usize].0 as usize].reach;
+        let at = |pc: usize| {
+            pc < reach.writes.len()
+                && (code::has(&reach.writes[pc], obj, own)
+                    || (write && code::has(&reach.reads[pc], obj, own)))
+        };
+        let mut last: Option<(u32, bool)> = None;
+        for y in self.block_threads(block) {
+            let th = &self.state.threads[y as usize];
+            let reaches = th.mode.live()
+                && match last {
+                    Some((pc, r)) if pc == th.pc => r,
+                    _ => {
+                        let r = at(th.pc as usize);
+                        last = Some((th.pc, r));
+                        r
+                    }
+                };
+            if reaches || also(y) {
+                out.insert(y);
+            }
+        }
     }
 
     /// The issuers, in the blocks that set `key` covers, of the in-flight TMA copies of its

@@ -107,13 +107,8 @@ pub(super) fn add_choices(
                     None => tx.push((b, extra)),
                 }
             }
-            let flags_only = Run {
-                arrivals: Vec::new(),
-                tx_lower: Vec::new(),
-                named: Vec::new(),
-                ..(**lead).clone()
-            };
-            add(m, s, *u, &flags_only, f);
+            // The run as the one chosen without its counts (summed above), not copied.
+            add_with(m, s, *u, lead, false, f);
             i += 1;
         }
         for (b, n) in arrivals {
