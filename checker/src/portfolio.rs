@@ -439,6 +439,9 @@ fn reaches(
     let mut s = init.clone();
     let mut done = Vec::new();
     let mut found = Vec::new();
+    // Stepped as walks step (the same states: `walks_agree_with_full_steps`), keeping the
+    // witness sets and publication holders from step to step instead of scanning the block.
+    let mut index = exec::WalkIndex::default();
     for &a in schedule {
         let can = if a < n {
             exec::enabled(m, &s, a)
@@ -449,7 +452,7 @@ fn reaches(
             continue;
         }
         found.clear();
-        let (step, _) = m.step_in_place(&mut s, a, &mut found);
+        let (step, _) = m.step_walk(&mut s, a, &mut found, &mut index);
         done.push(a);
         if found.iter().any(hit) {
             return Some((done, true));
