@@ -41,6 +41,7 @@ fn main() {
         std::process::exit(2);
     }
     let (mut t_actions, mut t_check, mut t_step) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let mut hist = [(0u64, Duration::ZERO); 20];
     let (mut steps, mut findings, mut digest) = (0u64, 0u64, 0xCBF2_9CE4_8422_2325u64);
     let mut mix = |x: u64| {
         digest ^= x;
@@ -74,7 +75,11 @@ fn main() {
             mix(u64::from(a));
             let t3 = Instant::now();
             let goes_on = walk.step(a, &mut found);
-            t_step += t3.elapsed();
+            let took = t3.elapsed();
+            t_step += took;
+            let bucket = (took.as_micros() as u64).max(1).ilog2().min(19) as usize;
+            hist[bucket].0 += 1;
+            hist[bucket].1 += took;
             steps += 1;
             for g in found.drain(..) {
                 findings += 1;
@@ -97,4 +102,13 @@ fn main() {
         per(t_step),
         per(t_actions + t_check + t_step)
     );
+    if std::env::var_os("WALK_COST_HIST").is_some() {
+        for (b, (k, d)) in hist.iter().enumerate().filter(|(_, (k, _))| *k > 0) {
+            println!(
+                "step {:>6} us and up: {k} steps, {:.2} s",
+                1u64 << b,
+                d.as_secs_f64()
+            );
+        }
+    }
 }

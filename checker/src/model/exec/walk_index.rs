@@ -82,12 +82,16 @@ impl Published {
     /// Enter thread `t` as it is in `s`.
     fn update(&mut self, s: &State, t: u32) {
         let n = s.threads.len();
-        let mut now: Vec<SyncObj> = s.threads[t as usize]
-            .acc
-            .iter()
-            .flat_map(|a| a.pubs.iter().map(|p| p.obj))
-            .collect();
-        now.sort();
+        // Each access's publications are sorted by object: its runs come once each.
+        let mut now: Vec<SyncObj> = Vec::new();
+        for a in &s.threads[t as usize].acc {
+            for p in &a.pubs {
+                if now.last() != Some(&p.obj) {
+                    now.push(p.obj);
+                }
+            }
+        }
+        now.sort_unstable_by_key(|o| o.key());
         now.dedup();
         if now == self.objs_of[t as usize] {
             return;
@@ -278,7 +282,9 @@ impl Exec<'_, '_> {
         let Some(mut cache) = self.walk_index.take() else {
             return;
         };
-        for y in self.touched.threads().iter() {
+        // A set's membership reads a thread's statement, mode and copies, never its kept
+        // accesses' publications.
+        for y in self.touched.beyond_pubs().iter() {
             for (&key, entry) in cache.entries.iter_mut() {
                 let now = self.member(key, y);
                 let (i, bit) = ((y / 64) as usize, 1u64 << (y % 64));
