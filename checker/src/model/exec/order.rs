@@ -166,16 +166,18 @@ impl Exec<'_, '_> {
     /// A warp collective completed: its lanes synchronize with each other, so each of them
     /// happens after every kept access that one of them knew.
     pub(super) fn join(&mut self, lanes: &[u32]) {
+        // As a set: an access is asked about every lane, a word at a time.
+        let mut set = ThreadSet::default();
+        for &l in lanes {
+            set.insert(l);
+        }
         self.update_kept(
             None,
             false,
             |u, a| {
-                lanes
-                    .iter()
-                    .any(|&l| l as usize == u || a.ordered_before(l))
-                    && lanes
-                        .iter()
-                        .any(|&l| l as usize != u && !a.ordered_before(l))
+                // A lane is its thread or ordered after the access, and another is not.
+                (set.contains(u as u32) || set.intersects(&a.seen))
+                    && set.any_outside(&a.seen, u as u32)
             },
             |u, a| {
                 for &l in lanes {

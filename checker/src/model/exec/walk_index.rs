@@ -82,17 +82,16 @@ impl Published {
     /// Enter thread `t` as it is in `s`.
     fn update(&mut self, s: &State, t: u32) {
         let n = s.threads.len();
-        // Each access's publications are sorted by object: its runs come once each.
+        // A thread's accesses are published into few objects: each is entered once.
         let mut now: Vec<SyncObj> = Vec::new();
         for a in &s.threads[t as usize].acc {
             for p in &a.pubs {
-                if now.last() != Some(&p.obj) {
+                if !now.contains(&p.obj) {
                     now.push(p.obj);
                 }
             }
         }
         now.sort_unstable_by_key(|o| o.key());
-        now.dedup();
         if now == self.objs_of[t as usize] {
             return;
         }
