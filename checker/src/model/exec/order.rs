@@ -13,17 +13,28 @@ use super::walk_index::Key;
 use super::*;
 use std::collections::BTreeMap;
 
+/// What an update of kept accesses changes of them ([`Exec::update_kept`]).
+#[derive(Clone, Copy)]
+enum Only {
+    /// Their publications (`Access::pubs`) and nothing else.
+    Pubs,
+    /// Whom they are ordered before (`Access::seen`, `Access::fenced_by`) and nothing else.
+    Order,
+    /// More than one part.
+    Not,
+}
+
 impl Exec<'_, '_> {
     /// Apply `change` to every kept access (of thread `u`) that `touches` selects; a thread
     /// state is copied (copy on write) only when one of its accesses is selected.
     /// `some`: in a walk, the threads (ascending) that its index says may have an access that
     /// `touches` selects (`WalkIndex::published_into`); `None`: every thread.
-    /// `pubs_only`: `change` changes the access's publications and nothing else
-    /// (`Touched::mark_pubs`).
+    /// `only`: what `change` changes of an access, if only one of its parts
+    /// (`Touched::mark_pubs`, `Touched::mark_order`).
     fn update_kept(
         &mut self,
         some: Option<Vec<u32>>,
-        pubs_only: bool,
+        only: Only,
         touches: impl Fn(usize, &Access) -> bool,
         mut change: impl FnMut(usize, &mut Access),
     ) {
@@ -37,10 +48,11 @@ impl Exec<'_, '_> {
             if !self.state.threads[u].acc.iter().any(|a| touches(u, a)) {
                 continue;
             }
-            let th = if pubs_only {
-                self.touched.mark_pubs(&mut self.state.threads, u)
-            } else {
-                self.touched.mark(&mut self.state.threads, u)
+            let threads = &mut self.state.threads;
+            let th = match only {
+                Only::Pubs => self.touched.mark_pubs(threads, u),
+                Only::Order => self.touched.mark_order(threads, u),
+                Only::Not => self.touched.mark(threads, u),
             };
             for a in th.acc.iter_mut() {
                 if touches(u, a) {
@@ -61,7 +73,7 @@ impl Exec<'_, '_> {
         };
         self.update_kept(
             None,
-            true,
+            Only::Pubs,
             |u, a| (u == t as usize || a.ordered_before(t)) && !a.pubs.iter().any(|q| q.covers(&p)),
             |_, a| {
                 a.publish(p);
@@ -77,7 +89,7 @@ impl Exec<'_, '_> {
         let some = self.published_into(obj);
         self.update_kept(
             some,
-            true,
+            Only::Pubs,
             |_, a| a.pubs.iter().any(|q| q.obj == obj),
             |_, a| a.pubs.retain(|q| q.obj != obj),
         );
@@ -90,7 +102,7 @@ impl Exec<'_, '_> {
         let some = self.published_into(obj);
         self.update_kept(
             some,
-            true,
+            Only::Pubs,
             |_, a| a.pubs.iter().any(|p| p.obj == obj && !p.done),
             |_, a| a.complete(obj),
         );
@@ -116,7 +128,7 @@ impl Exec<'_, '_> {
         let some = self.published_into(obj);
         self.update_kept(
             some,
-            false,
+            Only::Order,
             |u, a| u != t as usize && !a.ordered_before(t) && a.pubs.iter().any(strong),
             |_, a| {
                 a.seen.insert(t);
@@ -130,7 +142,7 @@ impl Exec<'_, '_> {
     pub(super) fn fence_observed(&mut self, t: u32) {
         self.update_kept(
             None,
-            false,
+            Only::Order,
             |u, a| {
                 u != t as usize
                     && !a.kind.is_async()
@@ -150,7 +162,7 @@ impl Exec<'_, '_> {
         let some = self.published_into(obj);
         self.update_kept(
             some,
-            false,
+            Only::Not,
             |_, a| a.pubs.iter().any(|q| q.obj == obj),
             |u, a| {
                 a.pubs.retain(|p| p.obj != obj);
@@ -173,7 +185,7 @@ impl Exec<'_, '_> {
         }
         self.update_kept(
             None,
-            false,
+            Only::Order,
             |u, a| {
                 // A lane is its thread or ordered after the access, and another is not.
                 (set.contains(u as u32) || set.intersects(&a.seen))

@@ -341,7 +341,8 @@ impl Exec<'_, '_> {
         let Some(published) = self.walk_index.as_mut().and_then(|i| i.published.as_mut()) else {
             return;
         };
-        for t in self.touched.threads().iter() {
+        // Whom an access is ordered before is not where it is published.
+        for t in self.touched.beyond_order().iter() {
             published.update(&self.state, t);
         }
     }
