@@ -479,9 +479,9 @@ fn check_accesses(
             .copied()
             .filter(|&(_, i)| is_dirty(i))
             .collect();
-        for i in 0..acc.len() {
+        for (i, a) in acc.iter().enumerate() {
             let list = if is_dirty(i) { &order } else { &dirty_order };
-            let key = (acc[i].buf, i);
+            let key = (a.buf, i);
             let from = list.partition_point(|&k| k <= key);
             for &(buf, j) in &list[from..] {
                 if buf != key.0 {

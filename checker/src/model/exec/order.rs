@@ -267,8 +267,9 @@ impl Exec<'_, '_> {
             // such place.
             let nbufs = m.buf_obj.len();
             let mut witnesses = vec![ThreadSet::default(); 2 * nbufs];
-            let mut places: BTreeMap<(u32, u32, u32, bool, u32, bool, bool), Vec<bool>> =
-                BTreeMap::new();
+            // Kernel, block, statement and liveness before, after, a copy in flight.
+            type Place = (u32, u32, u32, bool, u32, bool, bool);
+            let mut places: BTreeMap<Place, Vec<bool>> = BTreeMap::new();
             for (b, &(pc, mode)) in lost.iter().zip(&now) {
                 let y = b.thread;
                 let place = (
