@@ -327,25 +327,14 @@ impl Holders {
     }
 
     /// The threads whose kept accesses of `buf` may conflict with an enabled access of kind
-    /// `kind` (a read meets writes only), ascending.
-    fn meeting(&self, buf: u32, kind: AccessKind) -> impl Iterator<Item = u32> + '_ {
+    /// `kind` (a read meets writes only), as bits (`None`: no thread).
+    fn meeting_bits(&self, buf: u32, kind: AccessKind) -> Option<&[u64]> {
         let map = if kind.is_write() {
             &self.any
         } else {
             &self.writes
         };
-        map.get(&buf).into_iter().flat_map(|bits| {
-            bits.iter().enumerate().flat_map(|(i, &w)| {
-                let mut rest = w;
-                std::iter::from_fn(move || {
-                    (rest != 0).then(|| {
-                        let b = rest.trailing_zeros();
-                        rest &= rest - 1;
-                        i as u32 * 64 + b
-                    })
-                })
-            })
-        })
+        map.get(&buf).map(Vec::as_slice)
     }
 }
 
@@ -478,15 +467,40 @@ fn check_accesses(
             ),
         );
     };
-    for i in 0..acc.len() {
-        if is_dirty(i) {
-            for j in i + 1..acc.len() {
+    if dirty.is_some() && dirty_acc.len() > 16 {
+        // Many changed accesses (a barrier's completion moves hundreds of threads): each
+        // meets only the accesses of its own buffer instance, in the same order (`pair`
+        // passes over every other one first).
+        let mut order: Vec<(u32, usize)> =
+            acc.iter().enumerate().map(|(i, a)| (a.buf, i)).collect();
+        order.sort_unstable();
+        let dirty_order: Vec<(u32, usize)> = order
+            .iter()
+            .copied()
+            .filter(|&(_, i)| is_dirty(i))
+            .collect();
+        for (i, a) in acc.iter().enumerate() {
+            let list = if is_dirty(i) { &order } else { &dirty_order };
+            let key = (a.buf, i);
+            let from = list.partition_point(|&k| k <= key);
+            for &(buf, j) in &list[from..] {
+                if buf != key.0 {
+                    break;
+                }
                 pair(i, j);
             }
-        } else {
-            let from = dirty_acc.partition_point(|&j| j <= i);
-            for &j in &dirty_acc[from..] {
-                pair(i, j);
+        }
+    } else {
+        for i in 0..acc.len() {
+            if is_dirty(i) {
+                for j in i + 1..acc.len() {
+                    pair(i, j);
+                }
+            } else {
+                let from = dirty_acc.partition_point(|&j| j <= i);
+                for &j in &dirty_acc[from..] {
+                    pair(i, j);
+                }
             }
         }
     }
@@ -626,47 +640,62 @@ fn check_accesses(
         }
     };
     let n = m.nthreads();
-    if dirty.is_none() || dirty_acc.len() > 16 {
-        // Kept accesses by buffer (stable: in thread order, then each thread's order): a block
-        // of 384 threads keeps over a thousand, and an enabled access meets only those of its
-        // buffer.
-        let mut kept: Vec<(u32, &Access)> = (0..n)
-            .flat_map(|u| s.threads[u as usize].acc.iter().map(move |e| (u, e)))
-            .collect();
-        kept.sort_by_key(|&(_, e)| e.buf);
-        let changed: Vec<(u32, &Access)> = match dirty {
-            Some(d) => kept
+    match dirty {
+        None => {
+            // Kept accesses by buffer (stable: in thread order, then each thread's order): a
+            // block of 384 threads keeps over a thousand, and an enabled access meets only
+            // those of its buffer; a read only the writes among them (`visit` passes over
+            // every other one first, so the order of the rest is the same).
+            let mut kept: Vec<(u32, &Access)> = (0..n)
+                .flat_map(|u| s.threads[u as usize].acc.iter().map(move |e| (u, e)))
+                .collect();
+            kept.sort_by_key(|&(_, e)| e.buf);
+            let kept_writes: Vec<(u32, &Access)> = kept
                 .iter()
                 .copied()
-                .filter(|&(u, _)| d.threads[u as usize])
-                .collect(),
-            None => Vec::new(),
-        };
-        for (i, a) in acc.iter().enumerate() {
-            let list = if is_dirty(i) { &kept } else { &changed };
-            let from = list.partition_point(|&(_, e)| e.buf < a.buf);
-            let to = list.partition_point(|&(_, e)| e.buf <= a.buf);
-            for &(u, e) in &list[from..to] {
-                visit(i, u, e);
-            }
-        }
-    } else if let Some(d) = dirty {
-        // Few changed accesses: each meets every kept access of its buffer; an unchanged one
-        // only those of the changed threads.
-        let changed: Vec<u32> = (0..n).filter(|&u| d.threads[u as usize]).collect();
-        for (i, a) in acc.iter().enumerate() {
-            let mut meet = |u: u32| {
-                for e in s.threads[u as usize].acc.iter().filter(|e| e.buf == a.buf) {
+                .filter(|&(_, e)| e.kind.is_write())
+                .collect();
+            for (i, a) in acc.iter().enumerate() {
+                let list = if a.kind.is_write() {
+                    &kept
+                } else {
+                    &kept_writes
+                };
+                let from = list.partition_point(|&(_, e)| e.buf < a.buf);
+                let to = list.partition_point(|&(_, e)| e.buf <= a.buf);
+                for &(u, e) in &list[from..to] {
                     visit(i, u, e);
                 }
-            };
-            if d.accesses[i] {
-                // Only threads that keep an access of its instance that its kind conflicts
-                // with: the others' accesses are all passed over by `visit` (thread order is
-                // kept, so the first finding of each key is the same).
-                d.holders.meeting(a.buf, a.kind).for_each(&mut meet);
-            } else {
-                changed.iter().for_each(|&u| meet(u));
+            }
+        }
+        Some(d) => {
+            // A changed access meets the kept accesses of its instance of the threads that
+            // keep one its kind conflicts with (`Holders`); an unchanged one only those of
+            // the changed threads among them. Thread order, then each thread's order, as a
+            // scan of every thread would visit them (`visit` passes over the others first,
+            // so the first finding of each key is the same).
+            let mut changed = vec![0u64; (n as usize).div_ceil(64)];
+            for u in (0..n).filter(|&u| d.threads[u as usize]) {
+                changed[(u / 64) as usize] |= 1 << (u % 64);
+            }
+            for (i, a) in acc.iter().enumerate() {
+                let Some(holders) = d.holders.meeting_bits(a.buf, a.kind) else {
+                    continue;
+                };
+                for (w, &word) in holders.iter().enumerate() {
+                    let mut rest = if d.accesses[i] {
+                        word
+                    } else {
+                        word & changed[w]
+                    };
+                    while rest != 0 {
+                        let u = w as u32 * 64 + rest.trailing_zeros();
+                        rest &= rest - 1;
+                        for e in s.threads[u as usize].acc.iter().filter(|e| e.buf == a.buf) {
+                            visit(i, u, e);
+                        }
+                    }
+                }
             }
         }
     }

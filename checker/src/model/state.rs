@@ -230,6 +230,20 @@ pub enum SyncObj {
     Flag(u32),
 }
 
+impl SyncObj {
+    /// A number that orders objects as `Ord` does (the variant, then its index), quicker to
+    /// compare.
+    pub fn key(self) -> u64 {
+        let (variant, i) = match self {
+            SyncObj::Bar(i) => (0, i),
+            SyncObj::Named(i) => (1, i),
+            SyncObj::Cluster(i) => (2, i),
+            SyncObj::Flag(i) => (3, i),
+        };
+        (variant << 32) | u64::from(i)
+    }
+}
+
 /// A release of a kept access into a synchronization object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Pub {

@@ -13,18 +13,31 @@ use super::walk_index::Key;
 use super::*;
 use std::collections::BTreeMap;
 
+/// What an update of kept accesses changes of them ([`Exec::update_kept`]).
+#[derive(Clone, Copy)]
+enum Only {
+    /// Their publications (`Access::pubs`) and nothing else.
+    Pubs,
+    /// Whom they are ordered before (`Access::seen`, `Access::fenced_by`) and nothing else.
+    Order,
+    /// More than one part.
+    Not,
+}
+
 impl Exec<'_, '_> {
     /// Apply `change` to every kept access (of thread `u`) that `touches` selects; a thread
     /// state is copied (copy on write) only when one of its accesses is selected.
-    /// `published`: `touches` selects only accesses with a publication into this object, so
-    /// a walk weighs only the threads its index has there (`WalkIndex`).
+    /// `some`: in a walk, the threads (ascending) that its index says may have an access that
+    /// `touches` selects (`WalkIndex::published_into`); `None`: every thread.
+    /// `only`: what `change` changes of an access, if only one of its parts
+    /// (`Touched::mark_pubs`, `Touched::mark_order`).
     fn update_kept(
         &mut self,
-        published: Option<SyncObj>,
+        some: Option<Vec<u32>>,
+        only: Only,
         touches: impl Fn(usize, &Access) -> bool,
         mut change: impl FnMut(usize, &mut Access),
     ) {
-        let some = published.and_then(|obj| self.published_into(obj));
         let every = 0..self.state.threads.len() as u32;
         let threads: Box<dyn Iterator<Item = u32>> = match some {
             Some(some) => Box::new(some.into_iter()),
@@ -35,7 +48,13 @@ impl Exec<'_, '_> {
             if !self.state.threads[u].acc.iter().any(|a| touches(u, a)) {
                 continue;
             }
-            for a in self.touched.mark(&mut self.state.threads, u).acc.iter_mut() {
+            let threads = &mut self.state.threads;
+            let th = match only {
+                Only::Pubs => self.touched.mark_pubs(threads, u),
+                Only::Order => self.touched.mark_order(threads, u),
+                Only::Not => self.touched.mark(threads, u),
+            };
+            for a in th.acc.iter_mut() {
                 if touches(u, a) {
                     change(u, a);
                 }
@@ -54,6 +73,7 @@ impl Exec<'_, '_> {
         };
         self.update_kept(
             None,
+            Only::Pubs,
             |u, a| (u == t as usize || a.ordered_before(t)) && !a.pubs.iter().any(|q| q.covers(&p)),
             |_, a| {
                 a.publish(p);
@@ -66,8 +86,10 @@ impl Exec<'_, '_> {
     /// Patterns": the acquire observes the write it reads), so the earlier publications into
     /// the flag go, and the kept accesses `t` knows are published at `scope`.
     pub(super) fn publish_flag(&mut self, t: u32, obj: SyncObj, scope: Level) {
+        let some = self.published_into(obj);
         self.update_kept(
-            Some(obj),
+            some,
+            Only::Pubs,
             |_, a| a.pubs.iter().any(|q| q.obj == obj),
             |_, a| a.pubs.retain(|q| q.obj != obj),
         );
@@ -77,8 +99,10 @@ impl Exec<'_, '_> {
     /// A phase of `obj` (an mbarrier, the cluster barrier) completed: the releases into it
     /// become visible to the acquires that observe it.
     pub(super) fn complete_pubs(&mut self, obj: SyncObj) {
+        let some = self.published_into(obj);
         self.update_kept(
-            Some(obj),
+            some,
+            Only::Pubs,
             |_, a| a.pubs.iter().any(|p| p.obj == obj && !p.done),
             |_, a| a.complete(obj),
         );
@@ -101,8 +125,10 @@ impl Exec<'_, '_> {
                 d <= p.scope && d <= scope
             }
         };
+        let some = self.published_into(obj);
         self.update_kept(
-            Some(obj),
+            some,
+            Only::Order,
             |u, a| u != t as usize && !a.ordered_before(t) && a.pubs.iter().any(strong),
             |_, a| {
                 a.seen.insert(t);
@@ -116,6 +142,7 @@ impl Exec<'_, '_> {
     pub(super) fn fence_observed(&mut self, t: u32) {
         self.update_kept(
             None,
+            Only::Order,
             |u, a| {
                 u != t as usize
                     && !a.kind.is_async()
@@ -132,9 +159,11 @@ impl Exec<'_, '_> {
     /// that synced in it (`waiting`), and the next use starts with none.
     pub(super) fn hand_over_named(&mut self, slot: u32, waiting: &[u32]) {
         let obj = SyncObj::Named(slot);
+        let some = self.published_into(obj);
         self.update_kept(
-            Some(obj),
-            |_, a| a.pubs.iter().any(|p| p.obj == obj),
+            some,
+            Only::Not,
+            |_, a| a.pubs.iter().any(|q| q.obj == obj),
             |u, a| {
                 a.pubs.retain(|p| p.obj != obj);
                 for &w in waiting {
@@ -157,6 +186,7 @@ impl Exec<'_, '_> {
         }
         self.update_kept(
             None,
+            Only::Order,
             |u, a| {
                 (set.contains(u as u32) || set.intersects(&a.seen))
                     && set.any_outside(&a.seen, u as u32)
@@ -214,7 +244,9 @@ impl Exec<'_, '_> {
             })
             .copied()
             .collect();
-        let touched = self.touched.threads().clone();
+        // A thread whose publications alone changed keeps what it kept (the state before the
+        // step was pruned): its accesses are weighed again only for a lost witness.
+        let touched = self.touched.beyond_pubs().clone();
         if lost.is_empty() {
             let changed: Vec<u32> = touched.iter().collect();
             self.prune_kept_of(&changed, |_, _| true);
@@ -228,18 +260,46 @@ impl Exec<'_, '_> {
                     (th.pc, th.mode)
                 })
                 .collect();
-            let was_witness = |i: usize, a: &Access| {
-                let b = &lost[i];
-                b.in_flight
-                    || (reaches_conflict(m, b.thread, b.pc, b.mode, a)
-                        && !reaches_conflict(m, b.thread, now[i].0, now[i].1, a))
-            };
+            // Per buffer instance and whether the kept access writes (`2 * buf + write`): the
+            // lost threads that were witnesses of such an access. Whether one was depends on
+            // its kernel, block, statement and mode before and after the step (and a copy in
+            // flight), which the lost threads of one barrier mostly share: computed once per
+            // such place.
+            let nbufs = m.buf_obj.len();
+            let mut witnesses = vec![ThreadSet::default(); 2 * nbufs];
+            // Kernel, block, statement and liveness before, after, a copy in flight.
+            type Place = (u32, u32, u32, bool, u32, bool, bool);
+            let mut places: BTreeMap<Place, Vec<bool>> = BTreeMap::new();
+            for (b, &(pc, mode)) in lost.iter().zip(&now) {
+                let y = b.thread;
+                let place = (
+                    m.threads[y as usize].kernel,
+                    m.block_of(y),
+                    b.pc,
+                    b.mode.live(),
+                    pc,
+                    mode.live(),
+                    b.in_flight,
+                );
+                let was = places.entry(place).or_insert_with(|| {
+                    (0..2 * nbufs)
+                        .map(|k| {
+                            let (buf, write) = ((k / 2) as u32, k % 2 == 1);
+                            b.in_flight
+                                || (reaches_conflict(m, y, b.pc, b.mode, buf, write)
+                                    && !reaches_conflict(m, y, pc, mode, buf, write))
+                        })
+                        .collect()
+                });
+                for (k, _) in was.iter().enumerate().filter(|(_, w)| **w) {
+                    witnesses[k].insert(y);
+                }
+            }
             let all: Vec<u32> = (0..self.state.threads.len() as u32).collect();
             self.prune_kept_of(&all, |u, a| {
                 touched.contains(u)
-                    || lost.iter().enumerate().any(|(i, b)| {
-                        b.thread != u && !a.seen.contains(b.thread) && was_witness(i, a)
-                    })
+                    || witnesses[2 * a.buf as usize + usize::from(a.kind.is_write())]
+                        .any_outside(&a.seen, u)
             });
         }
     }
@@ -327,16 +387,17 @@ impl Exec<'_, '_> {
     }
 }
 
-/// Thread `y`, at `pc` in `mode`, may still make an access that conflicts with kept access `a`
-/// (the test `Exec::may_reach_conflict` makes of each thread of a block).
-fn reaches_conflict(m: &PhaseModel, y: u32, pc: u32, mode: Mode, a: &Access) -> bool {
+/// Thread `y`, at `pc` in `mode`, may still make an access that conflicts with a kept access
+/// of buffer instance `buf` (`write`: the kept access writes), the test
+/// `Exec::may_reach_conflict` makes of each thread of a block.
+fn reaches_conflict(m: &PhaseModel, y: u32, pc: u32, mode: Mode, buf: u32, write: bool) -> bool {
     let reach = &m.kernels[m.threads[y as usize].kernel as usize].reach;
-    let obj = m.buf_obj[a.buf as usize];
-    let b = m.buf_block[a.buf as usize];
+    let obj = m.buf_obj[buf as usize];
+    let b = m.buf_block[buf as usize];
     let same_block = b == u32::MAX || b == m.block_of(y);
     let pc = pc as usize;
     mode.live()
         && pc < reach.writes.len()
         && (code::has(&reach.writes[pc], obj, same_block)
-            || (a.kind.is_write() && code::has(&reach.reads[pc], obj, same_block)))
+            || (write && code::has(&reach.reads[pc], obj, same_block)))
 }

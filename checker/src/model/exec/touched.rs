@@ -21,6 +21,13 @@ pub struct Before {
 #[derive(Clone, Debug, Default)]
 pub struct Touched {
     set: ThreadSet,
+    /// The changed threads with a change beyond the publications of their kept accesses
+    /// ([`Touched::mark_pubs`]): the only ones whose kept accesses the pruning must weigh
+    /// again for their own sake (a publication does not make an access droppable).
+    beyond_pubs: ThreadSet,
+    /// The changed threads with a change beyond whom their kept accesses are ordered before
+    /// ([`Touched::mark_order`]): the only ones whose publications may have changed.
+    beyond_order: ThreadSet,
     /// Each changed thread once, in the order of its first change, as it was before it.
     pub before: Vec<Before>,
     /// An in-flight event fired (and left the state).
@@ -30,6 +37,31 @@ pub struct Touched {
 impl Touched {
     /// Thread `t` of `threads`, to be changed (copied first if another state shares it).
     pub fn mark<'a>(&mut self, threads: &'a mut [Shared<Thread>], t: usize) -> &'a mut Thread {
+        self.beyond_pubs.insert(t as u32);
+        self.mark_pubs(threads, t)
+    }
+
+    /// [`Touched::mark`] for a change of the publications (`Access::pubs`) of thread `t`'s
+    /// kept accesses only: the caller changes nothing else of the thread.
+    pub fn mark_pubs<'a>(&mut self, threads: &'a mut [Shared<Thread>], t: usize) -> &'a mut Thread {
+        self.beyond_order.insert(t as u32);
+        self.changed(threads, t)
+    }
+
+    /// [`Touched::mark`] for a change of whom thread `t`'s kept accesses are ordered before
+    /// (`Access::seen`, `Access::fenced_by`) only: the caller changes nothing else of the
+    /// thread.
+    pub fn mark_order<'a>(
+        &mut self,
+        threads: &'a mut [Shared<Thread>],
+        t: usize,
+    ) -> &'a mut Thread {
+        self.beyond_pubs.insert(t as u32);
+        self.changed(threads, t)
+    }
+
+    /// Enter thread `t` as changed and give it to be changed.
+    fn changed<'a>(&mut self, threads: &'a mut [Shared<Thread>], t: usize) -> &'a mut Thread {
         if self.set.insert(t as u32) {
             let th = &threads[t];
             self.before.push(Before {
@@ -48,5 +80,15 @@ impl Touched {
 
     pub fn threads(&self) -> &ThreadSet {
         &self.set
+    }
+
+    /// The changed threads less those whose publications alone changed.
+    pub fn beyond_pubs(&self) -> &ThreadSet {
+        &self.beyond_pubs
+    }
+
+    /// The changed threads less those whose accesses' `seen` and `fenced_by` alone changed.
+    pub fn beyond_order(&self) -> &ThreadSet {
+        &self.beyond_order
     }
 }

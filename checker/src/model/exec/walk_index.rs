@@ -82,13 +82,16 @@ impl Published {
     /// Enter thread `t` as it is in `s`.
     fn update(&mut self, s: &State, t: u32) {
         let n = s.threads.len();
-        let mut now: Vec<SyncObj> = s.threads[t as usize]
-            .acc
-            .iter()
-            .flat_map(|a| a.pubs.iter().map(|p| p.obj))
-            .collect();
-        now.sort();
-        now.dedup();
+        // A thread's accesses are published into few objects: each is entered once.
+        let mut now: Vec<SyncObj> = Vec::new();
+        for a in &s.threads[t as usize].acc {
+            for p in &a.pubs {
+                if !now.contains(&p.obj) {
+                    now.push(p.obj);
+                }
+            }
+        }
+        now.sort_unstable_by_key(|o| o.key());
         if now == self.objs_of[t as usize] {
             return;
         }
@@ -308,7 +311,9 @@ impl Exec<'_, '_> {
         let Some(mut cache) = self.walk_index.take() else {
             return;
         };
-        for y in self.touched.threads().iter() {
+        // A set's membership reads a thread's statement, mode and copies, never its kept
+        // accesses' publications.
+        for y in self.touched.beyond_pubs().iter() {
             for (&key, entry) in cache.entries.iter_mut() {
                 let now = self.member(key, y);
                 let (i, bit) = ((y / 64) as usize, 1u64 << (y % 64));
@@ -366,7 +371,8 @@ impl Exec<'_, '_> {
         let Some(published) = self.walk_index.as_mut().and_then(|i| i.published.as_mut()) else {
             return;
         };
-        for t in self.touched.threads().iter() {
+        // Whom an access is ordered before is not where it is published.
+        for t in self.touched.beyond_order().iter() {
             published.update(&self.state, t);
         }
     }
