@@ -372,10 +372,11 @@ pub fn parity_waits<'a>(
 /// the wait uses the barrier before it passes: `wait` is a `try_wait` loop, and "performing
 /// any mbarrier operation except `mbarrier.init` on an uninitialized mbarrier object results
 /// in undefined behavior" ([PTX] 9.1 §9.7.13.15 *mbarrier*, semantics.md §6.4). A wait that
-/// never passes (a deadlock) still reads a barrier it may see uninitialized. Its barrier's
-/// visibility to the waiter cannot grow while it waits (only a block or cluster barrier, which
-/// needs the waiter too, publishes an init), so a wait that passes later is reported here
-/// first, at the same statement.
+/// never passes (a deadlock) still reads a barrier it may see uninitialized, and so does one
+/// reached before its thread is ordered after the init that passes only after a publication
+/// (a whole-block use the waiter joined by `bar_arrive` before it): the waiter tries the wait
+/// as soon as it stands there. The step that passes a wait checks again (`Exec::check_vis`),
+/// at the same statement.
 pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     check_waits_of(m, s, |_| true, found);
 }
