@@ -365,7 +365,18 @@ pub fn parity_waits<'a>(
         })
 }
 
-/// State-based wait checks: a thread blocked at a parity wait two or more phases behind.
+/// State-based wait checks: a thread at a parity wait on a barrier whose init it is not
+/// ordered after, and a thread blocked at a parity wait two or more phases behind.
+///
+/// The first is checked in the state, not only at the step that passes the wait, because
+/// the wait uses the barrier before it passes: `wait` is a `try_wait` loop, and "performing
+/// any mbarrier operation except `mbarrier.init` on an uninitialized mbarrier object results
+/// in undefined behavior" ([PTX] 9.1 §9.7.13.15 *mbarrier*, semantics.md §6.4). A wait that
+/// never passes (a deadlock) still reads a barrier it may see uninitialized, and so does one
+/// reached before its thread is ordered after the init that passes only after a publication
+/// (a whole-block use the waiter joined by `bar_arrive` before it): the waiter tries the wait
+/// as soon as it stands there. The step that passes a wait checks again (`Exec::check_vis`),
+/// at the same statement.
 pub fn check_waits(m: &PhaseModel, s: &State, found: &mut Vec<MFinding>) {
     check_waits_of(m, s, |_| true, found);
 }
@@ -383,6 +394,12 @@ pub fn check_waits_of(
         let bs = &s.bars[b as usize];
         if !bs.valid {
             continue;
+        }
+        // A wait on a peer block's barrier is `remote-op` at its step.
+        if m.bar_block[b as usize] == m.block_of(t)
+            && let Some(f) = init_not_visible(m, s, t, b, false, span)
+        {
+            found.push(f);
         }
         let Some(tr) = th.tracks.iter().find(|x| x.bar == b) else {
             continue;

@@ -447,31 +447,9 @@ impl<'m, 'p> Exec<'m, 'p> {
     }
 
     fn check_vis(&mut self, t: u32, bar: u32, remote: bool, span: Span) {
-        let b = self.state.bars[bar as usize];
-        if b.init_by == t || b.vis >= 3 || (!remote && b.vis >= 2) {
-            return;
+        if let Some(f) = init_not_visible(self.m, &self.state, t, bar, remote, span) {
+            self.flag(f);
         }
-        let init_by = if b.init_by == u32::MAX {
-            "its initializer".to_string()
-        } else {
-            self.m.threads[b.init_by as usize].name.clone()
-        };
-        self.flag(
-            MFinding::new(
-                &rules::init_not_visible::RULE,
-                span,
-                format!(
-                    "{} uses `{}` before it is ordered after the init by {init_by}",
-                    self.name(t),
-                    self.m.bar_names[bar as usize]
-                ),
-            )
-            .help(if remote {
-                "after the init: fence_mbarrier_init, then cluster_sync before peers use it"
-            } else {
-                "put a syncthreads between the init and the other threads' first use"
-            }),
-        );
     }
 
     // ----- mbarrier core (§1.3, §2.3) -----
@@ -1660,4 +1638,41 @@ impl<'m, 'p> Exec<'m, 'p> {
             self.track(t, bar).arrived_in = i64::from(phase);
         }
     }
+}
+
+/// `init-not-visible` for a use of barrier instance `bar` by thread `t` (`remote`: from a peer
+/// block) at `span`, unless `t` initialized it or is ordered after its init (semantics.md §6.4):
+/// a block barrier after the init publishes it to the block, a cluster barrier to the cluster.
+pub(crate) fn init_not_visible(
+    m: &PhaseModel,
+    s: &State,
+    t: u32,
+    bar: u32,
+    remote: bool,
+    span: Span,
+) -> Option<MFinding> {
+    let b = s.bars[bar as usize];
+    if b.init_by == t || b.vis >= 3 || (!remote && b.vis >= 2) {
+        return None;
+    }
+    let init_by = if b.init_by == u32::MAX {
+        "its initializer".to_string()
+    } else {
+        m.threads[b.init_by as usize].name.clone()
+    };
+    Some(
+        MFinding::new(
+            &rules::init_not_visible::RULE,
+            span,
+            format!(
+                "{} uses `{}` before it is ordered after the init by {init_by}",
+                m.threads[t as usize].name, m.bar_names[bar as usize]
+            ),
+        )
+        .help(if remote {
+            "after the init: fence_mbarrier_init, then cluster_sync before peers use it"
+        } else {
+            "put a syncthreads between the init and the other threads' first use"
+        }),
+    )
 }
