@@ -35,17 +35,7 @@ impl Objects {
             .iter()
             .position(|&o| o == a.off)
             .expect("a known barrier");
-        let mut p = vec![Piece::T(s.bar_name.clone())];
-        if s.bars.len() > 1 {
-            p.push(Piece::T("[".into()));
-            p.push(Piece::I(idx as i64));
-            p.push(Piece::T("]".into()));
-        }
-        if let Some(r) = a.rank {
-            p.push(Piece::T(" @ ".into()));
-            p.push(Piece::I(r as i64));
-        }
-        p
+        object_pieces(&s.bar_name, s.bars.len(), idx, a.rank)
     }
 
     /// ` bytes OFF .. +LEN` for an access of less than its region (language.md, "Byte
@@ -79,18 +69,24 @@ impl Objects {
             .iter()
             .position(|&(a, b)| a <= r.at.off && r.at.off < b)
             .expect("a known region");
-        let mut p = vec![Piece::T(s.buf_name.clone())];
-        if s.regions.len() > 1 {
-            p.push(Piece::T("[".into()));
-            p.push(Piece::I(idx as i64));
-            p.push(Piece::T("]".into()));
-        }
-        if let Some(rank) = r.at.rank {
-            p.push(Piece::T(" @ ".into()));
-            p.push(Piece::I(rank as i64));
-        }
-        p
+        object_pieces(&s.buf_name, s.regions.len(), idx, r.at.rank)
     }
+}
+
+/// `name`, `name[idx]` when the symbol holds several, and ` @ rank` when the address names a
+/// block. The index and rank are integer pieces, so that roles and loops fold them (`full[k % 2]`).
+fn object_pieces(name: &str, count: usize, idx: usize, rank: Option<u32>) -> Vec<Piece> {
+    let mut p = vec![Piece::T(name.to_string())];
+    if count > 1 {
+        p.push(Piece::T("[".into()));
+        p.push(Piece::I(idx as i64));
+        p.push(Piece::T("]".into()));
+    }
+    if let Some(r) = rank {
+        p.push(Piece::T(" @ ".into()));
+        p.push(Piece::I(r as i64));
+    }
+    p
 }
 
 /// A readable name for a (maybe mangled) PTX symbol: `_ZZ13double_bufferE4full` -> `full`.
