@@ -421,14 +421,7 @@ pub fn build(mut inp: Input) -> Result<Output, Error> {
         } else {
             role_name(lines)
         };
-        let mut name = base.to_string();
-        let mut k = 2;
-        while taken.contains(&name) {
-            name = format!("{base}{k}");
-            k += 1;
-        }
-        taken.insert(name.clone());
-        by_set.insert(members.clone(), name);
+        by_set.insert(members.clone(), fresh_name(&mut taken, base, ""));
     }
     for g in seg_groups.iter_mut().flatten() {
         if let Some(n) = by_set.get(&g.members) {

@@ -204,16 +204,7 @@ pub(super) fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Ob
         }
         let base = demangle_local(&p.name);
         let both = !bars[i].is_empty() && !regions.is_empty();
-        let mut unique = |n: String| -> String {
-            let mut cand = n.clone();
-            let mut k = 2;
-            while used_names.contains(&cand) {
-                cand = format!("{n}_{k}");
-                k += 1;
-            }
-            used_names.insert(cand.clone());
-            cand
-        };
+        let mut unique = |n: String| fresh_name(&mut used_names, &n, "_");
         let bar_name = if bars[i].is_empty() {
             String::new()
         } else if both {
@@ -235,4 +226,16 @@ pub(super) fn collect_objects(inp: &Input, notes: &mut Vec<String>) -> Result<Ob
         });
     }
     Ok(Objects { syms })
+}
+
+/// `base`, or `base{sep}2`, `base{sep}3`, ... : the first not `taken`, which it joins.
+pub(super) fn fresh_name(taken: &mut BTreeSet<String>, base: &str, sep: &str) -> String {
+    let mut name = base.to_string();
+    let mut k = 2;
+    while taken.contains(&name) {
+        name = format!("{base}{sep}{k}");
+        k += 1;
+    }
+    taken.insert(name.clone());
+    name
 }
