@@ -568,3 +568,71 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 }
+
+/// An ordered floating-point comparison of known bits (`setp.lt.f32`); `None` for the
+/// unordered forms and NaNs.
+fn compare_float(cmp: &str, x: u64, y: u64, bits: u32) -> Option<bool> {
+    let (a, b) = if bits == 64 {
+        (f64::from_bits(x), f64::from_bits(y))
+    } else {
+        (
+            f32::from_bits(x as u32) as f64,
+            f32::from_bits(y as u32) as f64,
+        )
+    };
+    if a.is_nan() || b.is_nan() {
+        return None;
+    }
+    Some(match cmp {
+        "eq" | "equ" => a == b,
+        "ne" | "neu" => a != b,
+        "lt" | "ltu" => a < b,
+        "le" | "leu" => a <= b,
+        "gt" | "gtu" => a > b,
+        "ge" | "geu" => a >= b,
+        "num" => true,
+        "nan" => false,
+        _ => return None,
+    })
+}
+
+fn compare(cmp: &str, x: u64, y: u64, bits: u32, signed: bool) -> bool {
+    let (sx, sy) = (sext(x, bits), sext(y, bits));
+    match cmp {
+        "eq" => x == y,
+        "ne" => x != y,
+        "lt" => {
+            if signed {
+                sx < sy
+            } else {
+                x < y
+            }
+        }
+        "le" => {
+            if signed {
+                sx <= sy
+            } else {
+                x <= y
+            }
+        }
+        "gt" => {
+            if signed {
+                sx > sy
+            } else {
+                x > y
+            }
+        }
+        "ge" => {
+            if signed {
+                sx >= sy
+            } else {
+                x >= y
+            }
+        }
+        "lo" => x < y,
+        "ls" => x <= y,
+        "hi" => x > y,
+        "hs" => x >= y,
+        _ => false,
+    }
+}

@@ -278,3 +278,11 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 }
+
+fn lanes_text(mask: u32) -> String {
+    let v: Vec<String> = (0..32)
+        .filter(|l| mask & (1 << l) != 0)
+        .map(|l| l.to_string())
+        .collect();
+    v.join(", ")
+}

@@ -567,3 +567,19 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 }
+
+fn parse_shape(s: &str) -> (u64, u64) {
+    // m64n128k16
+    let n = s
+        .split('n')
+        .nth(1)
+        .and_then(|r| r.split('k').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(8);
+    let k = s
+        .split('k')
+        .nth(1)
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(16);
+    (n, k)
+}
