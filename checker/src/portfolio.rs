@@ -178,11 +178,15 @@ impl Hunted {
 
     /// Walks and steps, no time: the report says the same on every run.
     pub fn summary(&self) -> String {
-        match self.held_back {
-            0 => format!("{} random schedules ({} steps)", self.walks, self.steps),
-            held => format!(
-                "{} random schedules and {held} holding one thread back ({} steps)",
-                self.walks, self.steps
+        match (self.walks, self.held_back) {
+            (walks, 0) => format!("{walks} random schedules ({} steps)", self.steps),
+            (0, held) => format!(
+                "{held} schedules holding one thread back ({} steps)",
+                self.steps
+            ),
+            (walks, held) => format!(
+                "{walks} random schedules and {held} holding one thread back ({} steps)",
+                self.steps
             ),
         }
     }
