@@ -189,7 +189,10 @@ where
         let results: Vec<(Vec<Hit<M::Finding>>, u64)> = (first
             ..first + u64::from(options.walks_per_round))
             .into_par_iter()
-            .map(|w| walk(model, Plan::random(w), options.max_steps, options.deadline).0)
+            .map(|w| {
+                let out = walk(model, Plan::random(w), options.max_steps, options.deadline);
+                (out.hits, out.steps)
+            })
             .collect();
         for (hits, n) in results {
             walks += 1;
@@ -231,7 +234,11 @@ pub fn profile<M: Walkable>(model: &M, cap: u32, deadline: Option<Instant>) -> P
         profile: true,
         ..Plan::random(0)
     };
-    let ((_, steps), kinds) = walk(model, plan, cap, deadline);
+    let Walked {
+        steps,
+        signals: kinds,
+        ..
+    } = walk(model, plan, cap, deadline);
     let stopped = deadline.is_some_and(|d| Instant::now() >= d);
     let run_length = (steps < u64::from(cap) && !stopped).then_some(steps);
     let waiters = match run_length {
@@ -277,7 +284,8 @@ where
                 held: Some(h),
                 profile: false,
             };
-            walk(model, plan, max_steps, deadline).0
+            let out = walk(model, plan, max_steps, deadline);
+            (out.hits, out.steps)
         })
         .collect();
     let mut best: BTreeMap<M::Key, Hit<M::Finding>> = BTreeMap::new();
@@ -328,6 +336,14 @@ impl Plan {
     }
 }
 
+/// What one walk did.
+struct Walked<F> {
+    hits: Vec<Hit<F>>,
+    steps: u64,
+    /// Per thread, with [`Plan::profile`] (else empty).
+    signals: Vec<Signals>,
+}
+
 /// A thread's signals in a profiled walk.
 #[derive(Clone, Copy, Default)]
 struct Signals {
@@ -342,7 +358,7 @@ fn walk<M: Walkable>(
     plan: Plan,
     max_steps: u32,
     deadline: Option<Instant>,
-) -> ((Vec<Hit<M::Finding>>, u64), Vec<Signals>) {
+) -> Walked<M::Finding> {
     let index = plan.index;
     let mut rng = Rng::new(index.wrapping_mul(0xD129_0A6B_2F3C_4E5D) ^ 0x5EED);
     let kind = if plan.held.is_some() { 1 } else { index % 3 };
@@ -388,7 +404,11 @@ fn walk<M: Walkable>(
     let mut last_label: Option<u64> = None;
     for step in 0..u64::from(max_steps) {
         if step % 64 == 63 && deadline.is_some_and(|d| Instant::now() >= d) {
-            return ((hits, step), kinds);
+            return Walked {
+                hits,
+                steps: step,
+                signals: kinds,
+            };
         }
         actions.clear();
         walker.actions(&mut actions);
@@ -398,7 +418,11 @@ fn walk<M: Walkable>(
             keep(f, &path, false, &mut hits);
         }
         if actions.is_empty() {
-            return ((hits, step), kinds);
+            return Walked {
+                hits,
+                steps: step,
+                signals: kinds,
+            };
         }
         let a = match kind {
             0 => actions[rng.below(actions.len() as u64) as usize],
@@ -464,10 +488,18 @@ fn walk<M: Walkable>(
             keep(f, &path, true, &mut hits);
         }
         if !goes_on {
-            return ((hits, step + 1), kinds);
+            return Walked {
+                hits,
+                steps: step + 1,
+                signals: kinds,
+            };
         }
     }
-    ((hits, u64::from(max_steps)), kinds)
+    Walked {
+        hits,
+        steps: u64::from(max_steps),
+        signals: kinds,
+    }
 }
 
 impl Rng {
