@@ -18,7 +18,8 @@
 //! else can move, to the end of the kernel. Such a thread's lag behind the others is bounded by
 //! nothing, and how far it can fall behind is where a lane left two phases behind its warp's
 //! leader (ThunderKittens' producer warp, issue 23) shows; a uniformly picked laggard is that
-//! thread once in hundreds of walks, each of which costs seconds at 512 threads.
+//! thread once in about thirty walks (31 such lanes of 512 threads, laggards in a third of the
+//! walks), and each walk costs seconds at 512 threads: a minute ran eight.
 //!
 //! A walk stops at a dead end (deadlock, undefined behaviour) or after `max_steps`. Every
 //! finding is kept with the path that reached it (the actions from the initial state); the
@@ -234,15 +235,11 @@ pub fn profile<M: Walkable>(model: &M, cap: u32, deadline: Option<Instant>) -> P
         profile: true,
         ..Plan::random(0)
     };
-    let Walked {
-        steps,
-        signals: kinds,
-        ..
-    } = walk(model, plan, cap, deadline);
+    let Walked { steps, signals, .. } = walk(model, plan, cap, deadline);
     let stopped = deadline.is_some_and(|d| Instant::now() >= d);
     let run_length = (steps < u64::from(cap) && !stopped).then_some(steps);
     let waiters = match run_length {
-        Some(_) => kinds
+        Some(_) => signals
             .iter()
             .enumerate()
             .filter(|(_, k)| k.waited_since_signal)
@@ -363,7 +360,7 @@ fn walk<M: Walkable>(
     let mut rng = Rng::new(index.wrapping_mul(0xD129_0A6B_2F3C_4E5D) ^ 0x5EED);
     let kind = if plan.held.is_some() { 1 } else { index % 3 };
     let n = model.threads();
-    let mut kinds: Vec<Signals> = if plan.profile {
+    let mut signals: Vec<Signals> = if plan.profile {
         vec![Signals::default(); n as usize]
     } else {
         Vec::new()
@@ -407,7 +404,7 @@ fn walk<M: Walkable>(
             return Walked {
                 hits,
                 steps: step,
-                signals: kinds,
+                signals,
             };
         }
         actions.clear();
@@ -421,7 +418,7 @@ fn walk<M: Walkable>(
             return Walked {
                 hits,
                 steps: step,
-                signals: kinds,
+                signals,
             };
         }
         let a = match kind {
@@ -470,7 +467,7 @@ fn walk<M: Walkable>(
                 if plan.held.is_some() && signal == StepKind::Signal {
                     held_signals += 1;
                 }
-                if let Some(k) = kinds.get_mut(a as usize) {
+                if let Some(k) = signals.get_mut(a as usize) {
                     match signal {
                         StepKind::Signal => {
                             k.signals += 1;
@@ -491,14 +488,14 @@ fn walk<M: Walkable>(
             return Walked {
                 hits,
                 steps: step + 1,
-                signals: kinds,
+                signals,
             };
         }
     }
     Walked {
         hits,
         steps: u64::from(max_steps),
-        signals: kinds,
+        signals,
     }
 }
 
