@@ -112,3 +112,87 @@ fn a_syncwarp_after_the_wait_keeps_the_held_back_lane_in_step() {
     );
     assert_eq!(r.verdict, Verdict::Ok, "{:?}", common::rules(&r));
 }
+
+/// Generated protocols of the shapes the walks hold threads back in (per-warp releases, rings,
+/// elected lanes, thread-indexed elements, free-form): every finding a held-back walk hits, on
+/// the unreduced model the portfolio walks, is a finding the exhaustive search reports too
+/// (with the reductions on) wherever that search is decided. The walks only pick schedules;
+/// this checks that the held-back kind picks them from the same semantics.
+#[test]
+fn held_back_hits_are_findings_of_the_exhaustive_search() {
+    use checker::hunt;
+    use checker::model::{PhaseModel, Search};
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    use std::collections::BTreeSet;
+
+    fn generated<S: Strategy<Value = String>>(strategy: S, cases: u32) -> Vec<String> {
+        let config = Config {
+            rng_algorithm: RngAlgorithm::ChaCha,
+            ..Config::default()
+        };
+        let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &[11; 32]);
+        let mut runner = TestRunner::new_with_rng(config, rng);
+        (0..cases)
+            .map(|_| {
+                strategy
+                    .new_tree(&mut runner)
+                    .expect("a protocol")
+                    .current()
+            })
+            .collect()
+    }
+    let mut sources = vec![producer_warp(1, 0), producer_warp(2, 0)];
+    sources.extend(generated(protogen::per_warp(), 24));
+    sources.extend(generated(protogen::ring(), 16));
+    sources.extend(generated(protogen::elements(), 8));
+    sources.extend(generated(protogen::protocol(), 24));
+    let (mut compared, mut walks, mut hits) = (0, 0, 0);
+    for src in &sources {
+        let p = common::load(src);
+        let exhaustive = checker::check(
+            &p,
+            &CheckOptions {
+                exhaustive: true,
+                max_states: 200_000,
+                ..CheckOptions::default()
+            },
+        );
+        if exhaustive.verdict == Verdict::Inconclusive {
+            continue;
+        }
+        let reported: BTreeSet<(&str, u32)> = exhaustive
+            .findings
+            .iter()
+            .map(|f| (f.rule.code, f.span.start))
+            .collect();
+        let mut raw = PhaseModel::new(&p, 1000, false);
+        raw.por = false;
+        let (init, _, bound, stop) = raw.initial();
+        if bound.is_some() || stop {
+            continue;
+        }
+        let search = Search::new(&raw, init);
+        let profile = hunt::profile(&search, 1 << 16, None);
+        let held: Vec<hunt::HoldBack> = profile.waiters.into_iter().take(8).collect();
+        let found = hunt::held_back(&search, &held, 1 << 16, None);
+        compared += 1;
+        walks += found.walks;
+        for h in &found.hits {
+            hits += 1;
+            assert!(
+                reported.contains(&(h.finding.rule.code, h.finding.span.start)),
+                "a held-back walk hit {} at {:?} ({}), which the exhaustive search did not report ({:?}):\n{src}",
+                h.finding.rule.code,
+                h.finding.span,
+                h.finding.message,
+                reported
+            );
+        }
+    }
+    eprintln!("compared {compared} protocols, {walks} held-back walks, {hits} hits");
+    assert!(
+        compared >= 60 && walks >= 40 && hits >= 5,
+        "too few decided protocols, walks or hits to compare: {compared}, {walks}, {hits}"
+    );
+}
