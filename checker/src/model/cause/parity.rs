@@ -109,6 +109,49 @@ pub(super) fn parity_text(m: &PhaseModel, p: &Passed, writer: Option<u32>) -> Ca
     }
 }
 
+/// Threads blocked at their first wait on a barrier (one they never passed or tested in the
+/// trace), whose parity selects the barrier's current phase `q`: the first such statement for
+/// which `keep(q, bar)` holds, and every thread blocked there.
+struct FirstWaits {
+    thread: u32,
+    bar: u32,
+    span: Span,
+    /// The statement's text.
+    op: String,
+    ids: Vec<u32>,
+}
+
+fn blocked_first_waits(
+    m: &PhaseModel,
+    w: &Walk,
+    end: &State,
+    keep: impl Fn(u32, u32) -> bool,
+) -> Option<FirstWaits> {
+    let mut blocked: Vec<(u32, u32, Span)> = Vec::new();
+    for (t, span, b, x) in crate::model::exec::parity_waits(m, end, |_| true) {
+        let q = end.bars[b as usize].phase;
+        let observed =
+            w.passed.iter().any(|p| p.thread == t && p.bar == b) || w.tested.contains(&(t, b));
+        if !observed && x.rem_euclid(2) == i64::from(q % 2) && keep(q, b) {
+            blocked.push((t, b, span));
+        }
+    }
+    let &(thread, bar, span) = blocked.first()?;
+    let (_, _, _, op, _) = crate::model::trace::describe(m, end, thread);
+    let ids = blocked
+        .iter()
+        .filter(|x| x.1 == bar && x.2 == span)
+        .map(|x| x.0)
+        .collect();
+    Some(FirstWaits {
+        thread,
+        bar,
+        span,
+        op,
+        ids,
+    })
+}
+
 /// A deadlock: threads blocked at their first wait on a barrier, a wait whose parity `x` means
 /// the barrier's first phase of that parity (semantics.md §2.8: the intended phase follows the
 /// last one observed, none here), while the barrier is already in phase `q >= x + 2`: the
@@ -121,23 +164,14 @@ pub(super) fn behind_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) -
     if f.rule.class != Class::Deadlock {
         return None;
     }
-    let mut blocked: Vec<(u32, u32, Span, String)> = Vec::new();
-    for (t, span, b, x) in crate::model::exec::parity_waits(m, end, |_| true) {
-        let q = end.bars[b as usize].phase;
-        let x = x.rem_euclid(2) as u32;
-        let observed =
-            w.passed.iter().any(|p| p.thread == t && p.bar == b) || w.tested.contains(&(t, b));
-        if !observed && q % 2 == x && q >= x + 2 {
-            let (_, _, _, text, _) = crate::model::trace::describe(m, end, t);
-            blocked.push((t, b, span, text));
-        }
-    }
-    let (t, b, span, op) = blocked.first()?.clone();
-    let ids: Vec<u32> = blocked
-        .iter()
-        .filter(|x| x.1 == b && x.2 == span)
-        .map(|x| x.0)
-        .collect();
+    // Two or more phases past the first of the parity, which the first wait means.
+    let FirstWaits {
+        thread: t,
+        bar: b,
+        span,
+        op,
+        ids,
+    } = blocked_first_waits(m, w, end, |q, _| q >= q % 2 + 2)?;
     let q = end.bars[b as usize].phase;
     // The phase the first wait means: the barrier's first of that parity.
     let x = q % 2;
@@ -209,23 +243,15 @@ pub(super) fn ahead_cause(m: &PhaseModel, w: &Walk, end: &State, f: &Finding) ->
     if f.rule.class != Class::Deadlock {
         return None;
     }
-    let mut blocked: Vec<(u32, u32, Span, String)> = Vec::new();
-    for (t, span, b, x) in crate::model::exec::parity_waits(m, end, |_| true) {
-        let q = end.bars[b as usize].phase;
-        let first = w.tracks.get(&b).map_or(0, |tr| tr.first_phase);
-        let observed =
-            w.passed.iter().any(|p| p.thread == t && p.bar == b) || w.tested.contains(&(t, b));
-        if q > first && x.rem_euclid(2) == i64::from(q % 2) && !observed {
-            let (_, _, _, text, _) = crate::model::trace::describe(m, end, t);
-            blocked.push((t, b, span, text));
-        }
-    }
-    let (_, b, span, op) = blocked.first()?.clone();
-    let ids: Vec<u32> = blocked
-        .iter()
-        .filter(|x| x.1 == b && x.2 == span)
-        .map(|x| x.0)
-        .collect();
+    let FirstWaits {
+        bar: b,
+        span,
+        op,
+        ids,
+        ..
+    } = blocked_first_waits(m, w, end, |q, b| {
+        q > w.tracks.get(&b).map_or(0, |tr| tr.first_phase)
+    })?;
     let q = end.bars[b as usize].phase;
     let bar_name = &m.bar_names[b as usize];
     Some(Cause {
