@@ -513,11 +513,8 @@ fn shorten(
 mod tests {
     use super::*;
 
-    /// A later pause runs its round only when the search has grown enough to pay for it
-    /// ([`WALK_STEPS_PER_STATE`]); the first pause always runs.
-    #[test]
-    fn later_rounds_wait_for_the_search() {
-        let text = "protocol ring
+    /// A TMA ring with no bug: a producer and three consumers, 8 trips.
+    const RING: &str = "protocol ring
 block 4
 mbarrier full
 mbarrier empty
@@ -542,7 +539,12 @@ role consumer when tid >= 1 {
   }
 }
 ";
-        let f = protocols::SourceFile::new("ring.phase", text);
+
+    /// A later pause runs its round only when the search has grown enough to pay for it
+    /// ([`WALK_STEPS_PER_STATE`]); the first pause always runs.
+    #[test]
+    fn later_rounds_wait_for_the_search() {
+        let f = protocols::SourceFile::new("ring.phase", RING);
         let p = protocols::load(&f, &[]).expect("loads");
         let mut portfolio = Portfolio::new(&p, &CheckOptions::default(), None);
         assert!(!portfolio.pause(300), "the ring has no bug");
@@ -578,32 +580,7 @@ role consumer when tid >= 1 {
             assert!(profile.run_length.is_some());
             one_per_group(&raw, profile.waiters)
         };
-        let ring = "protocol ring
-block 3
-mbarrier full
-mbarrier empty
-buffer tile
-if tid == 0 {
-  init full, 1
-  init empty, 2
-}
-syncthreads
-role producer when tid == 0 {
-  for k in 0..4 {
-    wait empty parity (k & 1) ^ 1
-    arrive_expect_tx full, 64
-    tma tile -> full, 64
-  }
-}
-role consumer when tid >= 1 {
-  for k in 0..4 {
-    wait full parity k & 1
-    mma tile
-    arrive empty
-  }
-}
-";
-        assert_eq!(waiters(ring), vec![]);
+        assert_eq!(waiters(RING), vec![]);
         let lanes = "protocol lanes
 block 4
 mbarrier done
