@@ -72,6 +72,16 @@ fn phase_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
+/// Every corpus file, with its own parameters.
+fn corpus_cases(root: &std::path::Path) -> Vec<(String, Vec<(String, i64)>)> {
+    let mut files = Vec::new();
+    phase_files(&root.join("corpus"), &mut files);
+    files
+        .iter()
+        .map(|p| (p.to_string_lossy().into_owned(), Vec::new()))
+        .collect()
+}
+
 /// The random schedules step one state in place and examine only what each step changed
 /// (checker/src/model/walk.rs); the exhaustive search and the traces use the full transition
 /// function and the full checks. On random paths through every corpus protocol of at most 200
@@ -80,12 +90,7 @@ fn phase_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
 #[test]
 fn walks_agree_with_full_steps() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    phase_files(&root.join("corpus"), &mut files);
-    let mut cases: Vec<(String, Vec<(String, i64)>)> = files
-        .iter()
-        .map(|p| (p.to_string_lossy().into_owned(), Vec::new()))
-        .collect();
+    let mut cases = corpus_cases(&root);
     let bench = root.join("bench/per_warp_release.phase");
     for bug in ["SHORT", "FLIP", "EARLY"] {
         for elect in [0, 1] {
@@ -161,12 +166,7 @@ role consumer when warp >= 1 {
 #[test]
 fn walks_agree_at_scale() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = Vec::new();
-    phase_files(&root.join("corpus"), &mut files);
-    let mut cases: Vec<(String, Vec<(String, i64)>)> = files
-        .iter()
-        .map(|p| (p.to_string_lossy().into_owned(), Vec::new()))
-        .collect();
+    let mut cases = corpus_cases(&root);
     let ring = root.join("bench/per_warp_release.phase");
     for (bug, elect) in [("SHORT", 0), ("FLIP", 1), ("EARLY", 0), ("TRIPS", 1)] {
         cases.push((
